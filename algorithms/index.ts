@@ -1,0 +1,28 @@
+/**
+ * The registry: every algorithm cclab ships, grouped by collective. Each collective's folder
+ * has one file per algorithm and an index listing them; this file only gathers those lists.
+ */
+import type { Algorithm, Collective } from "../src/schedule/types.js";
+import { algorithms as allgather } from "./allgather/index.js";
+import { algorithms as allreduce } from "./allreduce/index.js";
+import { algorithms as alltoall } from "./alltoall/index.js";
+import { algorithms as alltoallv } from "./alltoallv/index.js";
+import { algorithms as barrier } from "./barrier/index.js";
+import { algorithms as broadcast } from "./broadcast/index.js";
+import { algorithms as gather } from "./gather/index.js";
+import { algorithms as reduce } from "./reduce/index.js";
+import { algorithms as reducescatter } from "./reducescatter/index.js";
+import { algorithms as scatter } from "./scatter/index.js";
+
+export const builtinAlgorithms: Readonly<Record<Collective, readonly Algorithm[]>> = {
+  broadcast,
+  reduce,
+  gather,
+  scatter,
+  allgather,
+  reducescatter,
+  allreduce,
+  alltoall,
+  alltoallv,
+  barrier,
+};

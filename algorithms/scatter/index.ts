@@ -1,0 +1,4 @@
+/** The registered scatter algorithms, in the order `cclab verify` lists them. */
+import type { Algorithm } from "../../src/schedule/types.js";
+
+export const algorithms: readonly Algorithm[] = [];

@@ -1,0 +1,15 @@
+/** The cclab command line: one subcommand per tool, each in its own module under src/cli/. */
+import { Command } from "commander";
+
+const program = new Command();
+program.name("cclab").description("Collective-communication algorithms hand-rolled on send/recv: verify, explain, run.");
+
+program
+  .command("demo")
+  .description("the seed 003 send/recv chain, the send-send deadlock explained, and its three fixes (4 simulated ranks)")
+  .action(async () => {
+    const { demo } = await import("./demo.js");
+    await demo();
+  });
+
+await program.parseAsync(process.argv);

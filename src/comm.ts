@@ -1,0 +1,71 @@
+/**
+ * The one point-to-point interface every backend implements (sim, mpi, nccl). Collectives are
+ * built only from these calls; nothing above this file knows which engine moves the bytes.
+ *
+ * Semantics every backend keeps:
+ * - Between one pair of ranks, messages match in posting order (non-overtaking, as NCCL and MPI).
+ * - A matched send/recv whose element counts or dtypes differ is a MismatchError naming both ranks.
+ * - `group` posts its operations together and completes them together (ncclGroupStart/End,
+ *   torch's batch_isend_irecv); isend/irecv posted before a wait progress together too.
+ * - Ranks and peers are ranks of this communicator (0..size-1), not world ranks.
+ */
+import type { DataBuffer, View } from "./core/buffer.js";
+import type { DType } from "./core/dtype.js";
+import type { ReduceOp } from "./core/op.js";
+
+export interface OpOptions {
+  /** Shown in traces, deadlock explanations and timeout errors, e.g. 'allreduce/ring step 3'. */
+  readonly label?: string;
+}
+
+export interface P2POp {
+  readonly kind: "send" | "recv";
+  readonly peer: number;
+  readonly view: View;
+  readonly label?: string;
+}
+
+/** A posted non-blocking operation (torch's Work, MPI_Request). */
+export interface Work {
+  /** Settles when the operation is complete (rejects with its error). */
+  wait(): Promise<void>;
+  /** True once complete; never blocks. */
+  test(): boolean;
+}
+
+export interface Comm {
+  /** 'sim', 'mpi' or 'nccl'. */
+  readonly backend: string;
+  /** This process's rank in the communicator; -1 on a non-member of a subgroup (torch.distributed's convention). */
+  readonly rank: number;
+  readonly size: number;
+  /** World ranks of the members, in communicator-rank order. */
+  readonly worldRanks: readonly number[];
+
+  send(view: View, peer: number, options?: OpOptions): Promise<void>;
+  recv(view: View, peer: number, options?: OpOptions): Promise<void>;
+  isend(view: View, peer: number, options?: OpOptions): Work;
+  irecv(view: View, peer: number, options?: OpOptions): Work;
+  /** Posts every operation together; settles when all are complete. */
+  group(ops: readonly P2POp[], options?: OpOptions): Promise<void>;
+
+  /**
+   * torch.distributed.new_group: every rank of this communicator calls it with the same member
+   * list (ranks of this communicator); members get the subgroup, with ranks translated to their
+   * index in `ranks`, non-members a communicator whose rank is -1 and whose every call throws.
+   */
+  split(ranks: readonly number[]): Promise<Comm>;
+
+  /** Memory where this backend's transfers and local operations can work (host, or the device). */
+  alloc(dtype: DType, count: number): DataBuffer;
+  /** Local dst <- src (same dtype and count). */
+  copy(dst: View, src: View): void;
+  /** Local dst <- dst (op) src, element-wise; avg and premulsum combine as sum. */
+  reduceInto(dst: View, src: View, op: ReduceOp): void;
+  /** Local dst <- src * mul / div (premulsum's pre-scaling, avg's final division). */
+  scale(dst: View, src: View, mul: number, div: number): void;
+  /** Settles once every local operation and transfer issued so far is complete (a no-op on host backends). */
+  synchronize(): Promise<void>;
+
+  destroy(): void;
+}
