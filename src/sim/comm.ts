@@ -1,0 +1,285 @@
+/**
+ * The sim backend's Comm: one object per (rank, communicator), validating arguments at the
+ * boundary and handing posted operations to the World. Non-members of a subgroup get
+ * NonMemberComm, whose every call fails with the same message the other backends use.
+ */
+
+import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
+import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View } from "../core/buffer.js";
+import { type DType, isDType, parseDType } from "../core/dtype.js";
+import { InvalidArgumentError } from "../core/errors.js";
+import { checkOpFitsDType, combineOf, parseOp, type ReduceOp, reduceArrays, scaleArrays } from "../core/op.js";
+import { type CommInfo, SimOp, type World } from "./world.js";
+
+type HostView = View & { readonly buffer: HostBuffer };
+
+export class SimComm implements Comm {
+  readonly backend = "sim";
+  readonly size: number;
+  readonly worldRanks: readonly number[];
+  /** This rank's world rank. */
+  private readonly me: number;
+  private splits = 0;
+  private destroyed = false;
+
+  constructor(
+    private readonly world: World,
+    private readonly info: CommInfo,
+    readonly rank: number,
+  ) {
+    this.size = info.members.length;
+    this.worldRanks = info.members;
+    this.me = info.members[rank]!;
+  }
+
+  // ---- validation ----
+
+  private live(op: string): void {
+    if (this.destroyed) {
+      throw new InvalidArgumentError({ rank: this.rank, op }, `this communicator (${this.info.name}) was destroyed`);
+    }
+  }
+
+  private checkPeer(peer: unknown, op: string): number {
+    if (typeof peer !== "number" || !Number.isInteger(peer) || peer < 0 || peer >= this.size) {
+      throw new InvalidArgumentError(
+        { rank: this.rank, op, arg: "peer" },
+        `peer ${String(peer)} is not a rank of this communicator (ranks 0..${this.size - 1})`,
+      );
+    }
+    return peer;
+  }
+
+  private checkView(v: unknown, op: string, arg: string): HostView {
+    const site = { rank: this.rank, op, arg };
+    if (!isView(v)) throw new InvalidArgumentError(site, "expected a View (see view() in core/buffer)");
+    if (!isDType(v.buffer.dtype)) throw new InvalidArgumentError(site, `unknown dtype ${String(v.buffer.dtype)}`);
+    if (!isHostBuffer(v.buffer)) {
+      throw new InvalidArgumentError(
+        site,
+        `the sim backend works on host memory; this buffer is on ${v.buffer.location}`,
+      );
+    }
+    const { offset, count } = v;
+    if (!Number.isInteger(offset) || !Number.isInteger(count) || offset < 0 || count < 0) {
+      throw new InvalidArgumentError(site, `offset ${offset} and count ${count} must be non-negative integers`);
+    }
+    if (offset + count > v.buffer.count) {
+      throw new InvalidArgumentError(
+        site,
+        `view [${offset}, ${offset + count}) is outside its buffer of ${v.buffer.count} elements`,
+      );
+    }
+    return v as HostView;
+  }
+
+  private checkLabel(options: OpOptions | undefined, op: string): string | undefined {
+    const label = options?.label;
+    if (label !== undefined && typeof label !== "string") {
+      throw new InvalidArgumentError({ rank: this.rank, op, arg: "options.label" }, "a label must be a string");
+    }
+    return label;
+  }
+
+  private make(kind: "send" | "recv", v: unknown, peer: unknown, label: string | undefined, op: string): SimOp {
+    const hv = this.checkView(v, op, "view");
+    const p = this.checkPeer(peer, op);
+    return new SimOp(kind, this.info, this.me, this.info.members[p]!, this.rank, p, hv, label, this.world.round);
+  }
+
+  private post(kind: "send" | "recv", v: View, peer: number, options: OpOptions | undefined, name: string): SimOp {
+    this.live(name);
+    const op = this.make(kind, v, peer, this.checkLabel(options, name), name);
+    return this.world.post(op);
+  }
+
+  private work(op: SimOp): Work {
+    return {
+      wait: () => this.world.waitAll(this.me, [op]),
+      // Settled counts as complete (as torch's is_completed); wait() reports a failure.
+      test: () => op.state !== "pending",
+    };
+  }
+
+  // ---- point-to-point ----
+
+  async send(view: View, peer: number, options?: OpOptions): Promise<void> {
+    const op = this.post("send", view, peer, options, "send");
+    return this.world.waitAll(this.me, [op]);
+  }
+
+  async recv(view: View, peer: number, options?: OpOptions): Promise<void> {
+    const op = this.post("recv", view, peer, options, "recv");
+    return this.world.waitAll(this.me, [op]);
+  }
+
+  isend(view: View, peer: number, options?: OpOptions): Work {
+    return this.work(this.post("send", view, peer, options, "isend"));
+  }
+
+  irecv(view: View, peer: number, options?: OpOptions): Work {
+    return this.work(this.post("recv", view, peer, options, "irecv"));
+  }
+
+  async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
+    this.live("group");
+    if (!Array.isArray(ops)) {
+      throw new InvalidArgumentError({ rank: this.rank, op: "group", arg: "ops" }, "expected an array of P2POp");
+    }
+    const groupLabel = this.checkLabel(options, "group");
+    // Validate everything before posting anything: a group is posted whole or not at all.
+    const made = ops.map((o: P2POp, i) => {
+      if (o === null || typeof o !== "object" || (o.kind !== "send" && o.kind !== "recv")) {
+        throw new InvalidArgumentError(
+          { rank: this.rank, op: "group", arg: `ops[${i}].kind` },
+          `expected 'send' or 'recv', got ${JSON.stringify((o as { kind?: unknown } | null)?.kind)}`,
+        );
+      }
+      const label = this.checkLabel(o, `group ops[${i}] ${o.kind}`) ?? groupLabel;
+      return this.make(o.kind, o.view, o.peer, label, `group ops[${i}] ${o.kind}`);
+    });
+    const posted = made.map((op) => this.world.post(op));
+    return this.world.waitAll(this.me, posted);
+  }
+
+  async split(ranks: readonly number[]): Promise<Comm> {
+    this.live("split");
+    const site = { rank: this.rank, op: "split", arg: "ranks" };
+    if (!Array.isArray(ranks) || ranks.length === 0) {
+      throw new InvalidArgumentError(site, "expected a non-empty array of ranks");
+    }
+    const seen = new Set<number>();
+    for (const r of ranks) {
+      if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= this.size) {
+        throw new InvalidArgumentError(
+          site,
+          `${String(r)} in [${ranks.join(", ")}] is not a rank of this communicator (ranks 0..${this.size - 1})`,
+        );
+      }
+      if (seen.has(r)) throw new InvalidArgumentError(site, `rank ${r} appears twice in [${ranks.join(", ")}]`);
+      seen.add(r);
+    }
+    const { group, rank } = await this.world.split(this.info, this.rank, this.splits++, ranks);
+    return rank >= 0 ? new SimComm(this.world, group, rank) : new NonMemberComm(this.me, group.members);
+  }
+
+  // ---- local operations ----
+
+  alloc(dtype: DType, count: number): DataBuffer {
+    this.live("alloc");
+    const dt = parseDType(dtype, { rank: this.rank, op: "alloc" });
+    if (!Number.isInteger(count) || count < 0) {
+      throw new InvalidArgumentError(
+        { rank: this.rank, op: "alloc", arg: "count" },
+        `count must be a non-negative integer, got ${count}`,
+      );
+    }
+    return new HostBuffer(dt, count);
+  }
+
+  private pair(op: string, dst: View, src: View): [HostView, HostView] {
+    this.live(op);
+    const d = this.checkView(dst, op, "dst");
+    const s = this.checkView(src, op, "src");
+    if (d.buffer.dtype !== s.buffer.dtype || d.count !== s.count) {
+      throw new InvalidArgumentError(
+        { rank: this.rank, op, arg: "src" },
+        `src is ${s.count} x ${s.buffer.dtype} but dst is ${d.count} x ${d.buffer.dtype}; they must agree`,
+      );
+    }
+    return [d, s];
+  }
+
+  copy(dst: View, src: View): void {
+    const [d, s] = this.pair("copy", dst, src);
+    // TypedArray.set copies correctly even when the two ranges overlap in one buffer.
+    (d.buffer.data as Float64Array).set(s.buffer.data.subarray(s.offset, s.offset + s.count) as Float64Array, d.offset);
+    this.world.recordLocal(this.me, "copy", d);
+  }
+
+  reduceInto(dst: View, src: View, op: ReduceOp): void {
+    const [d, s] = this.pair("reduceInto", dst, src);
+    const rop = parseOp(op, { rank: this.rank, op: "reduceInto" });
+    checkOpFitsDType(rop, d.buffer.dtype, { rank: this.rank, op: "reduceInto" });
+    reduceArrays(d.buffer.dtype, combineOf(rop), d.buffer.data, d.offset, s.buffer.data, s.offset, d.count);
+    this.world.recordLocal(this.me, "reduce", d);
+  }
+
+  scale(dst: View, src: View, mul: number, div: number): void {
+    const [d, s] = this.pair("scale", dst, src);
+    if (!Number.isFinite(mul) || !Number.isFinite(div) || div === 0) {
+      throw new InvalidArgumentError(
+        { rank: this.rank, op: "scale", arg: "mul/div" },
+        `need finite mul and a finite non-zero div, got ${mul} / ${div}`,
+      );
+    }
+    scaleArrays(d.buffer.dtype, d.buffer.data, d.offset, s.buffer.data, s.offset, d.count, mul, div);
+    this.world.recordLocal(this.me, "scale", d);
+  }
+
+  async synchronize(): Promise<void> {
+    // Host memory: every local operation completed when it returned, every transfer when its wait did.
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+  }
+}
+
+/** What a non-member of a subgroup gets (torch's GroupMember.NON_GROUP_MEMBER): rank -1, every call fails. */
+export class NonMemberComm implements Comm {
+  readonly backend = "sim";
+  readonly rank = -1;
+  readonly size: number;
+
+  constructor(
+    private readonly worldRank: number,
+    readonly worldRanks: readonly number[],
+  ) {
+    this.size = worldRanks.length;
+  }
+
+  private fail(op: string): never {
+    throw new InvalidArgumentError(
+      { op },
+      `rank ${this.worldRank} (world) is not a member of group [${this.worldRanks.join(", ")}]`,
+    );
+  }
+
+  async send(): Promise<void> {
+    this.fail("send");
+  }
+  async recv(): Promise<void> {
+    this.fail("recv");
+  }
+  isend(): Work {
+    this.fail("isend");
+  }
+  irecv(): Work {
+    this.fail("irecv");
+  }
+  async group(): Promise<void> {
+    this.fail("group");
+  }
+  async split(): Promise<Comm> {
+    this.fail("split");
+  }
+  alloc(): DataBuffer {
+    this.fail("alloc");
+  }
+  copy(): void {
+    this.fail("copy");
+  }
+  reduceInto(): void {
+    this.fail("reduceInto");
+  }
+  scale(): void {
+    this.fail("scale");
+  }
+  async synchronize(): Promise<void> {
+    this.fail("synchronize");
+  }
+  destroy(): void {
+    this.fail("destroy");
+  }
+}
