@@ -1,4 +1,5 @@
 /** The registered reducescatter algorithms, in the order `cclab verify` lists them. */
 import type { Algorithm } from "../../src/schedule/types.js";
+import { reducescatterRing } from "./ring.js";
 
-export const algorithms: readonly Algorithm[] = [];
+export const algorithms: readonly Algorithm[] = [reducescatterRing];
