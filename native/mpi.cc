@@ -1,0 +1,677 @@
+// The mpi engine: a thin binding of the MPI C API, arguments in the C API's order. Communicators,
+// requests and matched messages are small integer handles into tables here; buffers are
+// TypedArrays (or ArrayBuffers) addressed by byte offset, kept alive while a request is pending.
+// Errors return (MPI_ERRORS_RETURN) and are thrown as JS errors carrying engine/code/engineMessage,
+// which src/native/load.ts turns into EngineError. Nothing here blocks except wait() and the
+// built-in collectives (the oracle); the TypeScript side polls test/testsome from the event loop.
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mpi_engine.h"
+#include "reduce.h"
+
+namespace cclab::mpi {
+
+namespace {
+
+std::vector<MPI_Comm> comms;  // handle -> communicator; 0 is MPI_COMM_WORLD once initialised
+
+struct Pending {
+  MPI_Request request;
+  Napi::Reference<Napi::Value> keep;  // the buffer, alive until completion
+};
+std::unordered_map<int32_t, Pending> requests;
+std::unordered_map<int32_t, MPI_Message> messages;
+int32_t nextRequest = 1, nextMessage = 1;
+
+// MPI has no float16/bfloat16: they travel as MPI_UINT16_T and reduce with these user-defined ops
+// (combined in float32, rounded back per element as reduce.cc does). Index: [bf16][combine].
+MPI_Op halfOps[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                        {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
+
+bool Usable() {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  return init && !fin;
+}
+
+std::string ErrorString(int code) {
+  // Open MPI aborts the process on MPI_Error_string before MPI_Init.
+  if (!Usable()) return "MPI error " + std::to_string(code) + " (MPI is not initialised)";
+  char buf[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, buf, &len) != MPI_SUCCESS) return "unknown MPI error";
+  return std::string(buf, len);
+}
+
+[[noreturn]] void Throw(const Napi::Env& env, int code, const std::string& context) {
+  int cls = code;
+  if (Usable()) MPI_Error_class(code, &cls);
+  const std::string msg = ErrorString(code);
+  Napi::Error e = Napi::Error::New(env, context + ": mpi error " + std::to_string(code) + ": " + msg);
+  e.Set("engine", "mpi");
+  e.Set("code", Napi::Number::New(env, code));
+  e.Set("errorClass", Napi::Number::New(env, cls));
+  e.Set("engineMessage", msg);
+  e.Set("context", context);
+  throw e;
+}
+
+inline void Check(const Napi::Env& env, int rc, const char* context) {
+  if (rc != MPI_SUCCESS) Throw(env, rc, context);
+}
+
+int Int(const Napi::CallbackInfo& info, size_t i, const char* name) {
+  if (i >= info.Length() || !info[i].IsNumber())
+    throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a number");
+  const double x = info[i].As<Napi::Number>().DoubleValue();
+  if (x != std::floor(x) || x < -2147483648.0 || x > 2147483647.0)
+    throw Napi::RangeError::New(info.Env(), std::string(name) + " must be a 32-bit integer");
+  return static_cast<int>(x);
+}
+
+MPI_Comm Comm(const Napi::CallbackInfo& info, size_t i) {
+  const int h = Int(info, i, "comm");
+  if (h < 0 || static_cast<size_t>(h) >= comms.size() || comms[h] == MPI_COMM_NULL)
+    throw Napi::Error::New(info.Env(), "invalid or freed communicator handle " + std::to_string(h));
+  return comms[h];
+}
+
+struct Bytes {
+  void* ptr;
+  size_t length;  // bytes from ptr to the end of the underlying view
+};
+
+// A TypedArray/ArrayBuffer/DataView argument plus a byte offset; null/undefined -> nullptr.
+Bytes Buffer(const Napi::CallbackInfo& info, size_t i, size_t offsetArg, bool nullable = false) {
+  Napi::Env env = info.Env();
+  Napi::Value v = info[i];
+  if (nullable && (v.IsNull() || v.IsUndefined())) return {nullptr, 0};
+  uint8_t* base;
+  size_t len;
+  if (v.IsTypedArray()) {
+    auto ta = v.As<Napi::TypedArray>();
+    base = static_cast<uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+    len = ta.ByteLength();
+  } else if (v.IsArrayBuffer()) {
+    auto ab = v.As<Napi::ArrayBuffer>();
+    base = static_cast<uint8_t*>(ab.Data());
+    len = ab.ByteLength();
+  } else {
+    throw Napi::TypeError::New(env, "buffer must be a TypedArray or ArrayBuffer");
+  }
+  const int off = Int(info, offsetArg, "byteOffset");
+  if (off < 0 || static_cast<size_t>(off) > len) throw Napi::RangeError::New(env, "byteOffset is outside the buffer");
+  return {base + off, len - off};
+}
+
+void NeedBytes(const Napi::Env& env, const Bytes& b, size_t bytes, const char* what) {
+  if (b.ptr != nullptr && bytes > b.length)
+    throw Napi::RangeError::New(env, std::string(what) + ": " + std::to_string(bytes) +
+                                         " bytes do not fit in the buffer (" + std::to_string(b.length) + " left)");
+}
+
+struct DType {
+  MPI_Datatype type;
+  size_t bytes;
+  int half;  // 0 none, 1 float16, 2 bfloat16
+};
+
+DType DTypeArg(const Napi::CallbackInfo& info, size_t i) {
+  const std::string s = info[i].IsString() ? info[i].As<Napi::String>().Utf8Value() : "";
+  if (s == "int8") return {MPI_INT8_T, 1, 0};
+  if (s == "uint8") return {MPI_UINT8_T, 1, 0};
+  if (s == "int32") return {MPI_INT32_T, 4, 0};
+  if (s == "uint32") return {MPI_UINT32_T, 4, 0};
+  if (s == "int64") return {MPI_INT64_T, 8, 0};
+  if (s == "uint64") return {MPI_UINT64_T, 8, 0};
+  if (s == "float16") return {MPI_UINT16_T, 2, 1};
+  if (s == "bfloat16") return {MPI_UINT16_T, 2, 2};
+  if (s == "float32") return {MPI_FLOAT, 4, 0};
+  if (s == "float64") return {MPI_DOUBLE, 8, 0};
+  if (s == "byte") return {MPI_BYTE, 1, 0};
+  throw Napi::TypeError::New(info.Env(), "unknown dtype '" + s + "'");
+}
+
+// Combine name -> MPI_Op (avg and premulsum are sums; the caller scales).
+MPI_Op OpArg(const Napi::CallbackInfo& info, size_t i, const DType& dt) {
+  const std::string s = info[i].IsString() ? info[i].As<Napi::String>().Utf8Value() : "";
+  const char* arith[] = {"sum", "prod", "min", "max"};
+  for (int k = 0; k < 4; k++) {
+    if (s == arith[k] || (k == 0 && (s == "avg" || s == "premulsum"))) {
+      if (dt.half) return halfOps[dt.half - 1][k];
+      const MPI_Op builtin[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
+      return builtin[k];
+    }
+  }
+  if (dt.half || dt.type == MPI_FLOAT || dt.type == MPI_DOUBLE) {
+    if (s == "band" || s == "bor" || s == "bxor")
+      throw Napi::TypeError::New(info.Env(), "reduce op '" + s + "' is bitwise and does not apply to a floating-point dtype");
+  }
+  if (s == "band") return MPI_BAND;
+  if (s == "bor") return MPI_BOR;
+  if (s == "bxor") return MPI_BXOR;
+  throw Napi::TypeError::New(info.Env(), "unknown reduce op '" + s + "'");
+}
+
+template <bool BF, int K>
+void HalfOp(void* in, void* inout, int* len, MPI_Datatype*) {
+  const uint16_t* a = static_cast<const uint16_t*>(in);
+  uint16_t* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; i++) {
+    // inout = in (op) inout, with inout as the accumulator (as reduce.cc's dst).
+    const float x = BF ? BFloat16ToFloat(b[i]) : HalfToFloat(b[i]);
+    const float y = BF ? BFloat16ToFloat(a[i]) : HalfToFloat(a[i]);
+    float r;
+    if (K == 0) r = x + y;
+    else if (K == 1) r = x * y;
+    else if (K == 2) r = y < x ? y : x;
+    else r = y > x ? y : x;
+    b[i] = BF ? FloatToBFloat16(r) : FloatToHalf(r);
+  }
+}
+
+void CreateHalfOps() {
+  if (halfOps[0][0] != MPI_OP_NULL) return;
+  MPI_Op_create(HalfOp<false, 0>, 1, &halfOps[0][0]);
+  MPI_Op_create(HalfOp<false, 1>, 1, &halfOps[0][1]);
+  MPI_Op_create(HalfOp<false, 2>, 1, &halfOps[0][2]);
+  MPI_Op_create(HalfOp<false, 3>, 1, &halfOps[0][3]);
+  MPI_Op_create(HalfOp<true, 0>, 1, &halfOps[1][0]);
+  MPI_Op_create(HalfOp<true, 1>, 1, &halfOps[1][1]);
+  MPI_Op_create(HalfOp<true, 2>, 1, &halfOps[1][2]);
+  MPI_Op_create(HalfOp<true, 3>, 1, &halfOps[1][3]);
+}
+
+void AfterInit() {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (comms.empty()) comms.push_back(MPI_COMM_WORLD);
+  CreateHalfOps();
+}
+
+// ---- environment ----
+
+Napi::Value Init(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int required = info.Length() > 0 ? Int(info, 0, "required") : MPI_THREAD_SINGLE;
+  int flag = 0, provided = 0;
+  MPI_Initialized(&flag);
+  if (flag) {
+    MPI_Query_thread(&provided);
+  } else {
+    Check(env, MPI_Init_thread(nullptr, nullptr, required, &provided), "MPI_Init_thread");
+  }
+  AfterInit();
+  return Napi::Number::New(env, provided);
+}
+
+Napi::Value ThreadLevels(const Napi::CallbackInfo& info) {
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("single", static_cast<int>(MPI_THREAD_SINGLE));
+  o.Set("funneled", static_cast<int>(MPI_THREAD_FUNNELED));
+  o.Set("serialized", static_cast<int>(MPI_THREAD_SERIALIZED));
+  o.Set("multiple", static_cast<int>(MPI_THREAD_MULTIPLE));
+  return o;
+}
+
+Napi::Value Initialized(const Napi::CallbackInfo& info) {
+  int flag = 0;
+  MPI_Initialized(&flag);
+  return Napi::Boolean::New(info.Env(), flag != 0);
+}
+
+Napi::Value Finalized(const Napi::CallbackInfo& info) {
+  int flag = 0;
+  MPI_Finalized(&flag);
+  return Napi::Boolean::New(info.Env(), flag != 0);
+}
+
+Napi::Value Finalize(const Napi::CallbackInfo& info) {
+  Check(info.Env(), MPI_Finalize(), "MPI_Finalize");
+  return info.Env().Undefined();
+}
+
+Napi::Value ErrorStringJs(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), ErrorString(Int(info, 0, "code")));
+}
+
+Napi::Value ErrorCodes(const Napi::CallbackInfo& info) {
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("MPI_SUCCESS", static_cast<int>(MPI_SUCCESS));
+  o.Set("MPI_ERR_RANK", static_cast<int>(MPI_ERR_RANK));
+  o.Set("MPI_ERR_TRUNCATE", static_cast<int>(MPI_ERR_TRUNCATE));
+  o.Set("MPI_ERR_COMM", static_cast<int>(MPI_ERR_COMM));
+  o.Set("MPI_ERR_COUNT", static_cast<int>(MPI_ERR_COUNT));
+  o.Set("MPI_ERR_TAG", static_cast<int>(MPI_ERR_TAG));
+  o.Set("MPI_ANY_SOURCE", static_cast<int>(MPI_ANY_SOURCE));
+  o.Set("MPI_ANY_TAG", static_cast<int>(MPI_ANY_TAG));
+  return o;
+}
+
+Napi::Value Abort(const Napi::CallbackInfo& info) {
+  MPI_Comm c = info.Length() > 0 && !comms.empty() ? Comm(info, 0) : MPI_COMM_WORLD;
+  MPI_Abort(c, info.Length() > 1 ? Int(info, 1, "errorcode") : 1);
+  return info.Env().Undefined();
+}
+
+// ---- communicators ----
+
+Napi::Value CommWorld(const Napi::CallbackInfo& info) {
+  if (comms.empty()) throw Napi::Error::New(info.Env(), "MPI is not initialised (call init first)");
+  return Napi::Number::New(info.Env(), 0);
+}
+
+Napi::Value Rank(const Napi::CallbackInfo& info) {
+  int r = -1;
+  Check(info.Env(), MPI_Comm_rank(Comm(info, 0), &r), "MPI_Comm_rank");
+  return Napi::Number::New(info.Env(), r);
+}
+
+Napi::Value Size(const Napi::CallbackInfo& info) {
+  int s = 0;
+  Check(info.Env(), MPI_Comm_size(Comm(info, 0), &s), "MPI_Comm_size");
+  return Napi::Number::New(info.Env(), s);
+}
+
+// commSplit(comm, color, key): color < 0 means MPI_UNDEFINED; returns the new handle, or -1.
+Napi::Value CommSplit(const Napi::CallbackInfo& info) {
+  MPI_Comm parent = Comm(info, 0);
+  const int color = Int(info, 1, "color");
+  const int key = Int(info, 2, "key");
+  MPI_Comm out = MPI_COMM_NULL;
+  Check(info.Env(), MPI_Comm_split(parent, color < 0 ? MPI_UNDEFINED : color, key, &out), "MPI_Comm_split");
+  if (out == MPI_COMM_NULL) return Napi::Number::New(info.Env(), -1);
+  MPI_Comm_set_errhandler(out, MPI_ERRORS_RETURN);
+  comms.push_back(out);
+  return Napi::Number::New(info.Env(), static_cast<double>(comms.size() - 1));
+}
+
+Napi::Value CommFree(const Napi::CallbackInfo& info) {
+  const int h = Int(info, 0, "comm");
+  if (h == 0) throw Napi::Error::New(info.Env(), "MPI_COMM_WORLD cannot be freed");
+  MPI_Comm c = Comm(info, 0);
+  Check(info.Env(), MPI_Comm_free(&c), "MPI_Comm_free");
+  comms[h] = MPI_COMM_NULL;
+  return info.Env().Undefined();
+}
+
+// ---- point to point ----
+
+int32_t Track(const Napi::CallbackInfo& info, size_t bufArg, MPI_Request r) {
+  const int32_t id = nextRequest++;
+  requests.emplace(id, Pending{r, Napi::Persistent(info[bufArg])});
+  return id;
+}
+
+// isend(buf, byteOffset, bytes, dest, tag, comm) -> request
+Napi::Value Isend(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes b = Buffer(info, 0, 1);
+  const int bytes = Int(info, 2, "bytes");
+  NeedBytes(env, b, bytes, "isend");
+  MPI_Request r;
+  Check(env, MPI_Isend(b.ptr, bytes, MPI_BYTE, Int(info, 3, "dest"), Int(info, 4, "tag"), Comm(info, 5), &r), "MPI_Isend");
+  return Napi::Number::New(env, Track(info, 0, r));
+}
+
+// irecv(buf, byteOffset, bytes, source, tag, comm) -> request
+Napi::Value Irecv(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes b = Buffer(info, 0, 1);
+  const int bytes = Int(info, 2, "bytes");
+  NeedBytes(env, b, bytes, "irecv");
+  MPI_Request r;
+  Check(env, MPI_Irecv(b.ptr, bytes, MPI_BYTE, Int(info, 3, "source"), Int(info, 4, "tag"), Comm(info, 5), &r), "MPI_Irecv");
+  return Napi::Number::New(env, Track(info, 0, r));
+}
+
+// improbe(source, tag, comm) -> null | { message, source, tag, bytes }: matches (and so orders) the
+// next message without receiving it, so a receive can check its size and sender's dtype first.
+Napi::Value Improbe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int flag = 0;
+  MPI_Message m;
+  MPI_Status st;
+  Check(env, MPI_Improbe(Int(info, 0, "source"), Int(info, 1, "tag"), Comm(info, 2), &flag, &m, &st), "MPI_Improbe");
+  if (!flag) return env.Null();
+  int bytes = 0;
+  MPI_Get_count(&st, MPI_BYTE, &bytes);
+  const int32_t id = nextMessage++;
+  messages.emplace(id, m);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("message", id);
+  o.Set("source", st.MPI_SOURCE);
+  o.Set("tag", st.MPI_TAG);
+  o.Set("bytes", bytes);
+  return o;
+}
+
+MPI_Message TakeMessage(const Napi::CallbackInfo& info, size_t i) {
+  const int id = Int(info, i, "message");
+  auto it = messages.find(id);
+  if (it == messages.end()) throw Napi::Error::New(info.Env(), "unknown message handle " + std::to_string(id));
+  MPI_Message m = it->second;
+  messages.erase(it);
+  return m;
+}
+
+// imrecv(buf, byteOffset, bytes, message) -> request
+Napi::Value Imrecv(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes b = Buffer(info, 0, 1);
+  const int bytes = Int(info, 2, "bytes");
+  NeedBytes(env, b, bytes, "imrecv");
+  MPI_Message m = TakeMessage(info, 3);
+  MPI_Request r;
+  Check(env, MPI_Imrecv(b.ptr, bytes, MPI_BYTE, &m, &r), "MPI_Imrecv");
+  return Napi::Number::New(env, Track(info, 0, r));
+}
+
+// mrecvDiscard(message, bytes): receives a matched message into scratch memory and drops it.
+Napi::Value MrecvDiscard(const Napi::CallbackInfo& info) {
+  MPI_Message m = TakeMessage(info, 0);
+  const int bytes = Int(info, 1, "bytes");
+  std::vector<uint8_t> scratch(bytes > 0 ? bytes : 1);
+  Check(info.Env(), MPI_Mrecv(scratch.data(), bytes, MPI_BYTE, &m, MPI_STATUS_IGNORE), "MPI_Mrecv");
+  return info.Env().Undefined();
+}
+
+Pending& Find(const Napi::CallbackInfo& info, int id) {
+  auto it = requests.find(id);
+  if (it == requests.end()) throw Napi::Error::New(info.Env(), "unknown request handle " + std::to_string(id));
+  return it->second;
+}
+
+// test(request) -> null while pending, else the byte count of the completed transfer (request freed).
+Napi::Value Test(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int id = Int(info, 0, "request");
+  Pending& p = Find(info, id);
+  int flag = 0;
+  MPI_Status st;
+  const int rc = MPI_Test(&p.request, &flag, &st);
+  if (rc != MPI_SUCCESS) {
+    requests.erase(id);
+    Throw(env, rc, "MPI_Test");
+  }
+  if (!flag) return env.Null();
+  int bytes = 0;
+  MPI_Get_count(&st, MPI_BYTE, &bytes);
+  requests.erase(id);
+  return Napi::Number::New(env, bytes);
+}
+
+// testsome(requests: number[]) -> [{ request, bytes } | { request, error: { code, message } }] for
+// those complete now; their handles are freed.
+Napi::Value Testsome(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsArray()) throw Napi::TypeError::New(env, "testsome(requests: number[])");
+  Napi::Array ids = info[0].As<Napi::Array>();
+  const uint32_t n = ids.Length();
+  std::vector<int32_t> handle(n);
+  std::vector<MPI_Request> reqs(n);
+  for (uint32_t i = 0; i < n; i++) {
+    handle[i] = ids.Get(i).As<Napi::Number>().Int32Value();
+    reqs[i] = Find(info, handle[i]).request;
+  }
+  Napi::Array out = Napi::Array::New(env);
+  if (n == 0) return out;
+  std::vector<int> index(n);
+  std::vector<MPI_Status> st(n);
+  int done = 0;
+  const int rc = MPI_Testsome(static_cast<int>(n), reqs.data(), &done, index.data(), st.data());
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) Throw(env, rc, "MPI_Testsome");
+  if (done == MPI_UNDEFINED) done = 0;
+  for (int k = 0; k < done; k++) {
+    const int i = index[k];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("request", handle[i]);
+    const int err = rc == MPI_ERR_IN_STATUS ? st[i].MPI_ERROR : MPI_SUCCESS;
+    if (err != MPI_SUCCESS) {
+      Napi::Object e = Napi::Object::New(env);
+      e.Set("code", err);
+      e.Set("message", ErrorString(err));
+      o.Set("error", e);
+    } else {
+      int bytes = 0;
+      MPI_Get_count(&st[i], MPI_BYTE, &bytes);
+      o.Set("bytes", bytes);
+    }
+    out.Set(static_cast<uint32_t>(k), o);
+    requests.erase(handle[i]);
+  }
+  // Requests still pending keep their (unchanged) handles; MPI only rewrote completed ones.
+  return out;
+}
+
+// wait(request) -> bytes. Blocks the event loop: for tests and tools, never for the backend.
+Napi::Value Wait(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int id = Int(info, 0, "request");
+  Pending& p = Find(info, id);
+  MPI_Status st;
+  const int rc = MPI_Wait(&p.request, &st);
+  requests.erase(id);
+  if (rc != MPI_SUCCESS) Throw(env, rc, "MPI_Wait");
+  int bytes = 0;
+  MPI_Get_count(&st, MPI_BYTE, &bytes);
+  return Napi::Number::New(env, bytes);
+}
+
+Napi::Value PendingCount(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(requests.size()));
+}
+
+// ---- built-in collectives: the oracle for cclab's algorithms (blocking). Offsets in bytes,
+// counts in elements of dtype; a null send buffer means MPI_IN_PLACE. ----
+
+void* SendPtr(const Bytes& b) { return b.ptr == nullptr ? MPI_IN_PLACE : b.ptr; }
+
+Napi::Value Barrier(const Napi::CallbackInfo& info) {
+  Check(info.Env(), MPI_Barrier(Comm(info, 0)), "MPI_Barrier");
+  return info.Env().Undefined();
+}
+
+// bcast(buf, off, count, dtype, root, comm)
+Napi::Value Bcast(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes b = Buffer(info, 0, 1);
+  const int count = Int(info, 2, "count");
+  DType dt = DTypeArg(info, 3);
+  NeedBytes(env, b, count * dt.bytes, "bcast");
+  Check(env, MPI_Bcast(b.ptr, count, dt.type, Int(info, 4, "root"), Comm(info, 5)), "MPI_Bcast");
+  return env.Undefined();
+}
+
+// allreduce(sendbuf|null, soff, recvbuf, roff, count, dtype, op, comm)
+Napi::Value Allreduce(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3);
+  const int count = Int(info, 4, "count");
+  DType dt = DTypeArg(info, 5);
+  NeedBytes(env, s, count * dt.bytes, "allreduce sendbuf");
+  NeedBytes(env, r, count * dt.bytes, "allreduce recvbuf");
+  Check(env, MPI_Allreduce(SendPtr(s), r.ptr, count, dt.type, OpArg(info, 6, dt), Comm(info, 7)), "MPI_Allreduce");
+  return env.Undefined();
+}
+
+// reduce(sendbuf|null, soff, recvbuf|null, roff, count, dtype, op, root, comm)
+Napi::Value Reduce(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3, true);
+  const int count = Int(info, 4, "count");
+  DType dt = DTypeArg(info, 5);
+  NeedBytes(env, s, count * dt.bytes, "reduce sendbuf");
+  NeedBytes(env, r, count * dt.bytes, "reduce recvbuf");
+  Check(env, MPI_Reduce(SendPtr(s), r.ptr, count, dt.type, OpArg(info, 6, dt), Int(info, 7, "root"), Comm(info, 8)),
+        "MPI_Reduce");
+  return env.Undefined();
+}
+
+int CommSize(MPI_Comm c) {
+  int n = 0;
+  MPI_Comm_size(c, &n);
+  return n;
+}
+
+// gather(sendbuf|null, soff, recvbuf|null, roff, count, dtype, root, comm): count elements per rank
+Napi::Value Gather(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3, true);
+  const int count = Int(info, 4, "count");
+  DType dt = DTypeArg(info, 5);
+  MPI_Comm c = Comm(info, 7);
+  NeedBytes(env, s, count * dt.bytes, "gather sendbuf");
+  NeedBytes(env, r, count * dt.bytes * CommSize(c), "gather recvbuf");
+  Check(env, MPI_Gather(SendPtr(s), count, dt.type, r.ptr, count, dt.type, Int(info, 6, "root"), c), "MPI_Gather");
+  return env.Undefined();
+}
+
+// scatter(sendbuf|null, soff, recvbuf|null, roff, count, dtype, root, comm); recvbuf null = in place at root
+Napi::Value Scatter(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3, true);
+  const int count = Int(info, 4, "count");
+  DType dt = DTypeArg(info, 5);
+  MPI_Comm c = Comm(info, 7);
+  NeedBytes(env, s, count * dt.bytes * CommSize(c), "scatter sendbuf");
+  NeedBytes(env, r, count * dt.bytes, "scatter recvbuf");
+  Check(env,
+        MPI_Scatter(s.ptr, count, dt.type, r.ptr == nullptr ? MPI_IN_PLACE : r.ptr, count, dt.type,
+                    Int(info, 6, "root"), c),
+        "MPI_Scatter");
+  return env.Undefined();
+}
+
+// allgather(sendbuf|null, soff, recvbuf, roff, count, dtype, comm)
+Napi::Value Allgather(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3);
+  const int count = Int(info, 4, "count");
+  DType dt = DTypeArg(info, 5);
+  MPI_Comm c = Comm(info, 6);
+  NeedBytes(env, s, count * dt.bytes, "allgather sendbuf");
+  NeedBytes(env, r, count * dt.bytes * CommSize(c), "allgather recvbuf");
+  Check(env, MPI_Allgather(SendPtr(s), count, dt.type, r.ptr, count, dt.type, c), "MPI_Allgather");
+  return env.Undefined();
+}
+
+// reduceScatterBlock(sendbuf|null, soff, recvbuf, roff, recvcount, dtype, op, comm)
+Napi::Value ReduceScatterBlock(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3);
+  const int count = Int(info, 4, "recvcount");
+  DType dt = DTypeArg(info, 5);
+  MPI_Comm c = Comm(info, 7);
+  NeedBytes(env, s, count * dt.bytes * CommSize(c), "reduceScatterBlock sendbuf");
+  NeedBytes(env, r, count * dt.bytes * (s.ptr ? 1 : CommSize(c)), "reduceScatterBlock recvbuf");
+  Check(env, MPI_Reduce_scatter_block(SendPtr(s), r.ptr, count, dt.type, OpArg(info, 6, dt), c),
+        "MPI_Reduce_scatter_block");
+  return env.Undefined();
+}
+
+// alltoall(sendbuf|null, soff, recvbuf, roff, count, dtype, comm): count elements per peer
+Napi::Value Alltoall(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3);
+  const int count = Int(info, 4, "count");
+  DType dt = DTypeArg(info, 5);
+  MPI_Comm c = Comm(info, 6);
+  NeedBytes(env, s, count * dt.bytes * CommSize(c), "alltoall sendbuf");
+  NeedBytes(env, r, count * dt.bytes * CommSize(c), "alltoall recvbuf");
+  Check(env, MPI_Alltoall(SendPtr(s), count, dt.type, r.ptr, count, dt.type, c), "MPI_Alltoall");
+  return env.Undefined();
+}
+
+std::vector<int> Ints(const Napi::CallbackInfo& info, size_t i, int n, const char* name) {
+  if (!info[i].IsArray() || info[i].As<Napi::Array>().Length() != static_cast<uint32_t>(n))
+    throw Napi::TypeError::New(info.Env(), std::string(name) + " must be an array with one entry per rank");
+  Napi::Array a = info[i].As<Napi::Array>();
+  std::vector<int> out(n);
+  for (int k = 0; k < n; k++) out[k] = a.Get(static_cast<uint32_t>(k)).As<Napi::Number>().Int32Value();
+  return out;
+}
+
+// alltoallv(sendbuf|null, soff, sendcounts, sdispls, recvbuf, roff, recvcounts, rdispls, dtype, comm)
+Napi::Value Alltoallv(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  MPI_Comm c = Comm(info, 9);
+  const int n = CommSize(c);
+  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 4, 5);
+  DType dt = DTypeArg(info, 8);
+  std::vector<int> sc, sd;
+  if (s.ptr) {
+    sc = Ints(info, 2, n, "sendcounts");
+    sd = Ints(info, 3, n, "sdispls");
+    for (int k = 0; k < n; k++) NeedBytes(env, s, (static_cast<size_t>(sd[k]) + sc[k]) * dt.bytes, "alltoallv sendbuf");
+  }
+  std::vector<int> rc = Ints(info, 6, n, "recvcounts"), rd = Ints(info, 7, n, "rdispls");
+  for (int k = 0; k < n; k++) NeedBytes(env, r, (static_cast<size_t>(rd[k]) + rc[k]) * dt.bytes, "alltoallv recvbuf");
+  Check(env,
+        MPI_Alltoallv(SendPtr(s), s.ptr ? sc.data() : nullptr, s.ptr ? sd.data() : nullptr, dt.type, r.ptr, rc.data(),
+                      rd.data(), dt.type, c),
+        "MPI_Alltoallv");
+  return env.Undefined();
+}
+
+}  // namespace
+
+std::string LibraryVersion() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(buf, &len);
+  std::string s(buf, len);
+  const size_t cut = s.find_first_of(",\n");  // "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4"
+  return cut == std::string::npos ? s : s.substr(0, cut);
+}
+
+void Register(Napi::Env env, Napi::Object exports) {
+  const struct {
+    const char* name;
+    Napi::Value (*fn)(const Napi::CallbackInfo&);
+  } fns[] = {
+      {"init", Init},
+      {"threadLevels", ThreadLevels},
+      {"initialized", Initialized},
+      {"finalized", Finalized},
+      {"finalize", Finalize},
+      {"errorString", ErrorStringJs},
+      {"errorCodes", ErrorCodes},
+      {"abort", Abort},
+      {"commWorld", CommWorld},
+      {"rank", Rank},
+      {"size", Size},
+      {"commSplit", CommSplit},
+      {"commFree", CommFree},
+      {"isend", Isend},
+      {"irecv", Irecv},
+      {"improbe", Improbe},
+      {"imrecv", Imrecv},
+      {"mrecvDiscard", MrecvDiscard},
+      {"test", Test},
+      {"testsome", Testsome},
+      {"wait", Wait},
+      {"pendingCount", PendingCount},
+      {"barrier", Barrier},
+      {"bcast", Bcast},
+      {"allreduce", Allreduce},
+      {"reduce", Reduce},
+      {"gather", Gather},
+      {"scatter", Scatter},
+      {"allgather", Allgather},
+      {"reduceScatterBlock", ReduceScatterBlock},
+      {"alltoall", Alltoall},
+      {"alltoallv", Alltoallv},
+  };
+  for (const auto& f : fns) exports.Set(f.name, Napi::Function::New(env, f.fn, f.name));
+  exports.Set("version", LibraryVersion());
+}
+
+}  // namespace cclab::mpi

@@ -1,0 +1,324 @@
+// Native local reductions on host buffers for every dtype and combine: simple restrict loops that
+// -O3 vectorises. Results equal reduceArrays/scaleArrays in src/core/op.ts bit for bit: integers
+// wrap (computed in the unsigned type), half types are combined in float32 and rounded back per
+// element, and scale runs in double as JavaScript does.
+#include "reduce.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace cclab {
+
+static inline uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+static inline float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t FloatToHalf(float value) {
+  const uint32_t x = Bits(value);
+  const uint32_t sign = (x >> 16) & 0x8000;
+  const int32_t exp = (x >> 23) & 0xff;
+  uint32_t mant = x & 0x7fffff;
+  if (exp == 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  int32_t e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const uint32_t shift = 14 - e;
+    const uint32_t half = 1u << (shift - 1);
+    const uint32_t rest = mant & ((1u << shift) - 1);
+    uint32_t r = mant >> shift;
+    if (rest > half || (rest == half && (r & 1))) r++;
+    return sign | r;
+  }
+  const uint32_t rest = mant & 0x1fff;
+  mant >>= 13;
+  if (rest > 0x1000 || (rest == 0x1000 && (mant & 1))) {
+    mant++;
+    if (mant == 0x400) {
+      mant = 0;
+      e++;
+      if (e >= 0x1f) return sign | 0x7c00;
+    }
+  }
+  return sign | (e << 10) | mant;
+}
+
+float HalfToFloat(uint16_t bits) {
+  const float sign = (bits & 0x8000) ? -1.0f : 1.0f;
+  const uint32_t exp = (bits >> 10) & 0x1f;
+  const uint32_t mant = bits & 0x3ff;
+  if (exp == 0) return sign * static_cast<float>(mant) * 0x1p-24f;  // exact
+  // JavaScript's NaN is the canonical positive quiet NaN, whatever the half's payload.
+  if (exp == 0x1f) return mant ? std::numeric_limits<float>::quiet_NaN() : sign * INFINITY;
+  return FromBits(((bits & 0x8000u) << 16) | ((exp - 15 + 127) << 23) | (mant << 13));
+}
+
+uint16_t FloatToBFloat16(float value) {
+  const uint32_t x = Bits(value);
+  if ((x & 0x7f800000) == 0x7f800000 && (x & 0x7fffff)) return ((x >> 16) | 0x40) & 0xffff;
+  const uint32_t rounded = x + 0x7fff + ((x >> 16) & 1);
+  return (rounded >> 16) & 0xffff;
+}
+
+float BFloat16ToFloat(uint16_t bits) { return FromBits(static_cast<uint32_t>(bits) << 16); }
+
+namespace {
+
+enum class Combine { Sum, Prod, Min, Max, Band, Bor, Bxor };
+enum class DT { I8, U8, I32, U32, I64, U64, F16, BF16, F32, F64 };
+
+bool ParseDType(const std::string& s, DT* out) {
+  static const char* names[] = {"int8",    "uint8",    "int32",   "uint32",  "int64",
+                                "uint64",  "float16",  "bfloat16", "float32", "float64"};
+  for (int i = 0; i < 10; i++)
+    if (s == names[i]) return *out = static_cast<DT>(i), true;
+  return false;
+}
+bool ParseCombine(const std::string& s, Combine* out) {
+  static const char* names[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
+  for (int i = 0; i < 7; i++)
+    if (s == names[i]) return *out = static_cast<Combine>(i), true;
+  return false;
+}
+size_t DTBytes(DT d) {
+  switch (d) {
+    case DT::I8: case DT::U8: return 1;
+    case DT::F16: case DT::BF16: return 2;
+    case DT::I32: case DT::U32: case DT::F32: return 4;
+    default: return 8;
+  }
+}
+
+template <typename T> struct Unsigned { using type = std::make_unsigned_t<T>; };
+template <> struct Unsigned<float> { using type = float; };
+template <> struct Unsigned<double> { using type = double; };
+
+// Integers: sum and prod in the unsigned type (wraps, no UB); min/max keep JS's `b < a ? b : a`.
+template <Combine C, typename T> struct Op;
+template <typename T> struct Op<Combine::Sum, T> {
+  static inline T f(T a, T b) { using U = typename Unsigned<T>::type; return static_cast<T>(static_cast<U>(a) + static_cast<U>(b)); }
+};
+template <typename T> struct Op<Combine::Prod, T> {
+  static inline T f(T a, T b) {
+    using U = typename Unsigned<T>::type;
+    using W = std::conditional_t<(sizeof(T) < 4), uint32_t, U>;  // int8*int8 promoted, still wraps
+    return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+  }
+};
+template <> struct Op<Combine::Prod, float> { static inline float f(float a, float b) { return a * b; } };
+template <> struct Op<Combine::Prod, double> { static inline double f(double a, double b) { return a * b; } };
+template <typename T> struct Op<Combine::Min, T> { static inline T f(T a, T b) { return b < a ? b : a; } };
+template <typename T> struct Op<Combine::Max, T> { static inline T f(T a, T b) { return b > a ? b : a; } };
+template <typename T> struct Op<Combine::Band, T> { static inline T f(T a, T b) { return a & b; } };
+template <typename T> struct Op<Combine::Bor, T> { static inline T f(T a, T b) { return a | b; } };
+template <typename T> struct Op<Combine::Bxor, T> { static inline T f(T a, T b) { return a ^ b; } };
+
+template <Combine C, typename T>
+void Loop(T* __restrict d, const T* __restrict s, size_t n) {
+  for (size_t i = 0; i < n; i++) d[i] = Op<C, T>::f(d[i], s[i]);
+}
+// dst and src may be the same memory (x op x); no restrict then.
+template <Combine C, typename T>
+void LoopAliased(T* d, const T* s, size_t n) {
+  for (size_t i = 0; i < n; i++) d[i] = Op<C, T>::f(d[i], s[i]);
+}
+
+template <Combine C, typename T>
+void Run(void* d, const void* s, size_t n, bool aliased) {
+  if (aliased) LoopAliased<C, T>(static_cast<T*>(d), static_cast<const T*>(s), n);
+  else Loop<C, T>(static_cast<T*>(d), static_cast<const T*>(s), n);
+}
+
+template <Combine C, bool BF>
+void RunHalf(void* dv, const void* sv, size_t n) {
+  uint16_t* d = static_cast<uint16_t*>(dv);
+  const uint16_t* s = static_cast<const uint16_t*>(sv);
+  for (size_t i = 0; i < n; i++) {
+    const float a = BF ? BFloat16ToFloat(d[i]) : HalfToFloat(d[i]);
+    const float b = BF ? BFloat16ToFloat(s[i]) : HalfToFloat(s[i]);
+    const float r = Op<C, float>::f(a, b);
+    d[i] = BF ? FloatToBFloat16(r) : FloatToHalf(r);
+  }
+}
+
+template <Combine C>
+bool Dispatch(DT dt, void* d, const void* s, size_t n, bool aliased) {
+  constexpr bool bitwise = C == Combine::Band || C == Combine::Bor || C == Combine::Bxor;
+  switch (dt) {
+    case DT::I8: Run<C, int8_t>(d, s, n, aliased); return true;
+    case DT::U8: Run<C, uint8_t>(d, s, n, aliased); return true;
+    case DT::I32: Run<C, int32_t>(d, s, n, aliased); return true;
+    case DT::U32: Run<C, uint32_t>(d, s, n, aliased); return true;
+    case DT::I64: Run<C, int64_t>(d, s, n, aliased); return true;
+    case DT::U64: Run<C, uint64_t>(d, s, n, aliased); return true;
+    default: break;
+  }
+  if constexpr (bitwise) {
+    return false;
+  } else {
+    switch (dt) {
+      case DT::F16: RunHalf<C, false>(d, s, n); return true;
+      case DT::BF16: RunHalf<C, true>(d, s, n); return true;
+      case DT::F32: Run<C, float>(d, s, n, aliased); return true;
+      case DT::F64: Run<C, double>(d, s, n, aliased); return true;
+      default: return false;
+    }
+  }
+}
+
+bool ReduceHost(DT dt, Combine c, void* d, const void* s, size_t n, bool aliased) {
+  switch (c) {
+    case Combine::Sum: return Dispatch<Combine::Sum>(dt, d, s, n, aliased);
+    case Combine::Prod: return Dispatch<Combine::Prod>(dt, d, s, n, aliased);
+    case Combine::Min: return Dispatch<Combine::Min>(dt, d, s, n, aliased);
+    case Combine::Max: return Dispatch<Combine::Max>(dt, d, s, n, aliased);
+    case Combine::Band: return Dispatch<Combine::Band>(dt, d, s, n, aliased);
+    case Combine::Bor: return Dispatch<Combine::Bor>(dt, d, s, n, aliased);
+    case Combine::Bxor: return Dispatch<Combine::Bxor>(dt, d, s, n, aliased);
+  }
+  return false;
+}
+
+// JavaScript's store of a double into an N-bit integer TypedArray after Math.trunc: NaN and
+// infinities become 0, everything else is reduced modulo 2^N (ToInt8/ToUint8/ToInt32/ToUint32).
+template <typename T>
+inline T JsToInt(double r) {
+  if (!std::isfinite(r)) return 0;
+  double t = std::trunc(r);
+  if (!(std::fabs(t) < 9.2e18)) t = std::fmod(t, 4294967296.0);  // exact; 2^32 is a multiple of 2^N
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<uint64_t>(static_cast<int64_t>(t))));
+}
+
+template <typename T>
+void ScaleInt(T* d, const T* s, size_t n, double mul, double div) {
+  for (size_t i = 0; i < n; i++) d[i] = JsToInt<T>(static_cast<double>(s[i]) * mul / div);
+}
+template <typename T>
+void ScaleFloat(T* d, const T* s, size_t n, double mul, double div) {
+  for (size_t i = 0; i < n; i++) d[i] = static_cast<T>(static_cast<double>(s[i]) * mul / div);
+}
+template <bool BF>
+void ScaleHalf(uint16_t* d, const uint16_t* s, size_t n, double mul, double div) {
+  for (size_t i = 0; i < n; i++) {
+    const double v = BF ? BFloat16ToFloat(s[i]) : HalfToFloat(s[i]);
+    const float r = static_cast<float>(v * mul / div);
+    d[i] = BF ? FloatToBFloat16(r) : FloatToHalf(r);
+  }
+}
+// BigInt semantics: (src * trunc(mul)) / div exactly, truncated toward zero, then wrapped to 64 bits.
+template <typename T>
+void ScaleBig(T* d, const T* s, size_t n, int64_t mul, int64_t div) {
+  for (size_t i = 0; i < n; i++) {
+    const __int128 r = static_cast<__int128>(s[i]) * mul / div;
+    d[i] = static_cast<T>(static_cast<uint64_t>(static_cast<unsigned __int128>(r)));
+  }
+}
+
+struct HostSpan {
+  uint8_t* base;
+  size_t bytes;
+};
+
+HostSpan Span(const Napi::Env& env, const Napi::Value& v, const char* arg) {
+  if (!v.IsTypedArray()) throw Napi::TypeError::New(env, std::string(arg) + " must be a TypedArray");
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  auto ab = ta.ArrayBuffer();
+  return {static_cast<uint8_t*>(ab.Data()) + ta.ByteOffset(), ta.ByteLength()};
+}
+
+size_t Index(const Napi::Env& env, const Napi::Value& v, const char* arg) {
+  if (!v.IsNumber()) throw Napi::TypeError::New(env, std::string(arg) + " must be a number");
+  const double x = v.As<Napi::Number>().DoubleValue();
+  if (!(x >= 0) || x != std::floor(x) || x > 9007199254740991.0)
+    throw Napi::RangeError::New(env, std::string(arg) + " must be a non-negative integer");
+  return static_cast<size_t>(x);
+}
+
+DT DTypeArg(const Napi::Env& env, const Napi::Value& v) {
+  DT dt;
+  if (!v.IsString() || !ParseDType(v.As<Napi::String>().Utf8Value(), &dt))
+    throw Napi::TypeError::New(env, "unknown dtype");
+  return dt;
+}
+
+// Checks [off, off + count) elements lie inside the array and returns the start.
+uint8_t* Elements(const Napi::Env& env, const HostSpan& s, DT dt, size_t off, size_t count, const char* arg) {
+  const size_t b = DTBytes(dt);
+  if ((off + count) * b > s.bytes)
+    throw Napi::RangeError::New(env, std::string(arg) + ": elements [" + std::to_string(off) + ", " +
+                                         std::to_string(off + count) + ") are outside the array");
+  return s.base + off * b;
+}
+
+Napi::Value Reduce(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 7) throw Napi::TypeError::New(env, "reduce(dtype, combine, dst, dOff, src, sOff, count)");
+  const DT dt = DTypeArg(env, info[0]);
+  Combine c;
+  if (!info[1].IsString() || !ParseCombine(info[1].As<Napi::String>().Utf8Value(), &c))
+    throw Napi::TypeError::New(env, "unknown combine");
+  const HostSpan ds = Span(env, info[2], "dst"), ss = Span(env, info[4], "src");
+  const size_t count = Index(env, info[6], "count");
+  uint8_t* d = Elements(env, ds, dt, Index(env, info[3], "dOff"), count, "dst");
+  const uint8_t* s = Elements(env, ss, dt, Index(env, info[5], "sOff"), count, "src");
+  const size_t bytes = count * DTBytes(dt);
+  const bool aliased = d < s + bytes && s < d + bytes;
+  if (!ReduceHost(dt, c, d, s, count, aliased))
+    throw Napi::TypeError::New(env, "reduce op is bitwise and does not apply to a floating-point dtype");
+  return env.Undefined();
+}
+
+Napi::Value Scale(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 8) throw Napi::TypeError::New(env, "scale(dtype, dst, dOff, src, sOff, count, mul, div)");
+  const DT dt = DTypeArg(env, info[0]);
+  const HostSpan ds = Span(env, info[1], "dst"), ss = Span(env, info[3], "src");
+  const size_t count = Index(env, info[5], "count");
+  uint8_t* d = Elements(env, ds, dt, Index(env, info[2], "dOff"), count, "dst");
+  const uint8_t* s = Elements(env, ss, dt, Index(env, info[4], "sOff"), count, "src");
+  if (!info[6].IsNumber() || !info[7].IsNumber()) throw Napi::TypeError::New(env, "mul and div must be numbers");
+  const double mul = info[6].As<Napi::Number>().DoubleValue();
+  const double div = info[7].As<Napi::Number>().DoubleValue();
+  switch (dt) {
+    case DT::I8: ScaleInt(reinterpret_cast<int8_t*>(d), reinterpret_cast<const int8_t*>(s), count, mul, div); break;
+    case DT::U8: ScaleInt(reinterpret_cast<uint8_t*>(d), reinterpret_cast<const uint8_t*>(s), count, mul, div); break;
+    case DT::I32: ScaleInt(reinterpret_cast<int32_t*>(d), reinterpret_cast<const int32_t*>(s), count, mul, div); break;
+    case DT::U32: ScaleInt(reinterpret_cast<uint32_t*>(d), reinterpret_cast<const uint32_t*>(s), count, mul, div); break;
+    case DT::F16: ScaleHalf<false>(reinterpret_cast<uint16_t*>(d), reinterpret_cast<const uint16_t*>(s), count, mul, div); break;
+    case DT::BF16: ScaleHalf<true>(reinterpret_cast<uint16_t*>(d), reinterpret_cast<const uint16_t*>(s), count, mul, div); break;
+    case DT::F32: ScaleFloat(reinterpret_cast<float*>(d), reinterpret_cast<const float*>(s), count, mul, div); break;
+    case DT::F64: ScaleFloat(reinterpret_cast<double*>(d), reinterpret_cast<const double*>(s), count, mul, div); break;
+    case DT::I64:
+    case DT::U64: {
+      const double m = std::trunc(mul);
+      // The TypeScript path uses BigInt(trunc(mul)) / BigInt(div); beyond int64 the caller falls back to it.
+      if (!(std::fabs(m) <= 9007199254740991.0) || div != std::trunc(div) || !(std::fabs(div) <= 9007199254740991.0) ||
+          div == 0)
+        throw Napi::RangeError::New(env, "scale of a 64-bit integer dtype needs safe-integer mul and a non-zero integer div");
+      if (dt == DT::I64) ScaleBig(reinterpret_cast<int64_t*>(d), reinterpret_cast<const int64_t*>(s), count, static_cast<int64_t>(m), static_cast<int64_t>(div));
+      else ScaleBig(reinterpret_cast<uint64_t*>(d), reinterpret_cast<const uint64_t*>(s), count, static_cast<int64_t>(m), static_cast<int64_t>(div));
+      break;
+    }
+  }
+  return env.Undefined();
+}
+
+}  // namespace
+
+void RegisterReduce(Napi::Env env, Napi::Object exports) {
+  exports.Set("reduce", Napi::Function::New(env, Reduce, "reduce"));
+  exports.Set("scale", Napi::Function::New(env, Scale, "scale"));
+}
+
+}  // namespace cclab

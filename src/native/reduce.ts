@@ -1,0 +1,44 @@
+/**
+ * Host-buffer reductions for backends: native (native/reduce.cc, vectorised) where the addon is
+ * loaded, src/core/op.ts otherwise. Both give identical results element by element.
+ */
+import { type DType, dtypeInfo, type TypedArray } from "../core/dtype.js";
+import { type Combine, reduceArrays, scaleArrays } from "../core/op.js";
+import { native } from "./load.js";
+
+/** Below this many elements the call into C++ costs more than the loop it saves. */
+const NATIVE_MIN = 64;
+
+/** dst[dOff..] = dst (combine) src[sOff..] for count elements. */
+export function reduceHost(
+  dtype: DType,
+  combine: Combine,
+  dst: TypedArray,
+  dOff: number,
+  src: TypedArray,
+  sOff: number,
+  count: number,
+): void {
+  const addon = count >= NATIVE_MIN ? native() : undefined;
+  if (addon) addon.reduce(dtype, combine, dst, dOff, src, sOff, count);
+  else reduceArrays(dtype, combine, dst, dOff, src, sOff, count);
+}
+
+/** dst[dOff..] = src[sOff..] * mul / div for count elements. */
+export function scaleHost(
+  dtype: DType,
+  dst: TypedArray,
+  dOff: number,
+  src: TypedArray,
+  sOff: number,
+  count: number,
+  mul: number,
+  div: number,
+): void {
+  const addon = count >= NATIVE_MIN ? native() : undefined;
+  // 64-bit integers scale with BigInt in TypeScript; native handles the safe-integer range only.
+  const bigOk =
+    !dtypeInfo(dtype).bigint || (Number.isSafeInteger(Math.trunc(mul)) && Number.isSafeInteger(div) && div !== 0);
+  if (addon && bigOk) addon.scale(dtype, dst, dOff, src, sOff, count, mul, div);
+  else scaleArrays(dtype, dst, dOff, src, sOff, count, mul, div);
+}
