@@ -1,0 +1,100 @@
+/**
+ * `cclab run -n N [--backend sim|mpi|nccl] program.ts [args...]`: torchrun for cclab programs
+ * (modules exporting main(comm, args)). Started inside an existing job (RANK/WORLD_SIZE, mpirun's
+ * or srun's variables), it runs only this process's rank.
+ */
+import { type Command, Option } from "commander";
+import { InvalidArgumentError } from "../core/errors.js";
+import { insideJob } from "../runtime/env.js";
+import { BACKENDS, type LaunchBackend, launch } from "../runtime/launch.js";
+
+interface RunFlags {
+  nprocPerNode: string;
+  backend: LaunchBackend;
+  nnodes: string;
+  nodeRank: string;
+  masterAddr?: string;
+  masterPort?: string;
+  timeout?: string;
+  check?: boolean;
+  fault: string[];
+  grace: string;
+}
+
+function int(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError({ op: "run", arg: flag }, `must be an integer, got '${v}'`);
+  return n;
+}
+
+function seconds(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!(n > 0))
+    throw new InvalidArgumentError({ op: "run", arg: flag }, `must be a positive number of seconds, got '${v}'`);
+  return n * 1000;
+}
+
+export async function runCommand(program: string, args: string[], flags: RunFlags): Promise<number> {
+  if (insideJob()) {
+    // Someone else (mpirun, srun, torchrun) started the ranks: be this one rank.
+    if (flags.backend === "sim") {
+      throw new InvalidArgumentError(
+        { op: "run", arg: "--backend" },
+        "inside an existing job, use a process backend (mpi or nccl)",
+      );
+    }
+    process.env.CCLAB_BACKEND = flags.backend;
+    if (flags.timeout) process.env.CCLAB_TIMEOUT = String(seconds("--timeout", flags.timeout)! / 1000);
+    if (flags.check) process.env.CCLAB_CHECK = "1";
+    if (flags.fault.length) process.env.CCLAB_FAULT = flags.fault.join(";");
+    const { runWorker } = await import("../runtime/worker.js");
+    return runWorker([program, ...args]);
+  }
+  const result = await launch({
+    nprocs: int("-n", flags.nprocPerNode)!,
+    backend: flags.backend,
+    program,
+    args,
+    nnodes: int("--nnodes", flags.nnodes),
+    nodeRank: int("--node-rank", flags.nodeRank),
+    masterAddr: flags.masterAddr,
+    masterPort: int("--master-port", flags.masterPort),
+    timeoutMs: seconds("--timeout", flags.timeout),
+    check: flags.check,
+    faults: flags.fault,
+    graceMs: seconds("--grace", flags.grace),
+  });
+  if (result.exitCode !== 0) process.stderr.write(`${result.summary}\n`);
+  return result.exitCode;
+}
+
+export function registerRun(program: Command): void {
+  // The program's own flags after its path belong to it, not to cclab run.
+  program.enablePositionalOptions();
+  program
+    .command("run")
+    .description("run a cclab program (a module exporting main(comm, args)) on N ranks, as torchrun does")
+    .argument("<program>", "the program module, e.g. examples/allreduce.ts")
+    .argument("[args...]", "passed to main(comm, args)")
+    .requiredOption("-n, --nproc-per-node <n>", "ranks (per node)")
+    .addOption(new Option("--backend <name>", "where the ranks run").choices([...BACKENDS]).default("sim"))
+    .option("--nnodes <n>", "nodes in the job (nccl)", "1")
+    .option("--node-rank <k>", "this node's index", "0")
+    .option("--master-addr <host>", "the node hosting the rendezvous store (MASTER_ADDR)")
+    .option("--master-port <port>", "its port (MASTER_PORT); default a free port on one node, 29500 across nodes")
+    .option("--timeout <seconds>", "per blocking operation (CCLAB_TIMEOUT; default 300)")
+    .option("--check", "checked mode: ranks compare each collective's call before moving data (CCLAB_CHECK=1)")
+    .option(
+      "--fault <spec>",
+      "inject a fault: kill:rank=R,at=K | delay:rank=R,ms=M[,at=K] | count:rank=R,delta=D (repeatable; CCLAB_FAULT)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option("--grace <seconds>", "after the first failure, how long the others get before they are killed", "5")
+    .passThroughOptions()
+    .action(async (prog: string, args: string[], flags: RunFlags) => {
+      process.exitCode = await runCommand(prog, args, flags);
+    });
+}

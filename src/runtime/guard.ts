@@ -1,0 +1,296 @@
+/**
+ * Timeouts and aborts for any backend: `guard(comm, { store, rank })` returns a Comm whose every
+ * blocking call races a deadline and the job's abort key on the store. A call that runs past its
+ * deadline fails with TimeoutError (naming rank, operation, peer and the op's label, i.e. the
+ * algorithm step) and publishes the abort, so every other rank's pending and later calls fail
+ * within moments with AbortError naming who aborted and why. Backends stay unchanged.
+ */
+
+import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
+import type { DataBuffer, View } from "../core/buffer.js";
+import type { DType } from "../core/dtype.js";
+import { AbortError, InvalidArgumentError, TimeoutError } from "../core/errors.js";
+import type { ReduceOp } from "../core/op.js";
+import type { KVStore, StoreClient } from "./store.js";
+
+export const DEFAULT_TIMEOUT_MS = 300_000;
+
+/** CCLAB_TIMEOUT (seconds) if set, else 300 s, as torch's default process-group timeout. */
+export function defaultTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.CCLAB_TIMEOUT;
+  if (raw === undefined || raw === "") return DEFAULT_TIMEOUT_MS;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s <= 0) {
+    throw new InvalidArgumentError(
+      { op: "init", arg: "CCLAB_TIMEOUT" },
+      `must be a positive number of seconds, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return s * 1000;
+}
+
+/** The job's abort key on the store. */
+export function abortKey(job: string): string {
+  return `abort/${job}`;
+}
+
+export interface AbortInfo {
+  /** The rank that aborted (timed out, failed, or died). */
+  readonly rank: number;
+  readonly reason: string;
+}
+
+/** Publishes an abort unless one is already there; returns the abort that won (the first). */
+export async function publishAbort(store: KVStore, job: string, info: AbortInfo): Promise<AbortInfo> {
+  const v = await store.setIfAbsent(abortKey(job), JSON.stringify(info));
+  return parseAbort(v);
+}
+
+export function parseAbort(v: Buffer): AbortInfo {
+  try {
+    const o = JSON.parse(v.toString("utf8")) as Partial<AbortInfo>;
+    return { rank: typeof o.rank === "number" ? o.rank : -1, reason: String(o.reason ?? "unknown reason") };
+  } catch {
+    return { rank: -1, reason: v.toString("utf8") };
+  }
+}
+
+/**
+ * Watches one job's abort key (and, on a TCP store, the connection itself) and tells every
+ * listener once. Shared by a guarded comm and the comms split from it.
+ */
+export class AbortWatch {
+  private info: AbortInfo | null = null;
+  private readonly listeners = new Set<(info: AbortInfo) => void>();
+  private stopped = false;
+
+  constructor(
+    readonly store: KVStore,
+    readonly job: string,
+  ) {
+    store.get(abortKey(job), Number.POSITIVE_INFINITY).then(
+      (v) => this.fire(parseAbort(v)),
+      (e: unknown) => {
+        if (!this.stopped) this.fire({ rank: -1, reason: e instanceof Error ? e.message : String(e) });
+      },
+    );
+    const lost = (store as Partial<StoreClient>).onLost;
+    if (typeof lost === "function") lost.call(store, (e: Error) => this.fire({ rank: -1, reason: e.message }));
+  }
+
+  get aborted(): AbortInfo | null {
+    return this.info;
+  }
+
+  fire(info: AbortInfo): void {
+    if (this.info || this.stopped) return;
+    this.info = info;
+    for (const l of [...this.listeners]) l(info);
+  }
+
+  on(listener: (info: AbortInfo) => void): () => void {
+    if (this.info) {
+      listener(this.info);
+      return () => {};
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Stops reporting (a clean shutdown closes the store connection on purpose). */
+  stop(): void {
+    this.stopped = true;
+    this.listeners.clear();
+  }
+}
+
+export interface GuardOptions {
+  store: KVStore;
+  /** This process's world rank, as the messages name it. */
+  rank: number;
+  /** Per blocking call; default CCLAB_TIMEOUT or 300 s. */
+  timeoutMs?: number;
+  /** Job id: the abort key is abort/<job>. Default CCLAB_JOB_ID or 'job'. */
+  job?: string;
+  /** Share one watcher between guards of the same job (the launcher's sim ranks, split comms). */
+  watch?: AbortWatch;
+  /** Backend-specific abort (ncclCommAbort, MPI_Abort), called once when this comm is aborted. */
+  onAbort?: (info: AbortInfo) => void;
+}
+
+interface Site {
+  op: string;
+  peer?: string;
+  label?: string;
+}
+
+function describe(rank: number, s: Site): string {
+  return `rank ${rank}: ${s.op}${s.peer ? ` ${s.peer}` : ""}${s.label ? ` at '${s.label}'` : ""}`;
+}
+
+function whoAborted(info: AbortInfo): string {
+  return info.rank >= 0 && !info.reason.startsWith(`rank ${info.rank}`)
+    ? `rank ${info.rank}: ${info.reason}`
+    : info.reason;
+}
+
+/** The communicator a guard hands out. */
+export class GuardedComm implements Comm {
+  readonly backend: string;
+  readonly timeoutMs: number;
+  readonly watch: AbortWatch;
+  private readonly unwatch: () => void;
+  private calledOnAbort = false;
+
+  constructor(
+    readonly inner: Comm,
+    private readonly options: GuardOptions,
+  ) {
+    this.backend = inner.backend;
+    this.timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
+    if (!(this.timeoutMs > 0)) {
+      throw new InvalidArgumentError(
+        { rank: options.rank, op: "guard", arg: "timeoutMs" },
+        `must be positive, got ${this.timeoutMs}`,
+      );
+    }
+    this.watch = options.watch ?? new AbortWatch(options.store, options.job ?? process.env.CCLAB_JOB_ID ?? "job");
+    this.unwatch = this.watch.on((info) => {
+      if (this.calledOnAbort) return;
+      this.calledOnAbort = true;
+      options.onAbort?.(info);
+    });
+  }
+
+  get rank(): number {
+    return this.inner.rank;
+  }
+  get size(): number {
+    return this.inner.size;
+  }
+  get worldRanks(): readonly number[] {
+    return this.inner.worldRanks;
+  }
+
+  private peerName(peer: number, dir: "to" | "from"): string {
+    const w = this.inner.worldRanks[peer];
+    return `${dir} peer ${peer}${w !== undefined && w !== peer ? ` (world rank ${w})` : ""}`;
+  }
+
+  /** Races `work` against the deadline and the abort; the loser's outcome is ignored. */
+  private run<T>(site: Site, work: () => Promise<T>): Promise<T> {
+    const me = this.options.rank;
+    const already = this.watch.aborted;
+    if (already) return Promise.reject(new AbortError(`${describe(me, site)}: aborted: ${whoAborted(already)}`));
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const finish = (f: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        off();
+        f();
+      };
+      const timer = setTimeout(() => {
+        const secs = this.timeoutMs / 1000;
+        const msg = `${describe(me, site)} timed out after ${secs} s; the communicator is aborted`;
+        finish(() => reject(new TimeoutError(msg)));
+        // The others learn from the store; the first abort published wins and names its rank.
+        this.watch.fire({ rank: me, reason: msg });
+        publishAbort(this.options.store, this.watch.job, { rank: me, reason: msg }).catch(() => {});
+      }, this.timeoutMs);
+      const off = this.watch.on((info) => {
+        if (settled) return;
+        finish(() => reject(new AbortError(`${describe(me, site)}: aborted: ${whoAborted(info)}`)));
+      });
+      let p: Promise<T>;
+      try {
+        p = work();
+      } catch (e) {
+        finish(() => reject(e));
+        return;
+      }
+      p.then(
+        (v) => finish(() => resolve(v)),
+        (e: unknown) => finish(() => reject(e)),
+      );
+    });
+  }
+
+  send(view: View, peer: number, options?: OpOptions): Promise<void> {
+    const site = { op: "send", peer: this.peerName(peer, "to"), label: options?.label };
+    return this.run(site, () => this.inner.send(view, peer, options));
+  }
+  recv(view: View, peer: number, options?: OpOptions): Promise<void> {
+    const site = { op: "recv", peer: this.peerName(peer, "from"), label: options?.label };
+    return this.run(site, () => this.inner.recv(view, peer, options));
+  }
+  private guardWork(site: Site, post: () => Work): Work {
+    const already = this.watch.aborted;
+    if (already) throw new AbortError(`${describe(this.options.rank, site)}: aborted: ${whoAborted(already)}`);
+    const w = post();
+    let waited: Promise<void> | null = null;
+    return {
+      // The deadline runs from the first wait, as torch's Work.wait(timeout).
+      wait: () => (waited ??= this.run(site, () => w.wait())),
+      test: () => w.test(),
+    };
+  }
+  isend(view: View, peer: number, options?: OpOptions): Work {
+    const site = { op: "isend", peer: this.peerName(peer, "to"), label: options?.label };
+    return this.guardWork(site, () => this.inner.isend(view, peer, options));
+  }
+  irecv(view: View, peer: number, options?: OpOptions): Work {
+    const site = { op: "irecv", peer: this.peerName(peer, "from"), label: options?.label };
+    return this.guardWork(site, () => this.inner.irecv(view, peer, options));
+  }
+  group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
+    const peers = ops.map((o) => `${o.kind} ${o.kind === "send" ? "to" : "from"} ${o.peer}`).join(", ");
+    return this.run({ op: "group", peer: `(${peers})`, label: options?.label ?? ops[0]?.label }, () =>
+      this.inner.group(ops, options),
+    );
+  }
+  async split(ranks: readonly number[]): Promise<Comm> {
+    const sub = await this.run({ op: "split", peer: `[${ranks.join(", ")}]` }, () => this.inner.split(ranks));
+    return new GuardedComm(sub, { ...this.options, watch: this.watch, timeoutMs: this.timeoutMs });
+  }
+  alloc(dtype: DType, count: number): DataBuffer {
+    return this.inner.alloc(dtype, count);
+  }
+  copy(dst: View, src: View): void {
+    this.inner.copy(dst, src);
+  }
+  reduceInto(dst: View, src: View, op: ReduceOp): void {
+    this.inner.reduceInto(dst, src, op);
+  }
+  scale(dst: View, src: View, mul: number, div: number): void {
+    this.inner.scale(dst, src, mul, div);
+  }
+  synchronize(): Promise<void> {
+    return this.run({ op: "synchronize" }, () => this.inner.synchronize());
+  }
+  /** Aborts this job from outside a call (a failed rank publishes its error this way). */
+  async abort(reason: string): Promise<AbortInfo> {
+    const info = { rank: this.options.rank, reason };
+    this.watch.fire(info);
+    return publishAbort(this.options.store, this.watch.job, info);
+  }
+  destroy(): void {
+    this.unwatch();
+    this.inner.destroy();
+  }
+}
+
+export function guard(comm: Comm, options: GuardOptions): GuardedComm {
+  return new GuardedComm(comm, options);
+}
+
+/** Unwraps a guarded (or fault-injected) comm chain to the first layer of type T. */
+export function findLayer<T>(comm: Comm, is: (c: Comm) => c is Comm & T): (Comm & T) | null {
+  let c: Comm | undefined = comm;
+  for (let i = 0; c && i < 16; i++) {
+    if (is(c)) return c;
+    c = (c as { inner?: Comm }).inner;
+  }
+  return null;
+}

@@ -1,0 +1,50 @@
+/**
+ * One rank of a process backend, as cclab run starts it (directly, or under mpirun):
+ *   node --import tsx src/runtime/worker.ts program.ts [args...]
+ * Joins the job from the environment (init), runs the program's main(comm, args), and on any
+ * failure publishes it as the job's abort (so the other ranks stop within moments) and exits 1.
+ */
+import type { GuardedComm } from "./guard.js";
+import { finalize, init, loadProgram } from "./init.js";
+import { installRankPrefix } from "./output.js";
+
+function describe(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
+
+export async function runWorker(argv: readonly string[]): Promise<number> {
+  const [program, ...args] = argv;
+  const rank = process.env.RANK ?? process.env.OMPI_COMM_WORLD_RANK ?? process.env.PMI_RANK ?? process.env.SLURM_PROCID;
+  // cclab run prefixes what it reads from our pipes; under mpirun we prefix our own lines.
+  const restore = process.env.CCLAB_PREFIXED === "1" || rank === undefined ? () => {} : installRankPrefix(Number(rank));
+  let comm: GuardedComm | undefined;
+  let failed: unknown;
+  const fail = async (e: unknown) => {
+    if (failed !== undefined) return;
+    failed = e;
+    process.stderr.write(`${describe(e)}\n`);
+    if (comm) await finalize(comm, e);
+    restore();
+    process.exit(1);
+  };
+  // An error thrown outside main's promise chain (a stray callback) fails the rank the same way.
+  process.on("uncaughtException", (e) => void fail(e));
+  process.on("unhandledRejection", (e) => void fail(e));
+  try {
+    if (!program) throw new Error("usage: worker.ts program.ts [args...]");
+    comm = await init();
+    const prog = await loadProgram(program);
+    await prog.main(comm, [...args]);
+    await finalize(comm);
+    restore();
+    return 0;
+  } catch (e) {
+    await fail(e);
+    return 1;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("/runtime/worker.ts")) {
+  const code = await runWorker(process.argv.slice(2));
+  process.exit(code);
+}
