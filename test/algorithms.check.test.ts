@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { allAlgorithms } from "../src/registry.js";
 import { checkAlgorithm } from "../src/schedule/check.js";
-import { checkCases } from "./checkMatrix.js";
+import { checkCases } from "../src/verify/matrix.js";
 
 const algorithms = allAlgorithms();
 

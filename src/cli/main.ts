@@ -1,15 +1,30 @@
 /** The cclab command line: one subcommand per tool, each in its own module under src/cli/. */
 import { Command } from "commander";
+import { registerExplain } from "./explain.js";
+import { registerVerify } from "./verify.js";
 
 const program = new Command();
-program.name("cclab").description("Collective-communication algorithms hand-rolled on send/recv: verify, explain, run.");
+program
+  .name("cclab")
+  .description("Collective-communication algorithms hand-rolled on send/recv: verify, explain, run.");
 
 program
   .command("demo")
-  .description("the seed 003 send/recv chain, the send-send deadlock explained, and its three fixes (4 simulated ranks)")
+  .description(
+    "the seed 003 send/recv chain, the send-send deadlock explained, and its three fixes (4 simulated ranks)",
+  )
   .action(async () => {
     const { demo } = await import("./demo.js");
     await demo();
   });
 
-await program.parseAsync(process.argv);
+registerVerify(program);
+registerExplain(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  // Errors from cclab carry their own context (rank, operation, argument); print them plainly.
+  console.error(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  process.exitCode = 1;
+}

@@ -2,9 +2,9 @@
  * The gloo-style matrix the static checks run over: every n in 1..maxSize, counts 0, < n,
  * not divisible by n, every kind of root, in and out of place, a few segment sizes.
  */
-import type { CallArgs } from "../src/schedule/context.js";
-import { HAS_IN_PLACE, ROOTED } from "../src/schedule/layout.js";
-import type { Algorithm } from "../src/schedule/types.js";
+import type { CallArgs } from "../schedule/context.js";
+import { HAS_IN_PLACE, ROOTED } from "../schedule/layout.js";
+import type { Algorithm } from "../schedule/types.js";
 
 /** A deterministic, lopsided alltoallv split matrix with zeros in it. */
 export function splitMatrix(n: number, salt = 0): number[][] {

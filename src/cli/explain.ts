@@ -1,0 +1,42 @@
+/** `cclab explain <collective> --algorithm <name> -n 4`: the step table, from the schedule itself. */
+import type { Command } from "commander";
+import { explain, explainArgs } from "../schedule/explain.js";
+import { intOption } from "./options.js";
+import { selectAlgorithms } from "./verify.js";
+
+export function registerExplain(program: Command): void {
+  program
+    .command("explain")
+    .description(
+      "print an algorithm's step table: who sends which region to whom, what is reduced, what each rank holds",
+    )
+    .argument(
+      "<collective>",
+      "broadcast, reduce, gather, scatter, allgather, reducescatter, allreduce, alltoall, alltoallv, barrier",
+    )
+    .requiredOption("--algorithm <name>", "algorithm name (see cclab verify)")
+    .option("-n, --size <n>", "number of ranks", intOption("-n", 1, 256), 4)
+    .option(
+      "--count <n>",
+      "elements (NCCL's count for the collective); default one element per chunk",
+      intOption("--count", 0),
+    )
+    .option("--root <n>", "root rank", intOption("--root", 0), 0)
+    .option("--in-place", "in-place call")
+    .option("--segment <n>", "pipelining segment in elements", intOption("--segment", 1), 1)
+    .option("--algorithm-file <file>", "your own algorithm file")
+    .action(async (collective: string, o) => {
+      const [alg] = await selectAlgorithms({ collective, algorithm: o.algorithm, algorithmFile: o.algorithmFile });
+      if (!alg) return;
+      const base = explainArgs(alg, o.size);
+      console.log(
+        explain(alg, {
+          ...base,
+          count: o.count ?? base.count,
+          root: o.root,
+          inPlace: Boolean(o.inPlace),
+          segment: o.segment,
+        }),
+      );
+    });
+}

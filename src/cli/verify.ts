@@ -1,0 +1,155 @@
+/**
+ * `cclab verify` (and `npm start`): for every algorithm (or those selected), the static proof
+ * over n = 1..--size and the property tests against the oracle on the sim backend; one row per
+ * algorithm. Exits non-zero on any failure and prints the command that replays it.
+ */
+import { SingleBar } from "cli-progress";
+import Table from "cli-table3";
+import type { Command } from "commander";
+import fc from "fast-check";
+import { allAlgorithms, isCollective } from "../registry.js";
+import { checkAlgorithm } from "../schedule/check.js";
+import type { Algorithm } from "../schedule/types.js";
+import { loadAlgorithmFile } from "../verify/load.js";
+import { checkCases } from "../verify/matrix.js";
+import { caseArb, describeCase, runCase } from "../verify/property.js";
+import { intOption } from "./options.js";
+
+export interface VerifyOptions {
+  collective?: string;
+  algorithm?: string;
+  algorithmFile?: string;
+  size: number;
+  runs: number;
+  seed?: number;
+  backend: string;
+}
+
+export interface VerifyRow {
+  readonly algorithm: Algorithm;
+  readonly staticCases: number;
+  readonly propertyCases: number;
+  readonly failure?: string;
+  readonly replay?: string;
+}
+
+/** The algorithms a verify/bench/trace/explain invocation is about. */
+export async function selectAlgorithms(o: { collective?: string; algorithm?: string; algorithmFile?: string }) {
+  const loaded = o.algorithmFile ? await loadAlgorithmFile(o.algorithmFile) : undefined;
+  if (o.collective !== undefined && !isCollective(o.collective)) {
+    throw new Error(`--collective: unknown collective '${o.collective}'`);
+  }
+  const pool = loaded ?? allAlgorithms();
+  const chosen = pool.filter(
+    (a) => (!o.collective || a.collective === o.collective) && (!o.algorithm || a.name === o.algorithm),
+  );
+  if (chosen.length === 0) throw new Error("no algorithm matches the selection (see --collective, --algorithm)");
+  return chosen;
+}
+
+export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number): Promise<VerifyRow> {
+  const cases = checkCases(alg, o.size);
+  for (const args of cases) {
+    const report = checkAlgorithm(alg, args);
+    if (report.errors.length > 0) {
+      return { algorithm: alg, staticCases: cases.length, propertyCases: 0, failure: report.errors.join("\n") };
+    }
+  }
+  const result = await fc.check(
+    fc.asyncProperty(caseArb(alg), async (c) => {
+      const err = await runCase(alg, c);
+      if (err) throw new Error(`${describeCase(alg, c)}: ${err}`);
+    }),
+    { numRuns: o.runs, seed },
+  );
+  if (result.failed) {
+    const file = o.algorithmFile ? ` --algorithm-file ${o.algorithmFile}` : "";
+    const err = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+    return {
+      algorithm: alg,
+      staticCases: cases.length,
+      propertyCases: result.numRuns,
+      failure: `minimal counterexample after ${result.numShrinks} shrinks: ${err}`,
+      replay: `cclab verify --collective ${alg.collective} --algorithm ${alg.name}${file} --seed ${seed} --runs ${o.runs}`,
+    };
+  }
+  return { algorithm: alg, staticCases: cases.length, propertyCases: result.numRuns };
+}
+
+/** Steps and bytes per rank at n = 8 for a 1 MiB float32 message, from the (checked) cost formulas. */
+function costAt8(alg: Algorithm): { steps: number; bytes: number } {
+  const count = alg.collective === "barrier" ? 0 : 262144;
+  const segment = 32768;
+  return { steps: alg.cost.steps(8, count, segment), bytes: alg.cost.sentElements(8, count, segment) * 4 };
+}
+
+export async function verify(o: VerifyOptions): Promise<number> {
+  if (o.backend !== "sim") {
+    const { verifyBackend } = await import("../verify/backends.js");
+    return verifyBackend(o);
+  }
+  const algs = await selectAlgorithms(o);
+  const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const t0 = performance.now();
+  console.log(
+    `cclab verify: ${algs.length} algorithms on sim; static proof for n = 1..${o.size}, ${o.runs} property cases each (seed ${seed})`,
+  );
+  const bar = process.stderr.isTTY ? new SingleBar({ format: " {bar} {value}/{total} {name}" }) : undefined;
+  bar?.start(algs.length, 0, { name: "" });
+  const rows: VerifyRow[] = [];
+  for (const alg of algs) {
+    bar?.update(rows.length, { name: `${alg.collective}/${alg.name}` });
+    rows.push(await verifyOne(alg, o, seed));
+  }
+  bar?.update(rows.length, { name: "" });
+  bar?.stop();
+  const table = new Table({
+    head: [
+      "collective",
+      "algorithm",
+      "static cases",
+      "property cases",
+      "result",
+      "steps (n=8)",
+      "bytes/rank (n=8, 1 MiB)",
+    ],
+    style: { head: [], border: [] },
+  });
+  for (const r of rows) {
+    const c = costAt8(r.algorithm);
+    table.push([
+      r.algorithm.collective,
+      r.algorithm.name,
+      r.staticCases,
+      r.propertyCases,
+      r.failure ? "FAILED" : "ok",
+      c.steps,
+      Number.isNaN(c.bytes) ? "varies" : c.bytes,
+    ]);
+  }
+  console.log(table.toString());
+  const failed = rows.filter((r) => r.failure);
+  for (const r of failed) {
+    console.log(`\n${r.algorithm.collective}/${r.algorithm.name} FAILED:\n${r.failure}`);
+    if (r.replay) console.log(`replay: ${r.replay}`);
+  }
+  const secs = ((performance.now() - t0) / 1000).toFixed(1);
+  console.log(`\n${rows.length - failed.length} of ${rows.length} algorithms verified in ${secs} s`);
+  return failed.length > 0 ? 1 : 0;
+}
+
+export function registerVerify(program: Command): void {
+  program
+    .command("verify")
+    .description("prove every algorithm's schedule (static, symbolic) and property-test it against the oracle")
+    .option("--collective <name>", "only this collective")
+    .option("--algorithm <name>", "only algorithms with this name")
+    .option("--algorithm-file <file>", "load and verify your own algorithm(s) from a .ts file")
+    .option("--size <n>", "largest group size for the static proof", intOption("--size", 1, 1024), 16)
+    .option("--runs <n>", "property-test cases per algorithm", intOption("--runs", 0), 25)
+    .option("--seed <n>", "fast-check seed (printed; replays a failure)", intOption("--seed", -(2 ** 31), 2 ** 31))
+    .option("--backend <name>", "sim, mpi or nccl", "sim")
+    .action(async (o: VerifyOptions) => {
+      process.exitCode = await verify(o);
+    });
+}

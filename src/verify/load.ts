@@ -1,0 +1,43 @@
+/**
+ * Loading a user's algorithm file (cclab verify --algorithm-file ./my_allreduce.ts): every
+ * export that looks like an Algorithm is registered, with its file recorded so headers, explain
+ * and error messages point at it. The file is TypeScript run through tsx, like the built-ins.
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { InvalidArgumentError } from "../core/errors.js";
+import { registerAlgorithm } from "../registry.js";
+import type { Algorithm } from "../schedule/types.js";
+
+function isAlgorithm(x: unknown): x is Algorithm {
+  return (
+    typeof x === "object" &&
+    x !== null &&
+    typeof (x as Algorithm).collective === "string" &&
+    typeof (x as Algorithm).name === "string" &&
+    typeof (x as Algorithm).schedule === "function"
+  );
+}
+
+export async function loadAlgorithmFile(path: string): Promise<Algorithm[]> {
+  const file = resolve(path);
+  if (!existsSync(file)) {
+    throw new InvalidArgumentError({ op: "loadAlgorithmFile", arg: "--algorithm-file" }, `no such file: ${file}`);
+  }
+  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const found = Object.values(mod).filter(isAlgorithm);
+  if (found.length === 0) {
+    throw new InvalidArgumentError(
+      { op: "loadAlgorithmFile", arg: "--algorithm-file" },
+      `${file} exports no algorithm (an object with collective, name, cost and schedule(ctx), as in algorithms/)`,
+    );
+  }
+  const out: Algorithm[] = [];
+  for (const alg of found) {
+    const withFile = { ...alg, file };
+    registerAlgorithm(withFile);
+    out.push(withFile);
+  }
+  return out;
+}
