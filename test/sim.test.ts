@@ -157,7 +157,7 @@ describe("send completion models", () => {
         if (c.rank === 0) {
           const t = tensor("int32", [1, 2]);
           await c.send(view(t), 1);
-          t.data.fill(9);
+          (t.data as Int32Array).fill(9);
           await c.send(view(t), 1);
           return [];
         }

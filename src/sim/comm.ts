@@ -9,7 +9,7 @@ import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View } from "..
 import { type DType, isDType, parseDType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp, reduceArrays, scaleArrays } from "../core/op.js";
-import { type CommInfo, SimOp, type World } from "./world.js";
+import { type CommInfo, copyElements, SimOp, type World } from "./world.js";
 
 type HostView = View & { readonly buffer: HostBuffer };
 
@@ -192,8 +192,7 @@ export class SimComm implements Comm {
 
   copy(dst: View, src: View): void {
     const [d, s] = this.pair("copy", dst, src);
-    // TypedArray.set copies correctly even when the two ranges overlap in one buffer.
-    (d.buffer.data as Float64Array).set(s.buffer.data.subarray(s.offset, s.offset + s.count) as Float64Array, d.offset);
+    copyElements(d.buffer.data, d.offset, s.buffer.data, s.offset, d.count);
     this.world.recordLocal(this.me, "copy", d);
   }
 

@@ -38,6 +38,8 @@ export interface DeadlockContext {
 
 /** Other (non-cycle) blocked operations listed in full; the rest are counted. */
 const MAX_LINES = 12;
+/** Hops of a long cycle shown at each end. */
+const CYCLE_ENDS = 6;
 
 export function describeWait(w: Wait): string {
   const on = w.comm.id === 0 ? "" : ` on ${w.comm.name}`;
@@ -134,7 +136,16 @@ export function explainDeadlock(
       used.add(w);
       return `rank ${r} waits in ${describeWait(w)}`;
     });
-    lines.push(`${parts.join(" -> ")} -> rank ${cycle[0]}`);
+    // A thousand-rank cycle stays readable: its ends, and how many hops are elided.
+    const shown =
+      parts.length > 2 * CYCLE_ENDS
+        ? [
+            ...parts.slice(0, CYCLE_ENDS),
+            `... (${parts.length - 2 * CYCLE_ENDS} more ranks)`,
+            ...parts.slice(-CYCLE_ENDS),
+          ]
+        : parts;
+    lines.push(`${shown.join(" -> ")} -> rank ${cycle[0]}`);
   }
   const rest = sorted.filter((w) => !used.has(w));
   for (const w of rest.slice(0, MAX_LINES)) {
