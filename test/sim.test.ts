@@ -86,27 +86,33 @@ describe.each(ALL)("point-to-point under '%s'", (semantics) => {
     expect(got.map((g) => g.value)).toEqual([6, 5]);
   });
 
-  it("a matched send/recv of different counts rejects on both ranks with MismatchError", async () => {
-    const errs = await spawn(
-      2,
-      async (c) => {
-        try {
-          if (c.rank === 0) await c.send(view(zeros("float32", 4)), 1);
-          else await c.recv(view(zeros("float32", 3)), 0);
-          return "no error";
-        } catch (e) {
-          return e;
-        }
-      },
-      // 'buffered' completes the send at post; the receive still reports both sides.
-      { semantics: semantics === "buffered" ? "nccl" : semantics, eagerLimitBytes: 0 },
-    );
-    for (const e of errs) {
+  it("a matched send/recv of different counts or dtypes rejects with MismatchError naming both sides", async () => {
+    const run = (recvView: ReturnType<typeof view>) =>
+      spawn(
+        2,
+        async (c) => {
+          try {
+            if (c.rank === 0) await c.send(view(zeros("float32", 4)), 1);
+            else await c.recv(recvView, 0);
+            return "no error";
+          } catch (e) {
+            return e;
+          }
+        },
+        { semantics, eagerLimitBytes: 8 },
+      );
+    const errs = await run(view(zeros("float32", 3)));
+    // A send that completed at post (buffered) cannot fail any more; its receive reports both sides.
+    const failing = semantics === "buffered" ? [errs[1]] : errs;
+    if (semantics === "buffered") expect(errs[0]).toBe("no error");
+    for (const e of failing) {
       expect(e).toBeInstanceOf(MismatchError);
       expect((e as Error).message).toContain(
         "rank 0 send(to 1) of 4 x float32 (16 B) matched rank 1 recv(from 0) of 3 x float32 (12 B)",
       );
     }
+    const dt = await run(view(zeros("int32", 4)));
+    expect((dt[1] as Error).message).toContain("matched rank 1 recv(from 0) of 4 x int32 (16 B)");
   });
 
   it("sending to self matches the rank's own receive", async () => {
