@@ -1,0 +1,62 @@
+/**
+ * Writes docs/algorithms.md from the registry: one section per algorithm with what it does,
+ * its limits and its cost, so the document cannot drift from the code.
+ * Run: npx tsx src/tools/docs.ts [--check]; test/docs.test.ts fails when the file is stale.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { allAlgorithms } from "../registry.js";
+import { COLLECTIVES } from "../schedule/types.js";
+
+export const ALGORITHMS_MD = new URL("../../docs/algorithms.md", import.meta.url).pathname;
+
+export function algorithmsMarkdown(): string {
+  const algs = allAlgorithms().filter((a) => !a.file);
+  const out: string[] = [
+    "# Algorithms",
+    "",
+    "Generated from the registry by `npx tsx src/tools/docs.ts`; do not edit by hand.",
+    "Every algorithm below is proved by the static checker for n = 1..64 and property-tested against",
+    "the sequential oracle (`cclab verify`). `cclab explain <collective> --algorithm <name> -n 4` prints",
+    "its step table; the same table opens its source file.",
+    "",
+    "Notation: n = ranks, s = bytes per element, count = NCCL's count for the collective (per rank for",
+    "all-gather, reduce-scatter, gather and scatter; per peer for all-to-all; the whole message otherwise).",
+    "Costs are the maximum over ranks: steps with at least one transfer, and bytes sent.",
+    "",
+  ];
+  for (const c of COLLECTIVES) {
+    const list = algs.filter((a) => a.collective === c);
+    if (list.length === 0) continue;
+    out.push(`## ${c}`, "");
+    out.push("| algorithm | steps | bytes sent per rank | steps, n = 8 |", "|---|---|---|---|");
+    for (const a of list) {
+      out.push(
+        `| [${a.name}](#${c}${a.name.replaceAll("_", "")}) | ${a.cost.stepsFormula} | ${a.cost.bytesFormula} | ${a.cost.steps(8, 8192, 1024)} |`,
+      );
+    }
+    out.push("");
+    for (const a of list) {
+      out.push(`### ${c}/${a.name}`, "");
+      out.push(a.summary, "");
+      out.push(`- Limits: ${a.limits}`);
+      out.push(`- Cost: ${a.cost.stepsFormula} steps; ${a.cost.bytesFormula} bytes sent per rank.`);
+      out.push(`- Source: [algorithms/${c}/${a.name}.ts](../algorithms/${c}/${a.name}.ts)`);
+      out.push(`- Step table: \`cclab explain ${c} --algorithm ${a.name} -n 4\``, "");
+    }
+  }
+  return out.join("\n");
+}
+
+if (process.argv[1]?.endsWith("tools/docs.ts")) {
+  const text = algorithmsMarkdown();
+  if (process.argv.includes("--check")) {
+    const cur = readFileSync(ALGORITHMS_MD, "utf8");
+    if (cur !== text) {
+      console.error("docs/algorithms.md is stale: run npx tsx src/tools/docs.ts");
+      process.exitCode = 1;
+    }
+  } else {
+    writeFileSync(ALGORITHMS_MD, text);
+    console.log(`wrote ${ALGORITHMS_MD}`);
+  }
+}

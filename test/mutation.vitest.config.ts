@@ -1,0 +1,19 @@
+/**
+ * Vitest configuration for mutation testing (npm run test:mutation, stryker.config.json): the
+ * tests that hold algorithms/ to their contract, on a smaller matrix so each mutant runs fast.
+ */
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: [
+      "test/algorithms.check.test.ts",
+      "test/algorithms.property.test.ts",
+      "test/headers.test.ts",
+      "test/docs.test.ts",
+    ],
+    env: { CCLAB_CHECK_MAX_SIZE: "12", CCLAB_PROPERTY_RUNS: "12" },
+    testTimeout: 120_000,
+    pool: "forks",
+  },
+});
