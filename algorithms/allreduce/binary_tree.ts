@@ -12,12 +12,105 @@
  * min(3, n-1) · count · s bytes sent per rank.
  *
  * Step table (n = 4), from `cclab explain allreduce --algorithm binary_tree -n 4`:
- * (generated)
+ * allreduce/binary_tree: n = 4, count = 4, root 0, out of place, segment 1
+ * cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written
+ *
+ * step 1
+ *   rank 0  recvReduce seg 0 up: tmp[0]<-2 out[0]=in[0] out[0]+=tmp[0]
+ *   rank 1  send seg 0 up: in[0]->2
+ *   rank 2  recvReduce seg 0 up: tmp[0]<-1 tmp[1]<-3 out[0]=in[0] out[0]+=tmp[0] out[0]+=tmp[1]
+ *   rank 3  send seg 0 up: in[0]->2
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  .          [1+2+3]    .
+ *   out[1]  .          .          .          .
+ *   out[2]  .          .          .          .
+ *   out[3]  .          .          .          .
+ *   tmp[0]  [1+2+3]    .          [1]        .
+ *   tmp[1]  .          .          [3]        .
+ *
+ * step 2
+ *   rank 0  recvReduce seg 1 up, send seg 0 down: out[0]->2 tmp[0]<-2 out[1]=in[1] out[1]+=tmp[0]
+ *   rank 1  send seg 1 up: in[1]->2
+ *   rank 2  recvReduce seg 1 up, send seg 0 up: out[0]->0 tmp[0]<-1 tmp[1]<-3 out[1]=in[1] out[1]+=tmp[0] out[1]+=tmp[1]
+ *   rank 3  send seg 1 up: in[1]->2
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  .          [1+2+3]    .
+ *   out[1]  [0+1+2+3]  .          [1+2+3]    .
+ *   out[2]  .          .          .          .
+ *   out[3]  .          .          .          .
+ *   tmp[0]  [1+2+3]    .          [1]        .
+ *   tmp[1]  .          .          [3]        .
+ *
+ * step 3
+ *   rank 0  recvReduce seg 2 up, send seg 1 down: out[1]->2 tmp[0]<-2 out[2]=in[2] out[2]+=tmp[0]
+ *   rank 1  send seg 2 up: in[2]->2
+ *   rank 2  recvReduce seg 2 up, send seg 1 up, recv seg 0 down: out[0]<-0 out[1]->0 tmp[0]<-1 tmp[1]<-3 out[2]=in[2] out[2]+=tmp[0] out[2]+=tmp[1]
+ *   rank 3  send seg 2 up: in[2]->2
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  .          [0+1+2+3]  .
+ *   out[1]  [0+1+2+3]  .          [1+2+3]    .
+ *   out[2]  [0+1+2+3]  .          [1+2+3]    .
+ *   out[3]  .          .          .          .
+ *   tmp[0]  [1+2+3]    .          [1]        .
+ *   tmp[1]  .          .          [3]        .
+ *
+ * step 4
+ *   rank 0  recvReduce seg 3 up, send seg 2 down: out[2]->2 tmp[0]<-2 out[3]=in[3] out[3]+=tmp[0]
+ *   rank 1  send seg 3 up, recv seg 0 down: out[0]<-2 in[3]->2
+ *   rank 2  recvReduce seg 3 up, send seg 2 up, recv seg 1 down, send seg 0 down: out[0]->1 out[0]->3 out[1]<-0 out[2]->0 tmp[0]<-1 tmp[1]<-3 out[3]=in[3] out[3]+=tmp[0] out[3]+=tmp[1]
+ *   rank 3  send seg 3 up, recv seg 0 down: out[0]<-2 in[3]->2
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[1]  [0+1+2+3]  .          [0+1+2+3]  .
+ *   out[2]  [0+1+2+3]  .          [1+2+3]    .
+ *   out[3]  [0+1+2+3]  .          [1+2+3]    .
+ *   tmp[0]  [1+2+3]    .          [1]        .
+ *   tmp[1]  .          .          [3]        .
+ *
+ * step 5
+ *   rank 0  send seg 3 down: out[3]->2
+ *   rank 1  recv seg 1 down: out[1]<-2
+ *   rank 2  send seg 3 up, recv seg 2 down, send seg 1 down: out[1]->1 out[1]->3 out[2]<-0 out[3]->0
+ *   rank 3  recv seg 1 down: out[1]<-2
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[1]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[2]  [0+1+2+3]  .          [0+1+2+3]  .
+ *   out[3]  [0+1+2+3]  .          [1+2+3]    .
+ *   tmp[0]  [1+2+3]    .          [1]        .
+ *   tmp[1]  .          .          [3]        .
+ *
+ * step 6
+ *   rank 0  -
+ *   rank 1  recv seg 2 down: out[2]<-2
+ *   rank 2  recv seg 3 down, send seg 2 down: out[2]->1 out[2]->3 out[3]<-0
+ *   rank 3  recv seg 2 down: out[2]<-2
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[1]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[2]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[3]  [0+1+2+3]  .          [0+1+2+3]  .
+ *   tmp[0]  [1+2+3]    .          [1]        .
+ *   tmp[1]  .          .          [3]        .
+ *
+ * step 7
+ *   rank 0  -
+ *   rank 1  recv seg 3 down: out[3]<-2
+ *   rank 2  send seg 3 down: out[3]->1 out[3]->3
+ *   rank 3  recv seg 3 down: out[3]<-2
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[1]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[2]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   tmp[0]  [1+2+3]    .          [1]        .
+ *   tmp[1]  .          .          [3]        .
+ *
+ * cost: min(S + 2⌈log2 n⌉ - 1, 2S + 2), S = ⌈count/segment⌉ steps, min(3, n-1) · count · s bytes sent per rank; here 7 steps, at most 12 elements sent by a rank
  */
 import { copy, region, step } from "../../src/schedule/build.js";
 import type { Algorithm, ScheduleContext } from "../../src/schedule/types.js";
-import { binaryTree, type Tree } from "../topology/binary_tree.js";
-import { ceilLog2 } from "../topology/binomial.js";
+import { binaryTree, binaryTreeHeight, type Tree } from "../topology/binary_tree.js";
 import { treeAllreduce, treeScratch } from "../topology/tree_pipeline.js";
 
 const nsegments = (count: number, segment: number) => Math.ceil(count / Math.max(1, segment));
@@ -33,7 +126,7 @@ export const binaryTreeAllreduce: Algorithm = {
     steps: (n, count, segment) => {
       if (n === 1 || count === 0) return 0;
       const s = nsegments(count, segment);
-      return Math.min(s + 2 * ceilLog2(n) - 1, 2 * s + 2);
+      return Math.min(s + 2 * binaryTreeHeight(n) - 1, 2 * s + 2);
     },
     sentElements: (n, count) => Math.min(3, n - 1) * count,
   },
@@ -50,6 +143,7 @@ export const binaryTreeAllreduce: Algorithm = {
       rank,
       size,
       tree,
+      height: binaryTreeHeight(size),
       input: region("input", 0, count),
       output: region("output", 0, count),
       inPlace,

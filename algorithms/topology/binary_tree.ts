@@ -59,7 +59,14 @@ export function treeDepth(tree: Tree, rank: number): number {
   return depth;
 }
 
-/** Height of a tree over `size` ranks: the largest depth. */
+/** Height of the binary tree over `size` ranks: ⌈log2 size⌉ (the mirrored and shifted trees too). */
+export function binaryTreeHeight(size: number): number {
+  let h = 0;
+  while (1 << h < size) h++;
+  return h;
+}
+
+/** Height of any tree over `size` ranks: the largest depth, by walking (O(n log n)). */
 export function treeHeight(tree: Tree, size: number): number {
   let height = 0;
   for (let r = 0; r < size; r++) height = Math.max(height, treeDepth(tree, r));

@@ -22,12 +22,14 @@
 import { invariant } from "../../src/core/assert.js";
 import { copy, recv, reduce, segments, send, step, sub } from "../../src/schedule/build.js";
 import type { LocalOp, Region, Schedule, Step, Transfer } from "../../src/schedule/types.js";
-import { type Tree, treeDepth, treeHeight } from "./binary_tree.js";
+import { type Tree, treeDepth } from "./binary_tree.js";
 
 export interface TreeAllreduceArgs {
   readonly rank: number;
   readonly size: number;
   readonly tree: Tree;
+  /** The tree's height (largest depth), which sets the clock: binaryTreeHeight for NCCL's trees. */
+  readonly height: number;
   /** This rank's contribution; same count as `output`. */
   readonly input: Region;
   /** Where the result lands; the partial sums are built here too. */
@@ -59,7 +61,8 @@ export function treeAllreduceTimed(a: TreeAllreduceArgs): TimedStep[] {
   if (size === 1 || count === 0) return [];
   const { parent, children } = tree(rank);
   const depth = treeDepth(tree, rank);
-  const height = treeHeight(tree, size);
+  const height = a.height;
+  invariant(depth <= height && (children.length === 0 || depth < height), "treeAllreduce: height below a depth");
   const segs = segments(count, a.segment);
   const slot = Math.min(Math.max(1, a.segment), count);
   invariant(scratch.count >= children.length * slot, "treeAllreduce: scratch too small");
@@ -67,7 +70,8 @@ export function treeAllreduceTimed(a: TreeAllreduceArgs): TimedStep[] {
   interface Tick {
     transfers: Transfer[];
     local: LocalOp[];
-    parts: string[];
+    /** [order, text]: labels read up-receive, up-send, down-receive, down-send. */
+    parts: [number, string][];
   }
   const ticks = new Map<number, Tick>();
   const at = (t: number): Tick => {
@@ -86,26 +90,37 @@ export function treeAllreduceTimed(a: TreeAllreduceArgs): TimedStep[] {
       for (const x of slots) t.transfers.push(recv(x.child, x.slot));
       if (!inPlace) t.local.push(copy(out, sub(input, s.offset, s.count)));
       for (const x of slots) t.local.push(reduce(out, x.slot));
-      t.parts.push(`recvReduce seg ${k} up`);
+      t.parts.push([0, `recvReduce seg ${k} up`]);
     }
     if (parent >= 0) {
       const t = at(k + height - depth);
       t.transfers.push(send(parent, sub(upSource, s.offset, s.count)));
-      t.parts.push(`send seg ${k} up`);
+      t.parts.push([1, `send seg ${k} up`]);
       const d = at(k + height + depth - 1);
       d.transfers.push(recv(parent, out));
-      d.parts.push(`recv seg ${k} down`);
+      d.parts.push([2, `recv seg ${k} down`]);
     }
     if (children.length > 0) {
       const t = at(k + height + depth);
       for (const c of children) t.transfers.push(send(c, out));
-      t.parts.push(`send seg ${k} down`);
+      t.parts.push([3, `send seg ${k} down`]);
     }
   });
 
   return [...ticks.entries()]
     .sort(([x], [y]) => x - y)
-    .map(([tick, x]) => ({ ...step((a.label ?? "") + x.parts.join(", "), x.transfers, x.local), tick }));
+    .map(([tick, x]) => ({
+      ...step(
+        (a.label ?? "") +
+          x.parts
+            .sort((p, q) => p[0] - q[0])
+            .map((p) => p[1])
+            .join(", "),
+        x.transfers,
+        x.local,
+      ),
+      tick,
+    }));
 }
 
 /** The routine as a schedule: reduce up the tree, broadcast down, pipelined by segment. */
