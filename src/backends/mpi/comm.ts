@@ -1,0 +1,450 @@
+/**
+ * MpiComm: the point-to-point Comm over MPI, for processes started by mpirun. One MPI
+ * communicator per Comm (split -> MPI_Comm_split), so messages of different Comms never meet.
+ * The tag is the sender's dtype index and receives match with MPI_Improbe(peer, MPI_ANY_TAG) in
+ * posting order: MPI's non-overtaking order gives cclab's, and the probe tells the receiver the
+ * sender's byte count and dtype before anything lands, so mismatches become a MismatchError
+ * naming both ranks and sizes (MPI alone would only report a larger send, as truncation).
+ */
+import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
+import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View } from "../../core/buffer.js";
+import { DTYPES, type DType, dtypeInfo, isDType, parseDType } from "../../core/dtype.js";
+import { EngineError, InvalidArgumentError, MismatchError, TimeoutError } from "../../core/errors.js";
+import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
+import { engineCall } from "../../native/load.js";
+import { reduceHost, scaleHost } from "../../native/reduce.js";
+import type { NativeMpi } from "../../native/types.js";
+import { MpiBuiltin } from "./builtin.js";
+import type { Pollable, Progress } from "./progress.js";
+
+export interface MpiCommOptions {
+  /** Default timeout of every wait, ms (default: $CCLAB_TIMEOUT seconds, else 300 s). */
+  readonly timeoutMs?: number;
+}
+
+/** Shared by every communicator of this process. */
+export interface MpiProcess {
+  readonly mpi: NativeMpi;
+  readonly progress: Progress;
+  readonly worldRank: number;
+  timeoutMs: number;
+  /**
+   * Called with the error when a wait times out, before the wait rejects. The default prints it
+   * and calls MPI_Abort so no rank hangs; the runtime may route aborts through its store instead.
+   */
+  onAbort: (error: Error) => void;
+}
+
+export function defaultTimeoutMs(): number {
+  const s = Number(process.env.CCLAB_TIMEOUT);
+  return Number.isFinite(s) && s > 0 ? s * 1000 : 300_000;
+}
+
+const ANY_TAG = -1;
+
+class MpiWork implements Work {
+  settled = false;
+  readonly promise: Promise<void>;
+  private resolveFn!: () => void;
+  private rejectFn!: (e: unknown) => void;
+
+  constructor(private readonly progress: Progress) {
+    this.promise = new Promise<void>((res, rej) => {
+      this.resolveFn = res;
+      this.rejectFn = rej;
+    });
+    // Errors surface through wait(); a Work nobody waits on must not crash the process.
+    this.promise.catch(() => {});
+  }
+  resolve(): void {
+    this.settled = true;
+    this.resolveFn();
+  }
+  reject(e: unknown): void {
+    this.settled = true;
+    this.rejectFn(e);
+  }
+  wait(): Promise<void> {
+    return this.promise;
+  }
+  test(): boolean {
+    if (!this.settled) this.progress.poll();
+    return this.settled;
+  }
+}
+
+interface Transfer {
+  readonly kind: "send" | "recv";
+  readonly peer: number;
+  readonly view: View;
+  readonly label: string | undefined;
+}
+
+export class MpiComm implements Comm {
+  readonly backend = "mpi";
+  readonly rank: number;
+  readonly size: number;
+  /** MPI's own collectives on this communicator: the oracle cclab's algorithms are checked against. */
+  readonly builtin: MpiBuiltin;
+  private destroyed = false;
+  /** Receives posted but not yet matched, per peer, in posting order. */
+  private readonly unmatched = new Map<number, RecvOp[]>();
+
+  constructor(
+    readonly proc: MpiProcess,
+    /** The native communicator handle. */
+    readonly handle: number,
+    readonly worldRanks: readonly number[],
+  ) {
+    this.rank = proc.mpi.rank(handle);
+    this.size = proc.mpi.size(handle);
+    this.builtin = new MpiBuiltin(proc.mpi, handle, this.rank);
+  }
+
+  private checkLive(op: string): void {
+    if (this.destroyed) throw new InvalidArgumentError({ rank: this.rank, op }, "this communicator was destroyed");
+  }
+
+  private checkPeer(peer: unknown, op: string): number {
+    if (typeof peer !== "number" || !Number.isInteger(peer) || peer < 0 || peer >= this.size) {
+      throw new InvalidArgumentError(
+        { rank: this.rank, op, arg: "peer" },
+        `peer ${String(peer)} is not a rank of this communicator (ranks 0..${this.size - 1})`,
+      );
+    }
+    return peer;
+  }
+
+  private checkView(v: unknown, op: string, arg = "view"): View {
+    const site = { rank: this.rank, op, arg };
+    if (!isView(v)) throw new InvalidArgumentError(site, "expected a View (see view() in core/buffer)");
+    if (!isDType(v.buffer.dtype)) throw new InvalidArgumentError(site, `unknown dtype ${String(v.buffer.dtype)}`);
+    if (!isHostBuffer(v.buffer)) {
+      throw new InvalidArgumentError(
+        site,
+        `the mpi backend works on host memory; this buffer is on ${v.buffer.location}`,
+      );
+    }
+    const { offset, count } = v;
+    if (!Number.isInteger(offset) || !Number.isInteger(count) || offset < 0 || count < 0) {
+      throw new InvalidArgumentError(site, `offset ${offset} and count ${count} must be non-negative integers`);
+    }
+    if (offset + count > v.buffer.count) {
+      throw new InvalidArgumentError(
+        site,
+        `view [${offset}, ${offset + count}) is outside its buffer of ${v.buffer.count} elements`,
+      );
+    }
+    return v;
+  }
+
+  private post(t: Transfer, timeoutMs = this.proc.timeoutMs): MpiWork {
+    const work = new MpiWork(this.proc.progress);
+    const op = t.kind === "send" ? new SendOp(this, t, work, timeoutMs) : new RecvOp(this, t, work, timeoutMs);
+    if (op instanceof RecvOp) {
+      const q = this.unmatched.get(t.peer) ?? [];
+      q.push(op);
+      this.unmatched.set(t.peer, q);
+    }
+    op.start();
+    this.proc.progress.add(op);
+    return work;
+  }
+
+  /** @internal RecvOp asks whether it is the oldest unmatched receive from its peer. */
+  isHead(op: RecvOp): boolean {
+    return this.unmatched.get(op.t.peer)?.[0] === op;
+  }
+  /** @internal A timed-out receive leaves the queue wherever it is, so later receives can match. */
+  forget(op: object): void {
+    for (const q of this.unmatched.values()) {
+      const i = q.indexOf(op as RecvOp);
+      if (i >= 0) q.splice(i, 1);
+    }
+  }
+  /** @internal */
+  dropHead(op: RecvOp): void {
+    const q = this.unmatched.get(op.t.peer);
+    if (q && q[0] === op) q.shift();
+  }
+
+  private transfer(kind: "send" | "recv", view: View, peer: number, options?: OpOptions): MpiWork {
+    const op = kind;
+    this.checkLive(op);
+    return this.post({ kind, peer: this.checkPeer(peer, op), view: this.checkView(view, op), label: options?.label });
+  }
+
+  send(view: View, peer: number, options?: OpOptions): Promise<void> {
+    try {
+      return this.transfer("send", view, peer, options).wait();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+  recv(view: View, peer: number, options?: OpOptions): Promise<void> {
+    try {
+      return this.transfer("recv", view, peer, options).wait();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+  isend(view: View, peer: number, options?: OpOptions): Work {
+    return this.transfer("send", view, peer, options);
+  }
+  irecv(view: View, peer: number, options?: OpOptions): Work {
+    return this.transfer("recv", view, peer, options);
+  }
+
+  async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
+    this.checkLive("group");
+    if (!Array.isArray(ops))
+      throw new InvalidArgumentError({ rank: this.rank, op: "group", arg: "ops" }, "expected an array of P2POp");
+    // Validate everything before posting anything: a group is posted whole or not at all.
+    const transfers = ops.map((o: P2POp, i): Transfer => {
+      if (o?.kind !== "send" && o?.kind !== "recv") {
+        throw new InvalidArgumentError(
+          { rank: this.rank, op: "group", arg: `ops[${i}].kind` },
+          `expected 'send' or 'recv', got ${JSON.stringify((o as { kind?: unknown } | null)?.kind)}`,
+        );
+      }
+      return {
+        kind: o.kind,
+        peer: this.checkPeer(o.peer, "group"),
+        view: this.checkView(o.view, "group", `ops[${i}].view`),
+        label: o.label ?? options?.label,
+      };
+    });
+    await Promise.all(transfers.map((t) => this.post(t).wait()));
+  }
+
+  async split(ranks: readonly number[]): Promise<Comm> {
+    this.checkLive("split");
+    const site = { rank: this.rank, op: "split", arg: "ranks" };
+    if (!Array.isArray(ranks) || ranks.length === 0)
+      throw new InvalidArgumentError(site, "expected a non-empty array of ranks");
+    const seen = new Set<number>();
+    for (const r of ranks) {
+      if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= this.size) {
+        throw new InvalidArgumentError(
+          site,
+          `${String(r)} in [${ranks.join(", ")}] is not a rank of this communicator (ranks 0..${this.size - 1})`,
+        );
+      }
+      if (seen.has(r)) throw new InvalidArgumentError(site, `rank ${r} appears twice in [${ranks.join(", ")}]`);
+      seen.add(r);
+    }
+    const key = ranks.indexOf(this.rank);
+    const worldRanks = ranks.map((r) => this.worldRanks[r]!);
+    // Collective over this communicator: every rank calls it, non-members with MPI_UNDEFINED.
+    const handle = engineCall(`rank ${this.rank}: split`, () =>
+      this.proc.mpi.commSplit(this.handle, key < 0 ? -1 : 0, key),
+    );
+    if (handle < 0) return new NonMemberComm(this.proc.worldRank, worldRanks);
+    return new MpiComm(this.proc, handle, worldRanks);
+  }
+
+  alloc(dtype: DType, count: number): DataBuffer {
+    const d = parseDType(dtype, { rank: this.rank, op: "alloc" });
+    if (!Number.isInteger(count) || count < 0) {
+      throw new InvalidArgumentError(
+        { rank: this.rank, op: "alloc", arg: "count" },
+        `count ${count} must be a non-negative integer`,
+      );
+    }
+    return new HostBuffer(d, count);
+  }
+
+  private sameShape(op: string, dst: View, src: View): [HostBuffer, HostBuffer] {
+    this.checkView(dst, op, "dst");
+    this.checkView(src, op, "src");
+    if (dst.buffer.dtype !== src.buffer.dtype || dst.count !== src.count) {
+      throw new InvalidArgumentError(
+        { rank: this.rank, op, arg: "src" },
+        `dst is ${dst.count} x ${dst.buffer.dtype} but src is ${src.count} x ${src.buffer.dtype}`,
+      );
+    }
+    return [dst.buffer as HostBuffer, src.buffer as HostBuffer];
+  }
+
+  copy(dst: View, src: View): void {
+    const [d, s] = this.sameShape("copy", dst, src);
+    d.data.set(s.data.subarray(src.offset, src.offset + src.count) as never, dst.offset);
+  }
+
+  reduceInto(dst: View, src: View, op: ReduceOp): void {
+    const [d, s] = this.sameShape("reduceInto", dst, src);
+    const o = parseOp(op, { rank: this.rank, op: "reduceInto" });
+    checkOpFitsDType(o, d.dtype, { rank: this.rank, op: "reduceInto" });
+    reduceHost(d.dtype, combineOf(o), d.data, dst.offset, s.data, src.offset, dst.count);
+  }
+
+  scale(dst: View, src: View, mul: number, div: number): void {
+    const [d, s] = this.sameShape("scale", dst, src);
+    if (!Number.isFinite(mul) || !Number.isFinite(div) || div === 0) {
+      throw new InvalidArgumentError(
+        { rank: this.rank, op: "scale", arg: "mul/div" },
+        `need finite mul and non-zero div, got ${mul} / ${div}`,
+      );
+    }
+    scaleHost(d.dtype, d.data, dst.offset, s.data, src.offset, dst.count, mul, div);
+  }
+
+  async synchronize(): Promise<void> {}
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    // World is finalised at process exit, not freed.
+    if (this.handle !== 0) engineCall(`rank ${this.rank}: destroy`, () => this.proc.mpi.commFree(this.handle));
+  }
+
+  /** @internal A transfer's description for errors: 'rank 1: recv from peer 0 (label)'. */
+  describe(t: Transfer): string {
+    const dir = t.kind === "send" ? "to" : "from";
+    return `rank ${this.rank}: ${t.kind} ${dir} peer ${t.peer}${t.label ? ` (${t.label})` : ""}`;
+  }
+}
+
+const dtypeTag = (d: DType) => DTYPES.indexOf(d);
+const bytesOf = (v: View) => v.count * dtypeInfo(v.buffer.dtype).bytes;
+const byteOffset = (v: View) => v.offset * dtypeInfo(v.buffer.dtype).bytes;
+
+abstract class TransferOp implements Pollable {
+  settled = false;
+  readonly deadline: number;
+  protected request: number | undefined;
+  constructor(
+    readonly comm: MpiComm,
+    readonly t: Transfer,
+    readonly work: MpiWork,
+    readonly timeoutMs: number,
+  ) {
+    this.deadline = Date.now() + timeoutMs;
+  }
+  abstract start(): void;
+  abstract advance(): number | undefined;
+  protected get mpi(): NativeMpi {
+    return this.comm.proc.mpi;
+  }
+  fail(e: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.work.reject(e);
+  }
+  complete(bytes: number | Error): void {
+    if (this.settled) return;
+    if (bytes instanceof Error) {
+      const code = (bytes as Error & { code?: number }).code ?? -1;
+      this.fail(new EngineError("mpi", code, bytes.message, `${this.comm.describe(this.t)}: MPI_Testsome`));
+      return;
+    }
+    this.settled = true;
+    this.work.resolve();
+  }
+  timeout(): void {
+    this.comm.forget(this);
+    const e = new TimeoutError(
+      `${this.comm.describe(this.t)}: ${this.t.kind} of ${this.t.view.count} x ${this.t.view.buffer.dtype} did not complete within ${this.timeoutMs} ms`,
+    );
+    this.fail(e);
+    this.comm.proc.onAbort(e);
+  }
+}
+
+class SendOp extends TransferOp {
+  start(): void {
+    const { view, peer } = this.t;
+    const data = (view.buffer as HostBuffer).data;
+    this.request = engineCall(this.comm.describe(this.t), () =>
+      this.mpi.isend(data, byteOffset(view), bytesOf(view), peer, dtypeTag(view.buffer.dtype), this.comm.handle),
+    );
+  }
+  advance(): number | undefined {
+    return this.request;
+  }
+}
+
+class RecvOp extends TransferOp {
+  start(): void {}
+  advance(): number | undefined {
+    if (this.request !== undefined || this.settled) return this.request;
+    if (!this.comm.isHead(this)) return undefined;
+    const { view, peer } = this.t;
+    try {
+      const m = engineCall(this.comm.describe(this.t), () => this.mpi.improbe(peer, ANY_TAG, this.comm.handle));
+      if (m === null) return undefined;
+      this.comm.dropHead(this);
+      const expected = bytesOf(view);
+      const sentDType = DTYPES[m.tag];
+      if (m.tag !== dtypeTag(view.buffer.dtype) || m.bytes !== expected) {
+        this.mpi.mrecvDiscard(m.message, m.bytes);
+        const sent = sentDType ? `${m.bytes / dtypeInfo(sentDType).bytes} x ${sentDType}` : `tag ${m.tag}`;
+        throw new MismatchError(
+          `${this.comm.describe(this.t)}: size mismatch: rank ${peer} sent ${sent} (${m.bytes} bytes), rank ${this.comm.rank} expected ${view.count} x ${view.buffer.dtype} (${expected} bytes)`,
+        );
+      }
+      const data = (view.buffer as HostBuffer).data;
+      this.request = engineCall(this.comm.describe(this.t), () =>
+        this.mpi.imrecv(data, byteOffset(view), expected, m.message),
+      );
+      return this.request;
+    } catch (e) {
+      this.comm.dropHead(this);
+      this.fail(e);
+      return undefined;
+    }
+  }
+}
+
+/** What a non-member of a subgroup gets (torch's GroupMember.NON_GROUP_MEMBER): rank -1, every call fails. */
+export class NonMemberComm implements Comm {
+  readonly backend = "mpi";
+  readonly rank = -1;
+  readonly size: number;
+  constructor(
+    private readonly worldRank: number,
+    readonly worldRanks: readonly number[],
+  ) {
+    this.size = worldRanks.length;
+  }
+  private fail(op: string): never {
+    throw new InvalidArgumentError(
+      { op },
+      `rank ${this.worldRank} (world) is not a member of group [${this.worldRanks.join(", ")}]`,
+    );
+  }
+  async send(): Promise<void> {
+    this.fail("send");
+  }
+  async recv(): Promise<void> {
+    this.fail("recv");
+  }
+  isend(): Work {
+    this.fail("isend");
+  }
+  irecv(): Work {
+    this.fail("irecv");
+  }
+  async group(): Promise<void> {
+    this.fail("group");
+  }
+  async split(): Promise<Comm> {
+    this.fail("split");
+  }
+  alloc(): DataBuffer {
+    this.fail("alloc");
+  }
+  copy(): void {
+    this.fail("copy");
+  }
+  reduceInto(): void {
+    this.fail("reduceInto");
+  }
+  scale(): void {
+    this.fail("scale");
+  }
+  async synchronize(): Promise<void> {
+    this.fail("synchronize");
+  }
+  destroy(): void {}
+}

@@ -1,0 +1,94 @@
+/**
+ * The mpi backend's entry points: mpiAvailable() (and why not, with how to get it), initMpi()
+ * (the world communicator of a process started by mpirun) and mpirunCommand() for launchers.
+ * MPI is initialised on first use with MPI_THREAD_FUNNELED (only the main thread calls MPI) and
+ * finalised at process exit.
+ */
+import { userInfo } from "node:os";
+import type { Comm } from "../../comm.js";
+import { UnavailableError } from "../../core/errors.js";
+import { engineCall, loadNative } from "../../native/load.js";
+import type { NativeMpi } from "../../native/types.js";
+import { defaultTimeoutMs, MpiComm, type MpiCommOptions, type MpiProcess } from "./comm.js";
+import { Progress } from "./progress.js";
+
+export { MpiBuiltin } from "./builtin.js";
+export { MpiComm, type MpiCommOptions, type MpiProcess, NonMemberComm } from "./comm.js";
+
+export const MPI_HINT = "apt-get install openmpi-bin libopenmpi-dev (or mpich libmpich-dev), then npm run build:native";
+
+export type MpiAvailability = { ok: true } | { ok: false; reason: string; hint: string };
+
+function nativeMpi(): { mpi: NativeMpi } | { reason: string } {
+  const l = loadNative();
+  if (!l.ok) return { reason: l.reason };
+  if (!l.addon.mpi)
+    return {
+      reason: `the native addon (${l.path}) was built without MPI (CMake did not find it, or CCLAB_NO_MPI was set)`,
+    };
+  return { mpi: l.addon.mpi };
+}
+
+/** Whether the mpi backend can run here, and if not why and how to get it. */
+export function mpiAvailable(): MpiAvailability {
+  const n = nativeMpi();
+  if ("reason" in n) return { ok: false, reason: n.reason, hint: MPI_HINT };
+  return { ok: true };
+}
+
+let proc: MpiProcess | undefined;
+let world: MpiComm | undefined;
+
+function startMpi(options: MpiCommOptions): MpiProcess {
+  if (proc) return proc;
+  const n = nativeMpi();
+  if ("reason" in n) throw new UnavailableError(`mpi backend unavailable: ${n.reason}; to get it: ${MPI_HINT}`);
+  const mpi = n.mpi;
+  engineCall("initMpi", () => mpi.init(mpi.threadLevels().funneled));
+  const worldRank = mpi.rank(mpi.commWorld());
+  const p: MpiProcess = {
+    mpi,
+    progress: new Progress(mpi),
+    worldRank,
+    timeoutMs: options.timeoutMs ?? defaultTimeoutMs(),
+    onAbort: (error) => {
+      process.stderr.write(`cclab: rank ${worldRank}: ${error.message}; calling MPI_Abort\n`);
+      mpi.abort(mpi.commWorld(), 3);
+    },
+  };
+  process.on("exit", () => {
+    if (mpi.initialized() && !mpi.finalized()) mpi.finalize();
+  });
+  proc = p;
+  return p;
+}
+
+/** The world communicator of this mpirun-started process (MPI_Init on first call). */
+export async function initMpi(options: MpiCommOptions = {}): Promise<MpiComm> {
+  if (world) return world;
+  const p = startMpi(options);
+  const handle = p.mpi.commWorld();
+  const size = p.mpi.size(handle);
+  world = new MpiComm(
+    p,
+    handle,
+    Array.from({ length: size }, (_, i) => i),
+  );
+  return world;
+}
+
+/** The type every backend factory returns. */
+export type { Comm };
+
+/** mpirun's command line for np processes running argv: --oversubscribe, and --allow-run-as-root as root (CI). */
+export function mpirunCommand(np: number, argv: readonly string[]): { cmd: string; args: string[] } {
+  const args = ["-np", String(np), "--oversubscribe"];
+  let root = false;
+  try {
+    root = typeof process.getuid === "function" ? process.getuid() === 0 : userInfo().uid === 0;
+  } catch {
+    root = false;
+  }
+  if (root) args.push("--allow-run-as-root");
+  return { cmd: "mpirun", args: [...args, ...argv] };
+}
