@@ -6,7 +6,7 @@
 // No download is ever attempted: native/package.json declares napi_versions, so cmake-js
 // compiles against the node-api-headers package in node_modules, not headers from nodejs.org.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +17,7 @@ const args = process.argv.slice(2);
 const force = args.includes("--force");
 const noMpi = args.includes("--no-mpi") || /^(1|true|yes|on)$/i.test(process.env.CCLAB_NO_MPI ?? "");
 const addon = join(root, "build", "Release", "cclab.node");
+const options = `CCLAB_WITH_MPI=${noMpi ? "OFF" : "ON"}\n`;
 const log = (msg) => console.log(`cclab native: ${msg}`);
 
 if (/^(1|true|yes|on)$/i.test(process.env.CCLAB_SKIP_NATIVE ?? "")) {
@@ -36,7 +37,7 @@ function upToDate() {
   if (!existsSync(addon)) return false;
   const built = statSync(addon).mtimeMs;
   const stamp = join(root, "build", "cclab-options.txt");
-  if (!existsSync(stamp) || statSync(stamp).mtimeMs > built + 1000) return false;
+  if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== options) return false;
   return readdirSync(here).every((f) => statSync(join(here, f)).mtimeMs <= built);
 }
 
@@ -86,6 +87,5 @@ if (run.status !== 0 || !existsSync(addon)) {
   // An install must not fail over an optional addon; an explicit build:native reports failure.
   process.exit(force ? 1 : 0);
 }
-const { writeFileSync } = await import("node:fs");
-writeFileSync(join(root, "build", "cclab-options.txt"), `CCLAB_WITH_MPI=${noMpi ? "OFF" : "ON"}\n`);
+writeFileSync(join(root, "build", "cclab-options.txt"), options);
 log(`built ${addon}`);
