@@ -36,7 +36,7 @@ export interface TreeAllreduceArgs {
   readonly output: Region;
   /** True when input and output are the same memory: no initial copy. */
   readonly inPlace: boolean;
-  /** treeScratch(count, segment) elements: one segment slot per child. */
+  /** treeScratch(count, segment, arity) elements: one segment slot per child. */
   readonly scratch: Region;
   readonly segment: number;
   /** Prefix for step labels, e.g. 'tree 1: '. */
@@ -48,9 +48,9 @@ export interface TimedStep extends Step {
   readonly tick: number;
 }
 
-/** Scratch elements the routine needs for `count` elements: one segment per child (two children). */
-export function treeScratch(count: number, segment: number): number {
-  return 2 * Math.min(Math.max(1, segment), count);
+/** Scratch elements the routine needs for `count` elements: one segment slot per child (`arity` at most). */
+export function treeScratch(count: number, segment: number, arity = 2): number {
+  return arity * Math.min(Math.max(1, segment), count);
 }
 
 /** The routine's steps for one rank, in tick order; ticks with nothing to do are left out. */
