@@ -3,9 +3,10 @@
  * rank 0, which reduces it and sends the result back to everyone (seed 001's version; Open
  * MPI's ompi_coll_base_allreduce_intra_basic_linear is reduce + bcast the same way).
  *
- * Rank 0 receives the ranks' contributions one at a time in rank order, reducing each into its
- * output as it lands (Open MPI's basic linear reduce), then posts all n-1 sends of the result
- * in one group (basic linear bcast). Every other rank sends once and receives once.
+ * Composed of two algorithms' schedules: reduce/linear to rank 0 (it receives the ranks'
+ * contributions one at a time in rank order and reduces each into its output as it lands, Open
+ * MPI's basic linear reduce), then broadcast/linear from rank 0 in place (all n-1 sends of the
+ * result in one group, basic linear bcast). Every other rank sends once and receives once.
  *
  * Limits: any size; rank 0's link carries 2(n-1)·count, so it is the bottleneck: fine for a
  * handful of ranks or tiny messages, the worst choice at scale.
@@ -16,10 +17,10 @@
  * cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written
  *
  * step 1
- *   rank 0  recvReduce from 1: tmp[0:4]<-1 out[0:4]=in[0:4] out[0:4]+=tmp[0:4]
- *   rank 1  send to 0: in[0:4]->0
- *   rank 2  send to 0: in[0:4]->0
- *   rank 3  send to 0: in[0:4]->0
+ *   rank 0  reduce: recvReduce from 1: tmp[0:4]<-1 out[0:4]=in[0:4] out[0:4]+=tmp[0:4]
+ *   rank 1  reduce: send: in[0:4]->0
+ *   rank 2  reduce: send: in[0:4]->0
+ *   rank 3  reduce: send: in[0:4]->0
  *           rank 0  rank 1  rank 2  rank 3
  *   out[0]  [0+1]   .       .       .
  *   out[1]  [0+1]   .       .       .
@@ -31,10 +32,10 @@
  *   tmp[3]  [1]
  *
  * step 2
- *   rank 0  recvReduce from 2: tmp[0:4]<-2 out[0:4]+=tmp[0:4]
- *   rank 1  recv from 0: out[0:4]<-0
- *   rank 2  recv from 0: out[0:4]<-0
- *   rank 3  recv from 0: out[0:4]<-0
+ *   rank 0  reduce: recvReduce from 2: tmp[0:4]<-2 out[0:4]+=tmp[0:4]
+ *   rank 1  broadcast: recv: out[0:4]<-0
+ *   rank 2  broadcast: recv: out[0:4]<-0
+ *   rank 3  broadcast: recv: out[0:4]<-0
  *           rank 0     rank 1     rank 2     rank 3
  *   out[0]  [0+1+2]    [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
  *   out[1]  [0+1+2]    [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
@@ -46,7 +47,7 @@
  *   tmp[3]  [2]
  *
  * step 3
- *   rank 0  recvReduce from 3: tmp[0:4]<-3 out[0:4]+=tmp[0:4]
+ *   rank 0  reduce: recvReduce from 3: tmp[0:4]<-3 out[0:4]+=tmp[0:4]
  *   rank 1  -
  *   rank 2  -
  *   rank 3  -
@@ -61,7 +62,7 @@
  *   tmp[3]  [3]
  *
  * step 4
- *   rank 0  send to all: out[0:4]->1 out[0:4]->2 out[0:4]->3
+ *   rank 0  broadcast: send to every rank: out[0:4]->1 out[0:4]->2 out[0:4]->3
  *   rank 1  -
  *   rank 2  -
  *   rank 3  -
@@ -77,10 +78,23 @@
  *
  * cost: n steps, (n-1) · count · s bytes sent per rank; here 4 steps, at most 12 elements sent by a rank
  */
-import { copy, recv, reduce, region, send, step } from "../../src/schedule/build.js";
+import { copy, region, remap, step } from "../../src/schedule/build.js";
 import type { Algorithm, Schedule, ScheduleContext } from "../../src/schedule/types.js";
+import { linear as linearBroadcast } from "../broadcast/linear.js";
+import { linear as linearReduce } from "../reduce/linear.js";
 
 const SERVER = 0;
+
+/** The reduce half: rank 0's output gets the sum; allreduce's buffers hold reduce's at every rank. */
+const reduceCtx = (ctx: ScheduleContext): ScheduleContext => ({ ...ctx, collective: "reduce", root: SERVER });
+
+/** The broadcast half, in place at rank 0: the sum it sends is already in its output. */
+const broadcastCtx = (ctx: ScheduleContext): ScheduleContext => ({
+  ...ctx,
+  collective: "broadcast",
+  root: SERVER,
+  inPlace: true,
+});
 
 export const reduceBroadcastAllreduce: Algorithm = {
   collective: "allreduce",
@@ -93,29 +107,16 @@ export const reduceBroadcastAllreduce: Algorithm = {
     steps: (n, count) => (n === 1 || count === 0 ? 0 : n),
     sentElements: (n, count) => (n - 1) * count,
   },
-  // Rank 0 lands each contribution here before reducing it into its output.
-  scratch: (ctx) => (ctx.rank === SERVER && ctx.size > 1 ? ctx.count : 0),
+  scratch: (ctx) => linearReduce.scratch?.(reduceCtx(ctx)) ?? 0,
   *schedule(ctx: ScheduleContext): Schedule {
-    const { rank, size, count, inPlace } = ctx;
+    const { size, count, inPlace } = ctx;
     if (count === 0) return;
-    const input = region("input", 0, count);
-    const output = region("output", 0, count);
     if (size === 1) {
-      if (!inPlace) yield step("copy", [], [copy(output, input)]);
+      if (!inPlace) yield step("copy", [], [copy(region("output", 0, count), region("input", 0, count))]);
       return;
     }
-    if (rank !== SERVER) {
-      yield step(`send to ${SERVER}`, [send(SERVER, input)]);
-      yield step(`recv from ${SERVER}`, [recv(SERVER, output)]);
-      return;
-    }
-    const tmp = region("scratch", 0, count);
-    for (let peer = 1; peer < size; peer++) {
-      const local = [reduce(output, tmp)];
-      if (peer === 1 && !inPlace) local.unshift(copy(output, input));
-      yield step(`recvReduce from ${peer}`, [recv(peer, tmp)], local);
-    }
-    const all = Array.from({ length: size - 1 }, (_, i) => send(i + 1, output));
-    yield step("send to all", all);
+    yield* remap(linearReduce.schedule(reduceCtx(ctx)), {}, "reduce: ");
+    // Broadcast's root sends its 'input'; here that is the output holding the sum.
+    yield* remap(linearBroadcast.schedule(broadcastCtx(ctx)), { input: { buf: "output", offset: 0 } }, "broadcast: ");
   },
 };
