@@ -9,9 +9,10 @@
  *
  * Limits: any size; latency about 2·⌈log2 n⌉ steps, as one tree; each rank sends about
  * 1.5·count (3 per interior rank per half), against 3·count for one binary tree.
- * Cost: S + 2⌈log2 n⌉ - 1 steps for long messages (S = ⌈⌈count/2⌉/segment⌉; exactly: the most
- * ticks any rank is busy in either tree); Σ over the two trees of (parent + children) · half
- * · s bytes sent per rank, the maximum over ranks (at most 3·count).
+ * Cost: S + 2⌈log2 n⌉ - 1 steps when S = ⌈⌈count/2⌉/segment⌉ ≥ 2⌈log2 n⌉ (in general the
+ * most ticks any rank is busy in either tree, which depends on its depths in both); Σ over the
+ * two trees of (parent + children) · half · s bytes sent per rank, the maximum over ranks
+ * (at most 3 · count · s).
  *
  * Step table (n = 4), from `cclab explain allreduce --algorithm double_binary_tree -n 4`:
  * allreduce/double_binary_tree: n = 4, count = 4, root 0, out of place, segment 1

@@ -10,7 +10,7 @@
  * Limits: any size; ⌈log2 n⌉ latency terms instead of n-1, paid for by about (n/2)·log2 n
  * blocks sent instead of n-1, and by local packing: for small blocks. Scratch: n + 2⌊n/2⌋
  * blocks (the rotated copy and the pack buffers), so in place needs nothing else.
- * Cost: ⌈log2 n⌉ steps; Σ_{k<⌈log2 n⌉} |{i < n : bit k of i is 1}| · count · s bytes sent per rank.
+ * Cost: ⌈log2 n⌉ steps; Σ_{k<⌈log2 n⌉} #{i < n with bit k set} · count · s bytes sent per rank.
  *
  * Step table (n = 4), from `cclab explain alltoall --algorithm bruck -n 4`:
  * alltoall/bruck: n = 4, count = 1, root 0, out of place, segment 1
@@ -105,7 +105,7 @@ export const bruckAlltoall: Algorithm = {
   limits: "any size; ⌈log2 n⌉ latency terms but ~(n/2)·log2 n blocks sent and local packing: for small blocks",
   cost: {
     stepsFormula: "⌈log2 n⌉",
-    bytesFormula: "Σ_{k<⌈log2 n⌉} |{i < n : bit k of i}| · count · s",
+    bytesFormula: "Σ_{k<⌈log2 n⌉} #{i < n with bit k set} · count · s",
     steps: (n, count) => (count === 0 ? 0 : bits(n).length),
     sentElements: (n, count) => count * bits(n).reduce((s, bit) => s + roundBlocks(n, bit), 0),
   },
