@@ -93,7 +93,7 @@
  *   tmp[2]  .          [2]        .          [0+1+2]
  *   tmp[3]  .          [0]        .          .
  *
- * cost: max over ranks of ticks busy in either tree; S + 2⌈log2 n⌉ - 1 for S = ⌈⌈count/2⌉/segment⌉ ≥ 2⌈log2 n⌉ steps, max over ranks of Σ_trees (parent + children) · half · s  (≤ 3·count·s) bytes sent per rank; here 5 steps, at most 8 elements sent by a rank
+ * cost: S + 2⌈log2 n⌉ - 1 when S = ⌈⌈count/2⌉/segment⌉ ≥ 2⌈log2 n⌉; else the busiest rank's ticks steps, busiest rank's Σ_trees (parent + children) · half · s, ≤ 3 · count · s bytes sent per rank; here 5 steps, at most 8 elements sent by a rank
  */
 import { copy, region, step } from "../../src/schedule/build.js";
 import type { Algorithm, ScheduleContext } from "../../src/schedule/types.js";
@@ -143,9 +143,8 @@ export const doubleBinaryTreeAllreduce: Algorithm = {
     "NCCL's double binary tree: each half of the message is reduced up and broadcast down its own tree, together.",
   limits: "any size; latency ~2·log2(n) steps; ~1.5·count sent per rank, where one tree sends 3·count",
   cost: {
-    stepsFormula:
-      "max over ranks of ticks busy in either tree; S + 2⌈log2 n⌉ - 1 for S = ⌈⌈count/2⌉/segment⌉ ≥ 2⌈log2 n⌉",
-    bytesFormula: "max over ranks of Σ_trees (parent + children) · half · s  (≤ 3·count·s)",
+    stepsFormula: "S + 2⌈log2 n⌉ - 1 when S = ⌈⌈count/2⌉/segment⌉ ≥ 2⌈log2 n⌉; else the busiest rank's ticks",
+    bytesFormula: "busiest rank's Σ_trees (parent + children) · half · s, ≤ 3 · count · s",
     steps: (n, count, segment) => perRankMax(n, count, segment).steps,
     sentElements: (n, count, segment) => perRankMax(n, count, segment).sent,
   },

@@ -73,7 +73,7 @@
  *   tmp[6]  [2]     [3]     [0]     [1]
  *   tmp[7]  [1]     [2]     [3]     [0]
  *
- * cost: ⌈log2 n⌉ steps, Σ_{k<⌈log2 n⌉} |{i < n : bit k of i}| · count · s bytes sent per rank; here 2 steps, at most 4 elements sent by a rank
+ * cost: ⌈log2 n⌉ steps, Σ_{k<⌈log2 n⌉} #{i < n with bit k set} · count · s bytes sent per rank; here 2 steps, at most 4 elements sent by a rank
  */
 import { copy, recv, region, send, step } from "../../src/schedule/build.js";
 import type { Algorithm, LocalOp, Region, Schedule, ScheduleContext } from "../../src/schedule/types.js";
