@@ -7,8 +7,8 @@
  * come back down. Half the ranks are leaves, whose links carry only one direction's worth.
  *
  * Limits: any size; latency about 2·⌈log2 n⌉ steps; interior ranks send 3·count, so bandwidth
- * is worse than ring's 2(n-1)/n·count (the double binary tree halves it).
- * Cost: S + 2H - 1 steps, at most 2S + 2 (S = ⌈count/segment⌉, H = ⌈log2 n⌉; 0 for n = 1);
+ * is worse than ring's 2(n-1)/n·count (the double binary tree brings it to ~2·count).
+ * Cost: min(S + 2H - 1, 2S + 2) steps (S = ⌈count/segment⌉, H = ⌈log2 n⌉; 0 for n = 1);
  * min(3, n-1) · count · s bytes sent per rank.
  *
  * Step table (n = 4), from `cclab explain allreduce --algorithm binary_tree -n 4`:
@@ -119,7 +119,7 @@ export const binaryTreeAllreduce: Algorithm = {
   collective: "allreduce",
   name: "binary_tree",
   summary: "Reduce up a binary tree to rank 0 and broadcast back down, pipelined by segment (NCCL tree, one tree).",
-  limits: "any size; latency ~2·log2(n) steps; interior ranks send 3·count (double_binary_tree halves that)",
+  limits: "any size; latency ~2·log2(n) steps; interior ranks send 3·count (double_binary_tree cuts that to ~2·count)",
   cost: {
     stepsFormula: "min(S + 2⌈log2 n⌉ - 1, 2S + 2), S = ⌈count/segment⌉",
     bytesFormula: "min(3, n-1) · count · s",

@@ -8,7 +8,8 @@
  * as one group, so the halves progress together and every rank uses its links in both trees.
  *
  * Limits: any size; latency about 2·⌈log2 n⌉ steps, as one tree; each rank sends about
- * 1.5·count (3 per interior rank per half), against 3·count for one binary tree.
+ * 2·count (an interior rank sends a half 3 times, a leaf once, and each rank is a leaf in one
+ * tree), against 3·count for one binary tree.
  * Cost: S + 2⌈log2 n⌉ - 1 steps when S = ⌈⌈count/2⌉/segment⌉ ≥ 2⌈log2 n⌉ (in general the
  * most ticks any rank is busy in either tree, which depends on its depths in both); Σ over the
  * two trees of (parent + children) · half · s bytes sent per rank, the maximum over ranks
@@ -141,7 +142,7 @@ export const doubleBinaryTreeAllreduce: Algorithm = {
   name: "double_binary_tree",
   summary:
     "NCCL's double binary tree: each half of the message is reduced up and broadcast down its own tree, together.",
-  limits: "any size; latency ~2·log2(n) steps; ~1.5·count sent per rank, where one tree sends 3·count",
+  limits: "any size; latency ~2·log2(n) steps; ~2·count sent per rank, where one tree sends 3·count",
   cost: {
     stepsFormula: "S + 2⌈log2 n⌉ - 1 when S = ⌈⌈count/2⌉/segment⌉ ≥ 2⌈log2 n⌉; else the busiest rank's ticks",
     bytesFormula: "busiest rank's Σ_trees (parent + children) · half · s, ≤ 3 · count · s",
