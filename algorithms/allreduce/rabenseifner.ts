@@ -1,0 +1,84 @@
+/**
+ * allreduce/rabenseifner: Rabenseifner's all-reduce (MPICH allreduce_intra_reduce_scatter_allgather).
+ *
+ * A recursive-halving reduce-scatter over 2^k uneven chunks of the output (after which each
+ * participant holds one chunk reduced) followed by a recursive-doubling all-gather of those
+ * chunks, both composed from the shared building blocks. When n is not a power of two the first
+ * 2·rem ranks (rem = n - 2^k) fold first: each even rank sends its buffer to the odd rank after
+ * it and sits out, and each odd rank sends the result back at the end.
+ *
+ * Limits: any size, commutative ops; long messages at log latency; non-powers of two cost two
+ * extra steps and a whole-buffer send on folded ranks; scratch count.
+ * Cost: 2⌊log2 n⌋ steps, +2 when n is not a power of two; 2(p-1)/p · count · s bytes sent per
+ * rank (p = 2^⌊log2 n⌋), + count · s on a folded odd rank.
+ *
+ * Step table (n = 4), from `cclab explain allreduce --algorithm rabenseifner -n 4`:
+ * (generated)
+ */
+import { copy, mapPeers, partition, recv, reduce, region, send, step } from "../../src/schedule/build.js";
+import type { Algorithm, Schedule, ScheduleContext } from "../../src/schedule/types.js";
+import {
+  foldToPowerOfTwo,
+  recursiveDoublingAllGather,
+  recursiveDoublingSent,
+} from "../allgather/recursive_doubling.js";
+import {
+  recursiveHalvingReduceScatter,
+  recursiveHalvingScratch,
+  recursiveHalvingSent,
+} from "../reducescatter/recursive_halving.js";
+
+export const allreduceRabenseifner: Algorithm = {
+  collective: "allreduce",
+  name: "rabenseifner",
+  summary: "Rabenseifner all-reduce: recursive-halving reduce-scatter then recursive-doubling all-gather.",
+  limits: "any size, commutative ops; long messages at log latency; non-powers of two fold (two extra steps)",
+  cost: {
+    stepsFormula: "2⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0)",
+    bytesFormula: "2(p-1)/p · count · s (p = 2^⌊log2 n⌋), + count · s on a folded odd rank",
+    steps: (n, count) => {
+      if (count === 0 || n === 1) return 0;
+      const f = foldToPowerOfTwo(0, n);
+      return 2 * Math.log2(f.pof2) + (f.rem > 0 ? 2 : 0);
+    },
+    sentElements: (n, count) => {
+      if (count === 0 || n === 1) return 0;
+      const f = foldToPowerOfTwo(0, n);
+      const c = partition(count, f.pof2).map((ch) => ch.count);
+      let max = f.rem > 0 ? count : 0; // an even rank of a folded pair sends its buffer once
+      for (let v = 0; v < f.pof2; v++) {
+        const fold = v < f.rem ? count : 0;
+        max = Math.max(max, recursiveHalvingSent(v, c) + recursiveDoublingSent(v, c) + fold);
+      }
+      return max;
+    },
+  },
+  scratch: (ctx) => {
+    if (ctx.size === 1) return 0;
+    const f = foldToPowerOfTwo(ctx.rank, ctx.size);
+    if (f.newrank < 0) return 0;
+    // Folded odd ranks receive the partner's whole buffer; the halving needs its larger first half.
+    return ctx.rank < 2 * f.rem ? ctx.count : recursiveHalvingScratch(partition(ctx.count, f.pof2));
+  },
+  *schedule(ctx: ScheduleContext): Schedule {
+    const { rank, size, count } = ctx;
+    if (count === 0) return;
+    const out = region("output", 0, count);
+    if (!ctx.inPlace) yield step("copy input", [], [copy(out, region("input", 0, count))]);
+    if (size === 1) return;
+    const f = foldToPowerOfTwo(rank, size);
+    if (f.newrank < 0) {
+      // Even rank of a folded pair: its odd partner reduces for both and sends the result back.
+      yield step("send to partner", [send(rank + 1, out)]);
+      yield step("recv result from partner", [recv(rank + 1, out)]);
+      return;
+    }
+    const folded = rank < 2 * f.rem;
+    const chunks = partition(count, f.pof2);
+    const tmp = region("scratch", 0, folded ? count : recursiveHalvingScratch(chunks));
+    if (folded) yield step("recvReduce partner's buffer", [recv(rank - 1, tmp)], [reduce(out, tmp)]);
+    yield* mapPeers(recursiveHalvingReduceScatter(f.newrank, f.pof2, out, chunks, tmp), f.toRank);
+    yield* mapPeers(recursiveDoublingAllGather(f.newrank, f.pof2, out, chunks), f.toRank);
+    if (folded) yield step("send result to partner", [send(rank - 1, out)]);
+  },
+};
