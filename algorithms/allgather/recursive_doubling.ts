@@ -16,7 +16,43 @@
  * n·count·s more (plus what the pair holds) on a folded odd rank.
  *
  * Step table (n = 4), from `cclab explain allgather --algorithm recursive_doubling -n 4`:
- * (generated)
+ * allgather/recursive_doubling: n = 4, count = 1, root 0, out of place, segment 1
+ * cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written
+ *
+ * step 0 (local)
+ *   rank 0  copy input: out[0]=in[0]
+ *   rank 1  copy input: out[1]=in[0]
+ *   rank 2  copy input: out[2]=in[0]
+ *   rank 3  copy input: out[3]=in[0]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0]     .       .       .
+ *   out[1]  .       [1]     .       .
+ *   out[2]  .       .       [2]     .
+ *   out[3]  .       .       .       [3]
+ *
+ * step 1
+ *   rank 0  recvCopySend chunk 1: out[0]->1 out[1]<-1
+ *   rank 1  recvCopySend chunk 0: out[1]->0 out[0]<-0
+ *   rank 2  recvCopySend chunk 3: out[2]->3 out[3]<-3
+ *   rank 3  recvCopySend chunk 2: out[3]->2 out[2]<-2
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0]     [0]     .       .
+ *   out[1]  [1]     [1]     .       .
+ *   out[2]  .       .       [2]     [2]
+ *   out[3]  .       .       [3]     [3]
+ *
+ * step 2
+ *   rank 0  recvCopySend chunks 2..3: out[0:2]->2 out[2:4]<-2
+ *   rank 1  recvCopySend chunks 2..3: out[0:2]->3 out[2:4]<-3
+ *   rank 2  recvCopySend chunks 0..1: out[2:4]->0 out[0:2]<-0
+ *   rank 3  recvCopySend chunks 0..1: out[2:4]->1 out[0:2]<-1
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0]     [0]     [0]     [0]
+ *   out[1]  [1]     [1]     [1]     [1]
+ *   out[2]  [2]     [2]     [2]     [2]
+ *   out[3]  [3]     [3]     [3]     [3]
+ *
+ * cost: ⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0) steps, (n-1) · count · s; (n-1+n) · count · s on a folded odd rank bytes sent per rank; here 2 steps, at most 3 elements sent by a rank
  */
 import { invariant } from "../../src/core/assert.js";
 import { type Chunk, copy, mapPeers, recv, region, send, step, sub } from "../../src/schedule/build.js";
@@ -64,6 +100,10 @@ export function chunkSpan(buf: Region, chunks: readonly Chunk[], lo: number, hi:
   return sub(buf, a.offset, total);
 }
 
+/** 'chunk 3' or 'chunks 4..7', for step labels. */
+export const chunksText = (lo: number, hi: number, noun = "chunk"): string =>
+  hi - lo === 1 ? `${noun} ${lo}` : `${noun}s ${lo}..${hi - 1}`;
+
 /**
  * In place over `buf` among `size` ranks (a power of two): on entry rank i holds chunk i; at the
  * step with distance d each rank sends the d chunks it holds to rank xor d and receives that
@@ -81,7 +121,7 @@ export function* recursiveDoublingAllGather(
     const peer = rank ^ d;
     const mine = rank & ~(d - 1);
     const theirs = peer & ~(d - 1);
-    yield step(`recvCopySend chunks ${theirs}..${theirs + d - 1}`, [
+    yield step(`recvCopySend ${chunksText(theirs, theirs + d)}`, [
       send(peer, chunkSpan(buf, chunks, mine, mine + d)),
       recv(peer, chunkSpan(buf, chunks, theirs, theirs + d)),
     ]);

@@ -10,7 +10,54 @@
  * Cost: n-1 steps; (n-1) · count · s bytes sent per rank.
  *
  * Step table (n = 4), from `cclab explain allgather --algorithm ring -n 4`:
- * (generated)
+ * allgather/ring: n = 4, count = 1, root 0, out of place, segment 1
+ * cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written
+ *
+ * step 0 (local)
+ *   rank 0  copy input: out[0]=in[0]
+ *   rank 1  copy input: out[1]=in[0]
+ *   rank 2  copy input: out[2]=in[0]
+ *   rank 3  copy input: out[3]=in[0]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0]     .       .       .
+ *   out[1]  .       [1]     .       .
+ *   out[2]  .       .       [2]     .
+ *   out[3]  .       .       .       [3]
+ *
+ * step 1
+ *   rank 0  recvCopySend chunk 3: out[0]->1 out[3]<-3
+ *   rank 1  recvCopySend chunk 0: out[1]->2 out[0]<-0
+ *   rank 2  recvCopySend chunk 1: out[2]->3 out[1]<-1
+ *   rank 3  recvCopySend chunk 2: out[3]->0 out[2]<-2
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0]     [0]     .       .
+ *   out[1]  .       [1]     [1]     .
+ *   out[2]  .       .       [2]     [2]
+ *   out[3]  [3]     .       .       [3]
+ *
+ * step 2
+ *   rank 0  recvCopySend chunk 2: out[3]->1 out[2]<-3
+ *   rank 1  recvCopySend chunk 3: out[0]->2 out[3]<-0
+ *   rank 2  recvCopySend chunk 0: out[1]->3 out[0]<-1
+ *   rank 3  recvCopySend chunk 1: out[2]->0 out[1]<-2
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0]     [0]     [0]     .
+ *   out[1]  .       [1]     [1]     [1]
+ *   out[2]  [2]     .       [2]     [2]
+ *   out[3]  [3]     [3]     .       [3]
+ *
+ * step 3
+ *   rank 0  recvCopySend chunk 1: out[2]->1 out[1]<-3
+ *   rank 1  recvCopySend chunk 2: out[3]->2 out[2]<-0
+ *   rank 2  recvCopySend chunk 3: out[0]->3 out[3]<-1
+ *   rank 3  recvCopySend chunk 0: out[1]->0 out[0]<-2
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0]     [0]     [0]     [0]
+ *   out[1]  [1]     [1]     [1]     [1]
+ *   out[2]  [2]     [2]     [2]     [2]
+ *   out[3]  [3]     [3]     [3]     [3]
+ *
+ * cost: n-1 steps, (n-1) · count · s bytes sent per rank; here 3 steps, at most 3 elements sent by a rank
  */
 import { invariant } from "../../src/core/assert.js";
 import { type Chunk, copy, recv, region, send, step, sub } from "../../src/schedule/build.js";

@@ -13,7 +13,73 @@
  * rank (p = 2^⌊log2 n⌋), + count · s on a folded odd rank.
  *
  * Step table (n = 4), from `cclab explain allreduce --algorithm rabenseifner -n 4`:
- * (generated)
+ * allreduce/rabenseifner: n = 4, count = 4, root 0, out of place, segment 1
+ * cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written
+ *
+ * step 0 (local)
+ *   rank 0  copy input: out[0:4]=in[0:4]
+ *   rank 1  copy input: out[0:4]=in[0:4]
+ *   rank 2  copy input: out[0:4]=in[0:4]
+ *   rank 3  copy input: out[0:4]=in[0:4]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0]     [1]     [2]     [3]
+ *   out[1]  [0]     [1]     [2]     [3]
+ *   out[2]  [0]     [1]     [2]     [3]
+ *   out[3]  [0]     [1]     [2]     [3]
+ *
+ * step 1
+ *   rank 0  recvReduceSend chunks 0..1: out[2:4]->2 tmp[0:2]<-2 out[0:2]+=tmp[0:2]
+ *   rank 1  recvReduceSend chunks 0..1: out[2:4]->3 tmp[0:2]<-3 out[0:2]+=tmp[0:2]
+ *   rank 2  recvReduceSend chunks 2..3: out[0:2]->0 tmp[0:2]<-0 out[2:4]+=tmp[0:2]
+ *   rank 3  recvReduceSend chunks 2..3: out[0:2]->1 tmp[0:2]<-1 out[2:4]+=tmp[0:2]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0+2]   [1+3]   [2]     [3]
+ *   out[1]  [0+2]   [1+3]   [2]     [3]
+ *   out[2]  [0]     [1]     [0+2]   [1+3]
+ *   out[3]  [0]     [1]     [0+2]   [1+3]
+ *   tmp[0]  [2]     [3]     [0]     [1]
+ *   tmp[1]  [2]     [3]     [0]     [1]
+ *
+ * step 2
+ *   rank 0  recvReduceSend chunk 0: out[1]->1 tmp[0]<-1 out[0]+=tmp[0]
+ *   rank 1  recvReduceSend chunk 1: out[0]->0 tmp[0]<-0 out[1]+=tmp[0]
+ *   rank 2  recvReduceSend chunk 2: out[3]->3 tmp[0]<-3 out[2]+=tmp[0]
+ *   rank 3  recvReduceSend chunk 3: out[2]->2 tmp[0]<-2 out[3]+=tmp[0]
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [1+3]      [2]        [3]
+ *   out[1]  [0+2]      [0+1+2+3]  [2]        [3]
+ *   out[2]  [0]        [1]        [0+1+2+3]  [1+3]
+ *   out[3]  [0]        [1]        [0+2]      [0+1+2+3]
+ *   tmp[0]  [1+3]      [0+2]      [1+3]      [0+2]
+ *   tmp[1]  [2]        [3]        [0]        [1]
+ *
+ * step 3
+ *   rank 0  recvCopySend chunk 1: out[0]->1 out[1]<-1
+ *   rank 1  recvCopySend chunk 0: out[1]->0 out[0]<-0
+ *   rank 2  recvCopySend chunk 3: out[2]->3 out[3]<-3
+ *   rank 3  recvCopySend chunk 2: out[3]->2 out[2]<-2
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [0+1+2+3]  [2]        [3]
+ *   out[1]  [0+1+2+3]  [0+1+2+3]  [2]        [3]
+ *   out[2]  [0]        [1]        [0+1+2+3]  [0+1+2+3]
+ *   out[3]  [0]        [1]        [0+1+2+3]  [0+1+2+3]
+ *   tmp[0]  [1+3]      [0+2]      [1+3]      [0+2]
+ *   tmp[1]  [2]        [3]        [0]        [1]
+ *
+ * step 4
+ *   rank 0  recvCopySend chunks 2..3: out[0:2]->2 out[2:4]<-2
+ *   rank 1  recvCopySend chunks 2..3: out[0:2]->3 out[2:4]<-3
+ *   rank 2  recvCopySend chunks 0..1: out[2:4]->0 out[0:2]<-0
+ *   rank 3  recvCopySend chunks 0..1: out[2:4]->1 out[0:2]<-1
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[1]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[2]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   tmp[0]  [1+3]      [0+2]      [1+3]      [0+2]
+ *   tmp[1]  [2]        [3]        [0]        [1]
+ *
+ * cost: 2⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0) steps, 2(p-1)/p · count · s (p = 2^⌊log2 n⌋), + count · s on a folded odd rank bytes sent per rank; here 4 steps, at most 6 elements sent by a rank
  */
 import { copy, mapPeers, partition, recv, reduce, region, send, step } from "../../src/schedule/build.js";
 import type { Algorithm, Schedule, ScheduleContext } from "../../src/schedule/types.js";

@@ -13,7 +13,51 @@
  * bytes sent per rank.
  *
  * Step table (n = 4), from `cclab explain allreduce --algorithm recursive_doubling -n 4`:
- * (generated)
+ * allreduce/recursive_doubling: n = 4, count = 4, root 0, out of place, segment 1
+ * cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written
+ *
+ * step 0 (local)
+ *   rank 0  copy input: out[0:4]=in[0:4]
+ *   rank 1  copy input: out[0:4]=in[0:4]
+ *   rank 2  copy input: out[0:4]=in[0:4]
+ *   rank 3  copy input: out[0:4]=in[0:4]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0]     [1]     [2]     [3]
+ *   out[1]  [0]     [1]     [2]     [3]
+ *   out[2]  [0]     [1]     [2]     [3]
+ *   out[3]  [0]     [1]     [2]     [3]
+ *
+ * step 1
+ *   rank 0  recvReduceSend with rank 1: out[0:4]->1 tmp[0:4]<-1 out[0:4]+=tmp[0:4]
+ *   rank 1  recvReduceSend with rank 0: out[0:4]->0 tmp[0:4]<-0 out[0:4]+=tmp[0:4]
+ *   rank 2  recvReduceSend with rank 3: out[0:4]->3 tmp[0:4]<-3 out[0:4]+=tmp[0:4]
+ *   rank 3  recvReduceSend with rank 2: out[0:4]->2 tmp[0:4]<-2 out[0:4]+=tmp[0:4]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  [0+1]   [0+1]   [2+3]   [2+3]
+ *   out[1]  [0+1]   [0+1]   [2+3]   [2+3]
+ *   out[2]  [0+1]   [0+1]   [2+3]   [2+3]
+ *   out[3]  [0+1]   [0+1]   [2+3]   [2+3]
+ *   tmp[0]  [1]     [0]     [3]     [2]
+ *   tmp[1]  [1]     [0]     [3]     [2]
+ *   tmp[2]  [1]     [0]     [3]     [2]
+ *   tmp[3]  [1]     [0]     [3]     [2]
+ *
+ * step 2
+ *   rank 0  recvReduceSend with rank 2: out[0:4]->2 tmp[0:4]<-2 out[0:4]+=tmp[0:4]
+ *   rank 1  recvReduceSend with rank 3: out[0:4]->3 tmp[0:4]<-3 out[0:4]+=tmp[0:4]
+ *   rank 2  recvReduceSend with rank 0: out[0:4]->0 tmp[0:4]<-0 out[0:4]+=tmp[0:4]
+ *   rank 3  recvReduceSend with rank 1: out[0:4]->1 tmp[0:4]<-1 out[0:4]+=tmp[0:4]
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[1]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[2]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   out[3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   tmp[0]  [2+3]      [2+3]      [0+1]      [0+1]
+ *   tmp[1]  [2+3]      [2+3]      [0+1]      [0+1]
+ *   tmp[2]  [2+3]      [2+3]      [0+1]      [0+1]
+ *   tmp[3]  [2+3]      [2+3]      [0+1]      [0+1]
+ *
+ * cost: ⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0) steps, (⌊log2 n⌋ + (n ≠ 2^k ? 1 : 0)) · count · s bytes sent per rank; here 2 steps, at most 8 elements sent by a rank
  */
 import { copy, recv, reduce, region, send, step } from "../../src/schedule/build.js";
 import type { Algorithm, Schedule, ScheduleContext } from "../../src/schedule/types.js";

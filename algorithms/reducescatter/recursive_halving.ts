@@ -18,12 +18,57 @@
  * for a power of two, n · count · s on a folded even rank.
  *
  * Step table (n = 4), from `cclab explain reducescatter --algorithm recursive_halving -n 4`:
- * (generated)
+ * reducescatter/recursive_halving: n = 4, count = 1, root 0, out of place, segment 1
+ * cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written
+ *
+ * step 0 (local)
+ *   rank 0  copy input: tmp[0:4]=in[0:4]
+ *   rank 1  copy input: tmp[0:4]=in[0:4]
+ *   rank 2  copy input: tmp[0:4]=in[0:4]
+ *   rank 3  copy input: tmp[0:4]=in[0:4]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  .       .       .       .
+ *   tmp[0]  [0]     [1]     [2]     [3]
+ *   tmp[1]  [0]     [1]     [2]     [3]
+ *   tmp[2]  [0]     [1]     [2]     [3]
+ *   tmp[3]  [0]     [1]     [2]     [3]
+ *   tmp[4]  .       .       .       .
+ *   tmp[5]  .       .       .       .
+ *
+ * step 1
+ *   rank 0  recvReduceSend chunks 0..1: tmp[2:4]->2 tmp[4:6]<-2 tmp[0:2]+=tmp[4:6]
+ *   rank 1  recvReduceSend chunks 0..1: tmp[2:4]->3 tmp[4:6]<-3 tmp[0:2]+=tmp[4:6]
+ *   rank 2  recvReduceSend chunks 2..3: tmp[0:2]->0 tmp[4:6]<-0 tmp[2:4]+=tmp[4:6]
+ *   rank 3  recvReduceSend chunks 2..3: tmp[0:2]->1 tmp[4:6]<-1 tmp[2:4]+=tmp[4:6]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  .       .       .       .
+ *   tmp[0]  [0+2]   [1+3]   [2]     [3]
+ *   tmp[1]  [0+2]   [1+3]   [2]     [3]
+ *   tmp[2]  [0]     [1]     [0+2]   [1+3]
+ *   tmp[3]  [0]     [1]     [0+2]   [1+3]
+ *   tmp[4]  [2]     [3]     [0]     [1]
+ *   tmp[5]  [2]     [3]     [0]     [1]
+ *
+ * step 2
+ *   rank 0  recvReduceSend chunk 0: tmp[1]->1 tmp[4]<-1 tmp[0]+=tmp[4]; copy result: out[0]=tmp[0]
+ *   rank 1  recvReduceSend chunk 1: tmp[0]->0 tmp[4]<-0 tmp[1]+=tmp[4]; copy result: out[0]=tmp[1]
+ *   rank 2  recvReduceSend chunk 2: tmp[3]->3 tmp[4]<-3 tmp[2]+=tmp[4]; copy result: out[0]=tmp[2]
+ *   rank 3  recvReduceSend chunk 3: tmp[2]->2 tmp[4]<-2 tmp[3]+=tmp[4]; copy result: out[0]=tmp[3]
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   tmp[0]  [0+1+2+3]  [1+3]      [2]        [3]
+ *   tmp[1]  [0+2]      [0+1+2+3]  [2]        [3]
+ *   tmp[2]  [0]        [1]        [0+1+2+3]  [1+3]
+ *   tmp[3]  [0]        [1]        [0+2]      [0+1+2+3]
+ *   tmp[4]  [1+3]      [0+2]      [1+3]      [0+2]
+ *   tmp[5]  [2]        [3]        [0]        [1]
+ *
+ * cost: ⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0) steps, (n-1) · count · s; n · count · s on a folded even rank bytes sent per rank; here 2 steps, at most 3 elements sent by a rank
  */
 import { invariant } from "../../src/core/assert.js";
 import { type Chunk, copy, mapPeers, recv, reduce, region, send, step, sub } from "../../src/schedule/build.js";
 import type { Algorithm, Region, Schedule, ScheduleContext } from "../../src/schedule/types.js";
-import { chunkSpan, type Fold, foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
+import { chunkSpan, chunksText, type Fold, foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
 
 /**
  * In place over `buf` among `size` ranks (a power of two): on entry every rank's buf holds its
@@ -49,7 +94,7 @@ export function* recursiveHalvingReduceScatter(
     invariant(keep.count <= scratch.count, () => `recursiveHalvingReduceScatter: scratch smaller than ${keep.count}`);
     const tmp = sub(scratch, 0, keep.count);
     yield step(
-      `recvReduceSend chunks ${keepLo}..${keepLo + d - 1}`,
+      `recvReduceSend ${chunksText(keepLo, keepLo + d)}`,
       [send(rank ^ d, chunkSpan(buf, chunks, giveLo, giveLo + d)), recv(rank ^ d, tmp)],
       [reduce(keep, tmp)],
     );

@@ -11,7 +11,62 @@
  * Cost: n-1 steps; (n-1) · count · s bytes sent per rank.
  *
  * Step table (n = 4), from `cclab explain reducescatter --algorithm ring -n 4`:
- * (generated)
+ * reducescatter/ring: n = 4, count = 1, root 0, out of place, segment 1
+ * cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written
+ *
+ * step 0 (local)
+ *   rank 0  copy input: tmp[0:4]=in[0:4]
+ *   rank 1  copy input: tmp[0:4]=in[0:4]
+ *   rank 2  copy input: tmp[0:4]=in[0:4]
+ *   rank 3  copy input: tmp[0:4]=in[0:4]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  .       .       .       .
+ *   tmp[0]  [0]     [1]     [2]     [3]
+ *   tmp[1]  [0]     [1]     [2]     [3]
+ *   tmp[2]  [0]     [1]     [2]     [3]
+ *   tmp[3]  [0]     [1]     [2]     [3]
+ *   tmp[4]  .       .       .       .
+ *
+ * step 1
+ *   rank 0  recvReduceSend chunk 2: tmp[3]->1 tmp[4]<-3 tmp[2]+=tmp[4]
+ *   rank 1  recvReduceSend chunk 3: tmp[0]->2 tmp[4]<-0 tmp[3]+=tmp[4]
+ *   rank 2  recvReduceSend chunk 0: tmp[1]->3 tmp[4]<-1 tmp[0]+=tmp[4]
+ *   rank 3  recvReduceSend chunk 1: tmp[2]->0 tmp[4]<-2 tmp[1]+=tmp[4]
+ *           rank 0  rank 1  rank 2  rank 3
+ *   out[0]  .       .       .       .
+ *   tmp[0]  [0]     [1]     [1+2]   [3]
+ *   tmp[1]  [0]     [1]     [2]     [2+3]
+ *   tmp[2]  [0+3]   [1]     [2]     [3]
+ *   tmp[3]  [0]     [0+1]   [2]     [3]
+ *   tmp[4]  [3]     [0]     [1]     [2]
+ *
+ * step 2
+ *   rank 0  recvReduceSend chunk 1: tmp[2]->1 tmp[4]<-3 tmp[1]+=tmp[4]
+ *   rank 1  recvReduceSend chunk 2: tmp[3]->2 tmp[4]<-0 tmp[2]+=tmp[4]
+ *   rank 2  recvReduceSend chunk 3: tmp[0]->3 tmp[4]<-1 tmp[3]+=tmp[4]
+ *   rank 3  recvReduceSend chunk 0: tmp[1]->0 tmp[4]<-2 tmp[0]+=tmp[4]
+ *           rank 0   rank 1   rank 2   rank 3
+ *   out[0]  .        .        .        .
+ *   tmp[0]  [0]      [1]      [1+2]    [1+2+3]
+ *   tmp[1]  [0+2+3]  [1]      [2]      [2+3]
+ *   tmp[2]  [0+3]    [0+1+3]  [2]      [3]
+ *   tmp[3]  [0]      [0+1]    [0+1+2]  [3]
+ *   tmp[4]  [2+3]    [0+3]    [0+1]    [1+2]
+ *
+ * step 3
+ *   rank 0  recvReduceSend chunk 0: tmp[1]->1 tmp[4]<-3 tmp[0]+=tmp[4]; copy result: out[0]=tmp[0]
+ *   rank 1  recvReduceSend chunk 1: tmp[2]->2 tmp[4]<-0 tmp[1]+=tmp[4]; copy result: out[0]=tmp[1]
+ *   rank 2  recvReduceSend chunk 2: tmp[3]->3 tmp[4]<-1 tmp[2]+=tmp[4]; copy result: out[0]=tmp[2]
+ *   rank 3  recvReduceSend chunk 3: tmp[0]->0 tmp[4]<-2 tmp[3]+=tmp[4]; copy result: out[0]=tmp[3]
+ *           rank 0     rank 1     rank 2     rank 3
+ *   out[0]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]  [0+1+2+3]
+ *   tmp[0]  [0+1+2+3]  [1]        [1+2]      [1+2+3]
+ *   tmp[1]  [0+2+3]    [0+1+2+3]  [2]        [2+3]
+ *   tmp[2]  [0+3]      [0+1+3]    [0+1+2+3]  [3]
+ *   tmp[3]  [0]        [0+1]      [0+1+2]    [0+1+2+3]
+ *   tmp[4]  [1+2+3]    [0+2+3]    [0+1+3]    [0+1+2]
+ *
+ * cost: n-1 steps, (n-1) · count · s bytes sent per rank; here 3 steps, at most 3 elements sent by a rank
  */
 import { invariant } from "../../src/core/assert.js";
 import { type Chunk, copy, recv, reduce, region, send, step, sub } from "../../src/schedule/build.js";
