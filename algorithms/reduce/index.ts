@@ -2,5 +2,6 @@
 import type { Algorithm } from "../../src/schedule/types.js";
 import { binomial } from "./binomial.js";
 import { linear } from "./linear.js";
+import { rabenseifner } from "./rabenseifner.js";
 
-export const algorithms: readonly Algorithm[] = [linear, binomial];
+export const algorithms: readonly Algorithm[] = [linear, binomial, rabenseifner];
