@@ -87,8 +87,10 @@ export async function checkFingerprint(
   let perScope = calls.get(store);
   if (!perScope) calls.set(store, (perScope = new Map()));
   // Keys follow this rank's own call count, not fp.seq, so a differing seq is reported, not waited on.
-  const n = perScope.get(scope) ?? 0;
-  perScope.set(scope, n + 1);
+  // Per rank too: sim ranks share one store object.
+  const counterKey = `${scope}#${rank}`;
+  const n = perScope.get(counterKey) ?? 0;
+  perScope.set(counterKey, n + 1);
   const base = `check/${scope}/${n}`;
   const keys = Array.from({ length: size }, (_, r) => `${base}/${r}`);
   await store.set(keys[rank]!, JSON.stringify(fp));

@@ -10,6 +10,7 @@
  * `runProgram` is the same for a cclab program module (export main(comm, args)), as the worker runs it.
  */
 
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Comm } from "../comm.js";
@@ -58,7 +59,13 @@ async function importBackend(path: string, what: string): Promise<BackendModule>
 }
 
 /** Starts the backend's comm for this rank. CCLAB_BACKEND_MODULE (exporting createComm) overrides. */
-async function startBackend(backend: string, job: JobEnv, store: KVStore, env: NodeJS.ProcessEnv): Promise<Comm> {
+async function startBackend(
+  backend: string,
+  job: JobEnv,
+  store: KVStore,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<Comm> {
   const custom = env.CCLAB_BACKEND_MODULE;
   if (custom) {
     const m = await importBackend(pathToFileURL(resolve(custom)).href, custom);
@@ -70,7 +77,8 @@ async function startBackend(backend: string, job: JobEnv, store: KVStore, env: N
   if (backend === "mpi") {
     const m = await importBackend(new URL("../backends/mpi/index.js", import.meta.url).href, "mpi");
     if (typeof m.initMpi !== "function") throw new UnavailableError("the mpi backend exports no initMpi()");
-    return m.initMpi();
+    // The guard's deadline (timeoutMs) governs; MPI's own, which ends in MPI_Abort, is only a backstop.
+    return m.initMpi({ timeoutMs: timeoutMs + 10_000 });
   }
   if (backend === "nccl") {
     const m = await importBackend(new URL("../backends/nccl/index.js", import.meta.url).href, "nccl");
@@ -106,11 +114,13 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
     rank: job.rank,
     timeoutMs,
   });
+  // The launcher kills whatever is left of this rank at the end (mpirun's ranks are not in its process group).
+  await store.set(`pid/${job.rank}`, `${hostname()}:${process.pid}`);
   const watch = new AbortWatch(store, job.job);
   const backend = options.backend ?? env.CCLAB_BACKEND ?? "mpi";
   let inner: Comm;
   try {
-    inner = await startBackend(backend, job, store, env);
+    inner = await startBackend(backend, job, store, env, timeoutMs);
   } catch (e) {
     await failRank(store, job, e);
     throw e;

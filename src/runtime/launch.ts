@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn as spawnProcess } from "node:child_process";
 import { createRequire } from "node:module";
+import { hostname } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Comm } from "../comm.js";
 import { InvalidArgumentError, RankError, UnavailableError } from "../core/errors.js";
@@ -134,9 +135,8 @@ async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
         try {
           await prog.main(c, [...(o.args ?? [])]);
         } catch (e) {
+          // The sim world aborts the other ranks itself and names this one in its RankError.
           console.error(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
-          if (!watch.aborted)
-            await c.abort(`rank ${rank} failed: ${e instanceof Error ? `${e.name}: ${e.message}` : e}`);
           throw e;
         }
       }),
@@ -166,7 +166,7 @@ export function nodeArgv(script: string, args: readonly string[]): string[] {
 }
 
 interface MpiModule {
-  mpirunCommand: (np: number, argv: string[]) => string[] | { command: string; args: string[] };
+  mpirunCommand: (np: number, argv: string[]) => { cmd: string; args: string[] };
 }
 
 async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
@@ -310,7 +310,7 @@ async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
       if (typeof mpi.mpirunCommand !== "function")
         throw new UnavailableError("the mpi backend exports no mpirunCommand()");
       const c = mpi.mpirunCommand(n, nodeArgv(worker, [o.program, ...(o.args ?? [])]));
-      const argv = Array.isArray(c) ? c : [c.command, ...c.args];
+      const argv = [c.cmd, ...c.args];
       // mpirun's ranks inherit this environment and prefix their own lines (worker.ts).
       start(-1, argv, common, false);
     } else {
@@ -325,6 +325,7 @@ async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     clearTimeout(graceTimer);
     clearTimeout(killTimer);
     signalAll("SIGKILL");
+    await killLeftovers(store, world);
     await client?.close();
     await server?.close();
   }
@@ -334,6 +335,20 @@ async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     started,
     o,
   );
+}
+
+/** SIGKILLs every rank process of this machine that registered its pid and is still alive. */
+async function killLeftovers(store: KVStore, world: number): Promise<void> {
+  const me = hostname();
+  for (let r = 0; r < world; r++) {
+    try {
+      if (!(await store.check([`pid/${r}`]))) continue;
+      const [host, pid] = (await store.get(`pid/${r}`, 1000)).toString("utf8").split(":");
+      if (host === me && pid) process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // Gone already, or the store is: nothing to kill.
+    }
+  }
 }
 
 function finish(failure: AbortInfo | undefined, exits: RankExit[], started: number, o: LaunchOptions): LaunchResult {
