@@ -88,7 +88,7 @@ export function splitDim1(t: HostBuffer, rows: number, cols: number, k: number):
 /** Each element as torch writes it: ints as is, whole floats as "6.", others with 4 decimals. */
 function torchElems(b: HostBuffer): string[] {
   const vs = nums(b);
-  if (!b.dtype.startsWith("float") && b.dtype !== "bfloat16") return vs.map(String);
+  if (!b.dtype.startsWith("float") && b.dtype !== "bfloat16") return pad(vs.map(String));
   const whole = vs.every((x) => Number.isInteger(x));
   const s = vs.map((x) => (whole ? `${x}.` : x.toFixed(4)));
   return pad(s);
