@@ -50,7 +50,10 @@ export function slice(b: HostBuffer, offset: number, count: number): HostBuffer 
 
 /** torch.cat(list, dim=0) for flat tensors. */
 export function cat(list: readonly HostBuffer[]): HostBuffer {
-  const out = zeros(list[0]!.dtype, list.reduce((a, t) => a + t.count, 0));
+  const out = zeros(
+    list[0]!.dtype,
+    list.reduce((a, t) => a + t.count, 0),
+  );
   let at = 0;
   for (const t of list) {
     (out.data as unknown as { set(a: ArrayLike<unknown>, o: number): void }).set(t.data, at);
@@ -65,7 +68,11 @@ export function cat(list: readonly HostBuffer[]): HostBuffer {
  */
 export function catDim1(stacked: HostBuffer, k: number, rows: number, cols: number): HostBuffer {
   const v = nums(stacked);
-  return fromFn(stacked.dtype, [rows, k * cols], (i, j) => v[Math.floor(j / cols) * rows * cols + i * cols + (j % cols)]!);
+  return fromFn(
+    stacked.dtype,
+    [rows, k * cols],
+    (i, j) => v[Math.floor(j / cols) * rows * cols + i * cols + (j % cols)]!,
+  );
 }
 
 /**

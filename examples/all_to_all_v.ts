@@ -24,7 +24,10 @@ export async function main(comm: Comm): Promise<void> {
   const print = printer(comm);
   const { rank, size } = comm;
   if (size !== INPUT_SPLITS.length) {
-    throw new InvalidArgumentError({ rank, op: "all_to_all_v example", arg: "-n" }, "the seed's split table is for 4 ranks");
+    throw new InvalidArgumentError(
+      { rank, op: "all_to_all_v example", arg: "-n" },
+      "the seed's split table is for 4 ranks",
+    );
   }
   // run_single: input = arange(4) + rank*4; element j goes to rank j.
   const input = arange("int64", size, rank * size);
@@ -36,7 +39,10 @@ export async function main(comm: Comm): Promise<void> {
   const inputSplits = INPUT_SPLITS[rank]!;
   const outputSplits = INPUT_SPLITS.map((row) => row[rank]!);
   const vin = tensor("int64", INPUTS[rank]!.map(BigInt));
-  const vout = zeros("int64", outputSplits.reduce((a, b) => a + b, 0));
+  const vout = zeros(
+    "int64",
+    outputSplits.reduce((a, b) => a + b, 0),
+  );
   await allToAllv(comm, vout, vin, { inputSplits, outputSplits });
   print(`Rank ${rank} variable output: ${torchStr(vout)}`);
 }

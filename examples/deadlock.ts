@@ -9,7 +9,12 @@ import { type Comm, DeadlockError, tensor, view, zeros } from "../src/index.js";
 import { printer, runIfMain } from "./_run.js";
 import { torchStr } from "./_tensor.js";
 
-type Fix = (comm: Comm, peer: number, mine: ReturnType<typeof tensor>, theirs: ReturnType<typeof zeros>) => Promise<void>;
+type Fix = (
+  comm: Comm,
+  peer: number,
+  mine: ReturnType<typeof tensor>,
+  theirs: ReturnType<typeof zeros>,
+) => Promise<void>;
 
 const FIXES: [string, Fix][] = [
   [

@@ -14,7 +14,10 @@ export async function main(comm: Comm, args: string[] = []): Promise<void> {
   const at = args.indexOf("--dp");
   const dp = at >= 0 ? Number(args[at + 1]) : 2;
   if (!Number.isInteger(dp) || dp < 1 || size % dp !== 0) {
-    throw new InvalidArgumentError({ rank, op: "device_mesh example", arg: "--dp" }, `${args[at + 1]} does not divide the ${size} ranks`);
+    throw new InvalidArgumentError(
+      { rank, op: "device_mesh example", arg: "--dp" },
+      `${args[at + 1]} does not divide the ${size} ranks`,
+    );
   }
   const tp = size / dp;
   const mesh = Array.from({ length: dp }, (_, d) => Array.from({ length: tp }, (_, t) => d * tp + t));

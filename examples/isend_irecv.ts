@@ -33,7 +33,10 @@ export async function main(comm: Comm): Promise<void> {
     await req.wait();
     if (rank < last) {
       print(`Rank ${rank} receive complete, data: ${torchStr(t)}`);
-      setNums(t, nums(t).map((x) => x * 2));
+      setNums(
+        t,
+        nums(t).map((x) => x * 2),
+      );
       print(`Rank ${rank} data after processing: ${torchStr(t)}`);
       print(`Rank ${rank} preparing to send to Rank ${rank + 1}...`);
       const send = comm.isend(view(t), rank + 1);

@@ -15,9 +15,7 @@ export async function main(comm: Comm): Promise<void> {
   print(`Rank ${rank} original data (shape ${sizeStr([rows, size])}):\n${numpyStr(data, [rows, size])}`);
   const output = zeros("float32", rows);
   await reduceScatter(comm, output, splitDim1(data, rows, size, size), { op: "sum" });
-  print(
-    `Rank ${rank} after reduce_scatter (sum), output shape ${sizeStr([rows, 1])}:\n${numpyStr(output, [rows, 1])}`,
-  );
+  print(`Rank ${rank} after reduce_scatter (sum), output shape ${sizeStr([rows, 1])}:\n${numpyStr(output, [rows, 1])}`);
 }
 
 runIfMain(import.meta.url, main);

@@ -16,9 +16,7 @@ export async function main(comm: Comm): Promise<void> {
   const inputList = Array.from({ length: size }, (_, i) => slice(data, i * cols, cols));
   const output = zeros("float32", cols);
   await reduceScatter(comm, output, cat(inputList), { op: "sum" });
-  print(
-    `Rank ${rank} after reduce_scatter (sum), output shape ${sizeStr([1, cols])}:\n${numpyStr(output, [1, cols])}`,
-  );
+  print(`Rank ${rank} after reduce_scatter (sum), output shape ${sizeStr([1, cols])}:\n${numpyStr(output, [1, cols])}`);
 }
 
 runIfMain(import.meta.url, main);

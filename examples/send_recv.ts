@@ -26,7 +26,10 @@ export async function main(comm: Comm): Promise<void> {
     await comm.recv(view(t), rank - 1);
     print(`Rank ${rank} received: ${torchStr(t)}`);
     if (rank < last) {
-      setNums(t, nums(t).map((x) => x * 2));
+      setNums(
+        t,
+        nums(t).map((x) => x * 2),
+      );
       print(`Rank ${rank} data after processing: ${torchStr(t)}`);
       await comm.send(view(t), rank + 1);
       print(`Rank ${rank} sent the data to Rank ${rank + 1}`);
