@@ -1,0 +1,172 @@
+/**
+ * `cclab model <collective> --algorithm <name> -n N --bytes B`: the alpha-beta time of a
+ * schedule from its steps (critical path, src/model/alphabeta.ts) beside the header formula's
+ * estimate; with --sweep-n or --max-n, several algorithms over N with their crossovers, as a
+ * table and (-o) an SVG or HTML line chart.
+ */
+import { writeFileSync } from "node:fs";
+import type { Command } from "commander";
+import { InvalidArgumentError as CommanderError } from "commander";
+import { dtypeInfo } from "../core/dtype.js";
+import { betaFromGBps, formulaTime, type ModelParams, modelTime } from "../model/alphabeta.js";
+import { defaultSegment, powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
+import { findAlgorithm, isCollective } from "../registry.js";
+import type { Algorithm } from "../schedule/types.js";
+import { bytesText, htmlPage, timeText } from "../viz/svg.js";
+import { intOption, numberOption, sizeOption } from "./options.js";
+import { selectAlgorithms } from "./verify.js";
+
+/** '25GB/s' or '25 GB/s' -> µs per byte; a plain number is already µs per byte. */
+export function parseBeta(value: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?(?:e-?\d+)?)\s*(GB\/s)?\s*$/i.exec(value);
+  const v = m ? Number(m[1]) : Number.NaN;
+  if (!m || !Number.isFinite(v) || v < 0 || (m[2] && v === 0)) {
+    throw new CommanderError(
+      `--beta must be microseconds per byte (e.g. 0.00004) or a bandwidth like 25GB/s, got '${value}'`,
+    );
+  }
+  return m[2] ? betaFromGBps(v) : v;
+}
+
+function sizeList(value: string): number[] {
+  const parts = value.split(",").map((s) => s.trim());
+  const out: number[] = [];
+  for (const p of parts) {
+    // '2,4,...,4096' means the powers of two in between.
+    if (p === "..." && out.length > 0) continue;
+    const n = Number(p);
+    if (!Number.isInteger(n) || n < 1 || n > 65536) {
+      throw new CommanderError(`--sweep-n must list group sizes in [1, 65536], like 2,4,...,4096; got '${p}'`);
+    }
+    if (parts[parts.indexOf(p) - 1] === "..." && out.length > 0) {
+      let m = (out[out.length - 1] as number) * 2;
+      while (m < n) {
+        out.push(m);
+        m *= 2;
+      }
+    }
+    out.push(n);
+  }
+  return [...new Set(out)].sort((a, b) => a - b);
+}
+
+interface ModelOptions {
+  algorithm?: string;
+  algorithms?: string;
+  algorithmFile?: string;
+  size: number;
+  bytes: number;
+  root: number;
+  alpha: number;
+  beta: number;
+  gamma: number;
+  segment?: number;
+  contention: string;
+  sweepN?: number[];
+  maxN?: number;
+  output?: string;
+}
+
+function paramsOf(o: ModelOptions): ModelParams {
+  if (o.contention !== "shared" && o.contention !== "none") {
+    throw new Error(`--contention must be 'shared' or 'none', got '${o.contention}'`);
+  }
+  return { alpha: o.alpha, beta: o.beta, gamma: o.gamma, contention: o.contention };
+}
+
+function paramText(p: ModelParams): string {
+  const gbps = p.beta > 0 ? ` (${Number((1 / p.beta / 1e3).toPrecision(3))} GB/s)` : "";
+  return `alpha ${p.alpha} µs, beta ${Number(p.beta.toPrecision(3))} µs/B${gbps}${p.gamma ? `, gamma ${p.gamma} µs/B` : ""}, contention ${p.contention}`;
+}
+
+async function algorithmsFor(collective: string, o: ModelOptions, sweeping: boolean): Promise<Algorithm[]> {
+  if (!isCollective(collective)) throw new Error(`unknown collective '${collective}'`);
+  if (o.algorithmFile) await selectAlgorithms({ collective, algorithmFile: o.algorithmFile });
+  const site = { op: "model" };
+  if (o.algorithms) return o.algorithms.split(",").map((name) => findAlgorithm(collective, name.trim(), site));
+  if (o.algorithm) return [findAlgorithm(collective, o.algorithm, site)];
+  if (sweeping && collective === "allreduce") {
+    return [findAlgorithm(collective, "ring", site), findAlgorithm(collective, "double_binary_tree", site)];
+  }
+  throw new Error("--algorithm <name> is required (or --algorithms a,b with a sweep)");
+}
+
+export async function model(collective: string, o: ModelOptions): Promise<void> {
+  const params = paramsOf(o);
+  const sizes = o.sweepN ?? (o.maxN !== undefined ? powersOfTwo(o.maxN) : undefined);
+  const algs = await algorithmsFor(collective, o, sizes !== undefined);
+  const dtype = collective === "barrier" ? "uint8" : "float32";
+  const count = Math.floor(o.bytes / dtypeInfo(dtype).bytes);
+  const segment = o.segment ?? defaultSegment(count, dtype);
+  const what = `${bytesText(o.bytes)} (${count} x ${dtype}), segment ${segment} elements`;
+
+  if (!sizes) {
+    const alg = algs[0] as Algorithm;
+    const call = { size: o.size, count, root: o.root, dtype, segment } as const;
+    const t0 = performance.now();
+    const m = modelTime(alg, call, params);
+    const ms = performance.now() - t0;
+    console.log(`${collective}/${alg.name}: n = ${o.size}, ${what}`);
+    console.log(paramText(params));
+    console.log(
+      `model:   ${timeText(m.time)}  critical path over the schedule's steps (${m.steps} communication steps, ${m.messages} messages, busiest rank sends ${bytesText(m.maxBytesSent)}, last to finish: rank ${m.criticalRank}; ${ms.toFixed(0)} ms)`,
+    );
+    console.log(
+      `formula: ${timeText(formulaTime(alg, call, params))}  ${alg.cost.stepsFormula} steps · alpha + beta · ${alg.cost.bytesFormula}`,
+    );
+    return;
+  }
+
+  const r = sweep(algs, { sizes, bytes: o.bytes, dtype, root: o.root, segment: o.segment, params });
+  console.log(`${collective}: ${r.algorithms.join(" vs ")}, ${what}`);
+  console.log(paramText(params));
+  const head = ["N", ...r.algorithms, ...r.algorithms.map((a) => `formula ${a}`), "fastest"];
+  const rows = r.rows.map((row) => {
+    const best = row.times.indexOf(Math.min(...row.times));
+    return [String(row.n), ...row.times.map(timeText), ...row.formulas.map(timeText), r.algorithms[best] ?? ""];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((x) => (x[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i] as number)).join("  ");
+  console.log(line(head));
+  for (const row of rows) console.log(line(row));
+  if (r.crossovers.length === 0) console.log("no crossover in this range");
+  for (const c of r.crossovers) {
+    console.log(
+      `crossover: ${c.a} = ${c.b} at N ≈ ${Math.round(c.at)} (between ${c.between[0]} and ${c.between[1]}); ${c.fasterAbove} is faster above`,
+    );
+  }
+  console.log(`${sizes.length} sizes up to N = ${Math.max(...sizes)} modelled in ${r.seconds.toFixed(1)} s`);
+  if (o.output) {
+    const svg = sweepChart(r, collective, o.bytes, params);
+    writeFileSync(o.output, o.output.endsWith(".html") ? htmlPage(`cclab model ${collective}`, svg) : svg);
+    console.log(`wrote ${o.output}`);
+  }
+}
+
+export function registerModel(program: Command): void {
+  program
+    .command("model")
+    .description("alpha-beta time of an algorithm's schedule (critical path over its steps); sweep N for crossovers")
+    .argument("<collective>", "allreduce, broadcast, ...")
+    .option("--algorithm <name>", "the algorithm (see cclab verify)")
+    .option("--algorithms <a,b>", "algorithms to compare in a sweep (default for allreduce: ring,double_binary_tree)")
+    .option("--algorithm-file <file>", "your own algorithm file")
+    .option("-n, --size <n>", "number of ranks", intOption("-n", 1, 65536), 8)
+    .option("--bytes <size>", "message size: 8, 64K, 1M, 1G", sizeOption("--bytes"), 1024 * 1024)
+    .option("--root <n>", "root rank", intOption("--root", 0), 0)
+    .option("--alpha <us>", "latency per message, microseconds", numberOption("--alpha"), 5)
+    .option("--beta <x>", "microseconds per byte, or a bandwidth like 25GB/s", parseBeta, betaFromGBps(25))
+    .option("--gamma <us-per-byte>", "local reduction cost, microseconds per byte", numberOption("--gamma"), 0)
+    .option(
+      "--segment <n>",
+      "pipelining segment in elements (default: 128 KiB, at most 32 segments)",
+      intOption("--segment", 1),
+    )
+    .option("--contention <mode>", "'shared': a rank's concurrent transfers share its link; 'none'", "shared")
+    .option("--sweep-n <list>", "group sizes to sweep, e.g. 2,4,...,4096", sizeList)
+    .option("--max-n <n>", "sweep N = 2, 4, ..., max", intOption("--max-n", 2, 65536))
+    .option("-o, --output <file>", "with a sweep: write the chart (.svg or .html)")
+    .action(async (collective: string, o: ModelOptions) => {
+      await model(collective, o);
+    });
+}

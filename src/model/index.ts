@@ -1,0 +1,12 @@
+/** The alpha-beta cost model of schedules: single calls and sweeps over the group size. */
+export { betaFromGBps, formulaTime, type ModelParams, type ModelResult, modelTime } from "./alphabeta.js";
+export {
+  type Crossover,
+  defaultSegment,
+  powersOfTwo,
+  type SweepOptions,
+  type SweepResult,
+  type SweepRow,
+  sweep,
+  sweepChart,
+} from "./sweep.js";

@@ -1,0 +1,117 @@
+/**
+ * A line chart as SVG, for `cclab model --sweep`: one line per algorithm over the group size
+ * (log2 x), the modelled time on y, and dashed markers where two lines cross.
+ */
+import { esc, px, svgDocument, timeText } from "./svg.js";
+
+export interface Series {
+  readonly name: string;
+  /** [x, y] with x > 0 (log scale), in increasing x. */
+  readonly points: readonly (readonly [number, number])[];
+}
+
+export interface Marker {
+  readonly x: number;
+  readonly label: string;
+}
+
+export interface ChartOptions {
+  readonly title: string;
+  readonly xLabel: string;
+  readonly yLabel: string;
+  readonly series: readonly Series[];
+  readonly markers?: readonly Marker[];
+  /** y values are microseconds: label ticks as times. */
+  readonly yIsTime?: boolean;
+  /** Log-scale y (times that span decades). Default false. */
+  readonly logY?: boolean;
+}
+
+const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"];
+
+export function lineChartSvg(o: ChartOptions): string {
+  const width = 860;
+  const height = 520;
+  const left = 90;
+  const right = 200;
+  const top = 56;
+  const bottom = 70;
+  const plotW = width - left - right;
+  const plotH = height - top - bottom;
+  const xs = o.series.flatMap((s) => s.points.map((p) => p[0])).filter((v) => v > 0);
+  const ys = o.series.flatMap((s) => s.points.map((p) => p[1]));
+  const xMin = Math.min(...xs, 2);
+  const xMax = Math.max(...xs, xMin * 2);
+  const lx = (v: number) => Math.log2(v);
+  const yMax0 = Math.max(...ys, 1e-9);
+  const yMin0 = o.logY ? Math.min(...ys.filter((v) => v > 0), yMax0 / 10) : 0;
+  const ty = (v: number) => (o.logY ? Math.log10(Math.max(v, yMin0)) : v);
+  const [y0, y1] = o.logY ? [Math.floor(ty(yMin0)), Math.ceil(ty(yMax0))] : [0, niceCeil(yMax0)];
+  const X = (v: number) => left + ((lx(v) - lx(xMin)) / (lx(xMax) - lx(xMin) || 1)) * plotW;
+  const Y = (v: number) => top + plotH - ((ty(v) - y0) / (y1 - y0 || 1)) * plotH;
+  const yText = (v: number) => (o.yIsTime ? timeText(v) : String(Number(v.toPrecision(4))));
+  const body: string[] = [`<text x="${left}" y="30" font-size="17" font-weight="bold">${esc(o.title)}</text>`];
+
+  // Axes and grid.
+  body.push('<g class="axes" font-size="11">');
+  body.push(
+    `<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
+    `<text x="${left + plotW / 2}" y="${height - 22}" font-size="13" text-anchor="middle">${esc(o.xLabel)}</text>`,
+    `<text x="22" y="${top + plotH / 2}" font-size="13" text-anchor="middle" transform="rotate(-90 22 ${top + plotH / 2})">${esc(o.yLabel)}</text>`,
+  );
+  for (let e = Math.ceil(lx(xMin)); e <= Math.floor(lx(xMax)); e++) {
+    const gx = X(2 ** e);
+    body.push(
+      `<line x1="${px(gx)}" y1="${top}" x2="${px(gx)}" y2="${top + plotH}" stroke="#eee"/>`,
+      `<text x="${px(gx)}" y="${top + plotH + 16}" text-anchor="middle">${2 ** e}</text>`,
+    );
+  }
+  const yTicks: number[] = [];
+  if (o.logY) for (let e = y0; e <= y1; e++) yTicks.push(10 ** e);
+  else for (let i = 0; i <= 5; i++) yTicks.push((y1 * i) / 5);
+  for (const v of yTicks) {
+    body.push(
+      `<line x1="${left}" y1="${px(Y(v))}" x2="${left + plotW}" y2="${px(Y(v))}" stroke="#eee"/>`,
+      `<text x="${left - 6}" y="${px(Y(v) + 4)}" text-anchor="end">${esc(yText(v))}</text>`,
+    );
+  }
+  body.push("</g>");
+
+  // Crossover markers.
+  body.push('<g class="markers">');
+  for (const m of o.markers ?? []) {
+    const mx = X(m.x);
+    body.push(
+      `<line class="crossover" x1="${px(mx)}" y1="${top}" x2="${px(mx)}" y2="${top + plotH}" stroke="#555" stroke-dasharray="6,4"/>`,
+      `<text x="${px(mx + 5)}" y="${top + 16}" font-size="12" fill="#333">${esc(m.label)}</text>`,
+    );
+  }
+  body.push("</g>");
+
+  // Lines and the legend.
+  body.push('<g class="series">');
+  o.series.forEach((s, i) => {
+    const c = COLORS[i % COLORS.length] as string;
+    const pts = s.points.map(([a, b]) => `${px(X(a))},${px(Y(b))}`).join(" ");
+    body.push(
+      `<g class="line" data-name="${esc(s.name)}">`,
+      `<polyline points="${pts}" fill="none" stroke="${c}" stroke-width="2"/>`,
+      ...s.points.map(([a, b]) => `<circle cx="${px(X(a))}" cy="${px(Y(b))}" r="3" fill="${c}"/>`),
+      "</g>",
+    );
+    const ly = top + 10 + i * 20;
+    body.push(
+      `<line x1="${left + plotW + 14}" y1="${ly}" x2="${left + plotW + 38}" y2="${ly}" stroke="${c}" stroke-width="2"/>`,
+      `<text x="${left + plotW + 44}" y="${ly + 4}" font-size="12">${esc(s.name)}</text>`,
+    );
+  });
+  body.push("</g>");
+  return svgDocument(width, height, o.title, body);
+}
+
+/** 1, 2 or 5 times a power of ten, at least v. */
+function niceCeil(v: number): number {
+  const p = 10 ** Math.floor(Math.log10(v));
+  for (const m of [1, 2, 5, 10]) if (m * p >= v) return m * p;
+  return 10 * p;
+}

@@ -1,0 +1,58 @@
+/**
+ * The text form of a trace: bytes each rank sent in each algorithm step, their totals, and the
+ * algorithm's own byte formula beside them, so `cclab trace` without -o shows whether the run
+ * sent what the header claims.
+ */
+import type { TraceEvent } from "../trace.js";
+import { commonDetail, stepDetail, stepOf } from "./trace.js";
+
+export interface FormulaBytes {
+  /** The algorithm's formula text, e.g. '2(n-1)/n · count · s'. */
+  readonly text: string;
+  /** Its value: the most bytes a rank sends (cost.sentElements × element size); NaN where it varies. */
+  readonly maxBytes: number;
+}
+
+/** Step rows (bytes sent per rank), a total row, and the formula comparison. */
+export function traceTable(events: readonly TraceEvent[], size: number, formula?: FormulaBytes): string {
+  const steps = new Map<number, { sent: number[]; details: string[] }>();
+  const total = new Array<number>(size).fill(0);
+  for (const e of events) {
+    if (e.kind !== "send") continue;
+    const k = stepOf(e.label) ?? -1;
+    let row = steps.get(k);
+    if (!row) {
+      row = { sent: new Array<number>(size).fill(0), details: [] };
+      steps.set(k, row);
+    }
+    row.sent[e.rank] = (row.sent[e.rank] ?? 0) + e.bytes;
+    row.details.push(stepDetail(e.label));
+    total[e.rank] = (total[e.rank] ?? 0) + e.bytes;
+  }
+  const head = ["step", "what", ...Array.from({ length: size }, (_, r) => `rank ${r}`)];
+  const rows: string[][] = [...steps.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([k, row]) => [k < 0 ? "-" : String(k), commonDetail(row.details), ...row.sent.map(String)]);
+  rows.push(["total", "", ...total.map(String)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < 2 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)))
+      .join("  ")
+      .trimEnd();
+  const out = ["bytes sent per rank, per step (from the trace)", line(head), ...rows.map(line)];
+  if (formula) {
+    const traced = Math.max(0, ...total);
+    const verdict = Number.isNaN(formula.maxBytes)
+      ? "the formula varies with the call"
+      : traced === formula.maxBytes
+        ? "matches"
+        : `DIFFERS (formula ${formula.maxBytes})`;
+    out.push(
+      "",
+      `formula: ${formula.text} bytes per rank = ${Number.isNaN(formula.maxBytes) ? "varies" : formula.maxBytes} (the busiest rank)`,
+      `trace:   busiest rank sent ${traced} bytes: ${verdict}`,
+    );
+  }
+  return out.join("\n");
+}
