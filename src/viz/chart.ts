@@ -45,7 +45,7 @@ export function lineChartSvg(o: ChartOptions): string {
   const lx = (v: number) => Math.log2(v);
   const yMax0 = Math.max(...ys, 1e-9);
   const yMin0 = o.logY ? Math.min(...ys.filter((v) => v > 0), yMax0 / 10) : 0;
-  const ty = (v: number) => (o.logY ? Math.log10(Math.max(v, yMin0)) : v);
+  const ty = (v: number) => (o.logY ? Math.log10(v > 0 ? v : yMin0) : v);
   const [y0, y1] = o.logY ? [Math.floor(ty(yMin0)), Math.ceil(ty(yMax0))] : [0, niceCeil(yMax0)];
   const X = (v: number) => left + ((lx(v) - lx(xMin)) / (lx(xMax) - lx(xMin) || 1)) * plotW;
   const Y = (v: number) => top + plotH - ((ty(v) - y0) / (y1 - y0 || 1)) * plotH;
@@ -81,9 +81,16 @@ export function lineChartSvg(o: ChartOptions): string {
   body.push('<g class="markers">');
   for (const m of o.markers ?? []) {
     const mx = X(m.x);
+    // Right of the line in the left half, left of it in the right half; one line per '; ' part.
+    const right = mx < left + plotW / 2;
     body.push(
       `<line class="crossover" x1="${px(mx)}" y1="${top}" x2="${px(mx)}" y2="${top + plotH}" stroke="#555" stroke-dasharray="6,4"/>`,
-      `<text x="${px(mx + 5)}" y="${top + 16}" font-size="12" fill="#333">${esc(m.label)}</text>`,
+      ...m.label
+        .split("; ")
+        .map(
+          (part, i) =>
+            `<text x="${px(right ? mx + 6 : mx - 6)}" y="${top + plotH - 30 + i * 15}" font-size="12" fill="#333" text-anchor="${right ? "start" : "end"}" stroke="#fff" stroke-width="3" paint-order="stroke">${esc(part)}</text>`,
+        ),
     );
   }
   body.push("</g>");

@@ -1,0 +1,190 @@
+/**
+ * The pictures' structure (not pixels): the ring all-reduce's time-space diagram has one lane
+ * per rank and one arrow per message of the trace, with step guides and labels; the deadlock
+ * picture and its DOT show the cycle's ranks and edges; the text table agrees with the formula.
+ */
+import { describe, expect, it } from "vitest";
+import { defaultTraceCall, sendSendDeadlock, traceOnSim } from "../src/cli/trace.js";
+import { findAlgorithm } from "../src/registry.js";
+import type { TraceEvent } from "../src/trace.js";
+import { lineChartSvg } from "../src/viz/chart.js";
+import { deadlockDot, deadlockSvg, waitForGraph } from "../src/viz/deadlock.js";
+import { svgSize } from "../src/viz/svg.js";
+import { traceTable } from "../src/viz/table.js";
+import { commonDetail, pairMessages, stepOf, stepStarts, traceHtml, traceSvg } from "../src/viz/trace.js";
+import { assertWellFormed, count } from "./fixtures/viz/check.js";
+
+const site = { op: "test" };
+
+async function ringTrace(n: number): Promise<TraceEvent[]> {
+  const alg = findAlgorithm("allreduce", "ring", site);
+  return traceOnSim(alg, defaultTraceCall(alg, n));
+}
+
+function viewBox(svg: string): number[] {
+  const m = /viewBox="([^"]+)"/.exec(svg);
+  return (m?.[1] ?? "").split(" ").map(Number);
+}
+
+describe("time-space diagram", () => {
+  it("draws ring all-reduce on 4 ranks: 4 lanes, one arrow per message, 6 step guides, labels", async () => {
+    const events = await ringTrace(4);
+    const sends = events.filter((e) => e.kind === "send");
+    expect(sends).toHaveLength(4 * 6);
+    const { messages, unmatched } = pairMessages(events);
+    expect(messages).toHaveLength(sends.length);
+    expect(unmatched).toEqual([]);
+    // Every message goes to the next rank on the ring and arrives no earlier than it was sent.
+    for (const m of messages) {
+      expect(m.recv.rank).toBe((m.send.rank + 1) % 4);
+      expect(m.recv.end).toBeGreaterThanOrEqual(m.send.start);
+      expect(stepOf(m.recv.label)).toBe(stepOf(m.send.label));
+    }
+
+    const svg = traceSvg(events, { title: "ring <n=4> & co", size: 4 });
+    assertWellFormed(svg);
+    expect(count(svg, /<line class="lane"/)).toBe(4);
+    expect(count(svg, /<g class="msg">/)).toBe(messages.length);
+    expect(count(svg, /marker-end="url\(#arrow-\d\)"/)).toBe(messages.length + 1); // + the legend's
+    expect(count(svg, /class="step-guide"/)).toBe(6);
+    expect(count(svg, /<rect class="reduce"/)).toBe(events.filter((e) => e.kind === "reduce").length);
+    expect(count(svg, /<rect class="copy"/)).toBe(4);
+    for (let r = 0; r < 4; r++) expect(svg).toContain(`>rank ${r}</text>`);
+    expect(svg).toContain(">step 1: recvReduceSend</text>");
+    expect(svg).toContain(">step 4: recvCopySend</text>");
+    expect(svg).toContain("recvReduceSend chunk 2 · 4 B");
+    expect(svg).toContain("<title>ring &lt;n=4&gt; &amp; co</title>");
+    const [x, y, w, h] = viewBox(svg);
+    expect([x, y]).toEqual([0, 0]);
+    expect(svgSize(svg)).toEqual({ width: w, height: h });
+    expect(w).toBeGreaterThan(600);
+    expect(h).toBeGreaterThan(4 * 60);
+    // Every coordinate lies inside the viewBox.
+    for (const m of svg.matchAll(/\b(x|x1|x2|cx)="(-?[\d.]+)"/g)) expect(Number(m[2])).toBeLessThanOrEqual(w as number);
+    for (const m of svg.matchAll(/\b(y|y1|y2|cy)="(-?[\d.]+)"/g)) expect(Number(m[2])).toBeLessThanOrEqual(h as number);
+
+    const html = traceHtml(events, { size: 4 });
+    assertWellFormed(html.replace("<!DOCTYPE html>", ""));
+    expect(html).toContain("<svg");
+  });
+
+  it("draws any trace the same way: a tree all-reduce's arrows match its messages, steps start in order", async () => {
+    const alg = findAlgorithm("allreduce", "double_binary_tree", site);
+    const events = await traceOnSim(alg, { size: 5, count: 8, root: 0, segment: 2 });
+    const svg = traceSvg(events);
+    assertWellFormed(svg);
+    expect(count(svg, /<line class="lane"/)).toBe(5);
+    expect(count(svg, /<g class="msg">/)).toBe(events.filter((e) => e.kind === "send").length);
+    const starts = stepStarts(events);
+    expect(starts.length).toBeGreaterThan(3);
+    for (let i = 1; i < starts.length; i++) {
+      expect((starts[i] as { start: number }).start).toBeGreaterThanOrEqual((starts[i - 1] as { start: number }).start);
+    }
+  });
+
+  it("names what a step's ranks share", () => {
+    expect(commonDetail(["recvReduceSend chunk 0", "recvReduceSend chunk 12", "recvReduceSend chunk 1"])).toBe(
+      "recvReduceSend",
+    );
+    expect(commonDetail(["copy input", "copy input"])).toBe("copy input");
+    expect(commonDetail([])).toBe("");
+  });
+
+  it("prints bytes per rank per step next to the formula", async () => {
+    const events = await ringTrace(4);
+    const alg = findAlgorithm("allreduce", "ring", site);
+    const maxBytes = alg.cost.sentElements(4, 4, 1) * 4;
+    const text = traceTable(events, 4, { text: alg.cost.bytesFormula, maxBytes });
+    expect(text).toMatch(/^1\s+recvReduceSend\s+4\s+4\s+4\s+4$/m);
+    expect(text).toMatch(/^total\s+24\s+24\s+24\s+24$/m);
+    expect(text).toContain("busiest rank sent 24 bytes: matches");
+    expect(traceTable(events, 4, { text: "x", maxBytes: 8 })).toContain("DIFFERS (formula 8)");
+  });
+});
+
+describe("deadlock pictures", () => {
+  it("seed 003's send-send on 2 ranks: both ranks in the cycle, both edges red", async () => {
+    const err = await sendSendDeadlock(2);
+    expect([...err.cycle].sort()).toEqual([0, 1]);
+    const svg = deadlockSvg(err);
+    assertWellFormed(svg);
+    expect(count(svg, /<g class="node cycle" data-rank="\d+">/)).toBe(2);
+    expect(count(svg, /<g class="edge cycle" data-from="\d+" data-to="\d+">/)).toBe(2);
+    expect(svg).toContain('data-from="0" data-to="1"');
+    expect(svg).toContain('data-from="1" data-to="0"');
+    expect(svg).toContain("blocked in send(to 1, 2 x float32, &apos;exchange&apos;)".replace(/&apos;/g, "'"));
+    expect(svg).toMatch(/<title>deadlock: wait-for cycle rank \d -&gt; rank \d -&gt; rank \d<\/title>/);
+    const [, , w, h] = viewBox(svg);
+    expect(svgSize(svg)).toEqual({ width: w, height: h });
+
+    const dot = deadlockDot(err);
+    expect(dot).toMatch(/^digraph deadlock \{/);
+    expect(dot).toMatch(/r0 -> r1 \[[^\]]*penwidth=2.5\]/);
+    expect(dot).toMatch(/r1 -> r0 \[[^\]]*penwidth=2.5\]/);
+    expect(count(dot, /^\s+r\d \[label=/m)).toBe(2);
+    expect(dot.trimEnd().endsWith("}")).toBe(true);
+  });
+
+  it("a 5-rank cycle, and an edge outside the cycle drawn plainly", () => {
+    const blocked = [0, 1, 2, 3, 4].map((r) => ({
+      rank: r,
+      kind: "send" as const,
+      peer: (r + 1) % 5,
+      count: 1,
+      dtype: "float32",
+    }));
+    const err = {
+      blocked: [...blocked, { rank: 5, kind: "recv" as const, peer: 2, count: 3, dtype: "int32", label: 'a "q"' }],
+      cycle: [2, 3, 4, 0, 1],
+    };
+    const g = waitForGraph(err);
+    expect(g.nodes.map((n) => n.rank)).toEqual([2, 3, 4, 0, 1, 5]);
+    const svg = deadlockSvg(err);
+    assertWellFormed(svg);
+    expect(count(svg, /class="node cycle"/)).toBe(5);
+    expect(count(svg, /class="node"/)).toBe(1);
+    expect(count(svg, /class="edge cycle"/)).toBe(5);
+    expect(count(svg, /class="edge"/)).toBe(1);
+    expect(svg).toContain("&quot;q&quot;");
+    const dot = deadlockDot(err);
+    expect(dot).toContain("r5 -> r2");
+    expect(dot).toContain('\\"q\\"');
+    expect(count(dot, /^\s+r\d -> r\d /m)).toBe(6);
+  });
+});
+
+describe("line chart", () => {
+  it("one polyline per series, points on them, crossover markers", () => {
+    const svg = lineChartSvg({
+      title: "t",
+      xLabel: "N",
+      yLabel: "time",
+      yIsTime: true,
+      logY: true,
+      series: [
+        {
+          name: "ring",
+          points: [
+            [2, 10],
+            [4, 30],
+            [8, 70],
+          ],
+        },
+        {
+          name: "tree",
+          points: [
+            [2, 20],
+            [4, 25],
+            [8, 30],
+          ],
+        },
+      ],
+      markers: [{ x: 3.5, label: "ring = tree at N ≈ 4" }],
+    });
+    assertWellFormed(svg);
+    expect(count(svg, /<polyline /)).toBe(2);
+    expect(count(svg, /<circle /)).toBe(6);
+    expect(count(svg, /class="crossover"/)).toBe(1);
+    expect(svg).toContain("ring = tree at N ≈ 4");
+  });
+});
