@@ -121,7 +121,7 @@ function values(c: Case, rank: number, len: number): number[] {
   const signed = !c.dtype.startsWith("uint");
   const out: number[] = [];
   for (let i = 0; i < len; i++) {
-    if (c.op.name === "prod") out.push(signed ? [1, 2, -1][rng.int(3)] ?? 1 : 1 + rng.int(2));
+    if (c.op.name === "prod") out.push(signed ? ([1, 2, -1][rng.int(3)] ?? 1) : 1 + rng.int(2));
     else if (["band", "bor", "bxor", "min", "max"].includes(c.op.name))
       out.push(signed ? rng.int(61) - 30 : rng.int(61));
     else out.push(signed ? rng.int(9) - 4 : rng.int(5));
