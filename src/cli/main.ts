@@ -1,6 +1,9 @@
 /** The cclab command line: one subcommand per tool, each in its own module under src/cli/. */
 import { Command } from "commander";
 import { registerExplain } from "./explain.js";
+import { registerModel } from "./model.js";
+import { registerRun } from "./run.js";
+import { registerTrace } from "./trace.js";
 import { registerVerify } from "./verify.js";
 
 const program = new Command();
@@ -20,6 +23,9 @@ program
 
 registerVerify(program);
 registerExplain(program);
+registerTrace(program);
+registerModel(program);
+registerRun(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -11,6 +11,8 @@ import { type DType, dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, opLabel, parseOp, type ReduceOp } from "../core/op.js";
 import { algorithmsOf, findAlgorithm } from "../registry.js";
+import { faultCountDelta } from "../runtime/faults.js";
+import { checkCall } from "../runtime/registry.js";
 import { contextFor, DEFAULT_SEGMENT_BYTES } from "../schedule/context.js";
 import { execute } from "../schedule/executor.js";
 import { HAS_IN_PLACE, layout } from "../schedule/layout.js";
@@ -36,19 +38,13 @@ export interface RootOptions {
   readonly root?: number;
 }
 
-/** What checked mode compares across ranks before a collective moves any data. */
-export interface Fingerprint {
-  readonly collective: Collective;
-  readonly algorithm: string;
-  readonly count: number;
-  readonly dtype: DType;
-  readonly op: string;
-  readonly root: number;
-}
+/** Each comm's collective sequence number, for checked mode's fingerprint (torch counts the same way). */
+const sequence = new WeakMap<Comm, number>();
 
-/** A Comm may carry this hook (the runtime's checked mode); it runs before every collective. */
-export interface CheckedComm extends Comm {
-  beforeCollective?(fp: Fingerprint): Promise<void>;
+function nextSeq(comm: Comm): number {
+  const seq = sequence.get(comm) ?? 0;
+  sequence.set(comm, seq + 1);
+  return seq;
 }
 
 interface Call {
@@ -170,17 +166,18 @@ async function run(comm: Comm, call: Call): Promise<void> {
   );
   const probe: ScheduleContext = { ...base, sendCounts: call.sendCounts, recvCounts: call.recvCounts };
   const ctx: ScheduleContext = { ...probe, inPlace: inPlaceOf(comm, call, probe) };
-  const hook = (comm as CheckedComm).beforeCollective;
-  if (hook) {
-    await hook.call(comm, {
-      collective: call.collective,
-      algorithm: alg.name,
-      count: call.count,
-      dtype: call.dtype,
-      op: opLabel(op),
-      root: call.root ?? 0,
-    });
-  }
+  // Checked mode (cclab run --check / CCLAB_CHECK=1): every rank compares this call before any
+  // data moves; a no-op for comms that did not come from the runtime. A count fault shifts only
+  // the fingerprint here, so checked mode can be shown catching it.
+  await checkCall(comm, {
+    seq: nextSeq(comm),
+    collective: call.collective,
+    algorithm: alg.name,
+    count: call.count + faultCountDelta(comm),
+    dtype: call.dtype,
+    op: call.op ? opLabel(op) : "",
+    root: call.root ?? -1,
+  });
   await execute(comm, alg, ctx, { input: call.input, output: call.output }, { label: call.options.label });
 }
 
