@@ -19,8 +19,34 @@ import type { Algorithm, BufferName, Region, ScheduleContext, Step } from "./typ
 /** Contributions an element holds (ids rank * stride + index), or null where nothing was written. */
 export type Cell = readonly number[] | null;
 
+/**
+ * Inside the checker a reduction does not copy its operands' contributions: it joins them in a
+ * pair, flattened only where a result is compared or shown. Copying made long reduction chains
+ * (ring reduce-scatter at n = 64) quadratic in n per element.
+ */
+interface Join {
+  readonly a: Sym;
+  readonly b: Sym;
+}
+/** One contribution's id, a join of two cells, or null (never written). */
+type Sym = number | Join | null;
+
+function flatten(cell: Sym): Cell {
+  if (cell === null) return null;
+  if (typeof cell === "number") return [cell];
+  const out: number[] = [];
+  const stack: Sym[] = [cell];
+  while (stack.length > 0) {
+    const c = stack.pop() as Sym;
+    if (c === null) continue;
+    if (typeof c === "number") out.push(c);
+    else stack.push(c.b, c.a);
+  }
+  return out;
+}
+
 interface Mem {
-  arr: Cell[];
+  arr: Sym[];
   base: number;
   size: number;
 }
@@ -30,7 +56,7 @@ interface RankState {
   steps: Step[];
   mem: Record<BufferName, Mem>;
   /** Input elements that out of place belong to the caller and must stay untouched. */
-  protectedInput: { arr: Cell[]; from: number; to: number }[];
+  protectedInput: { arr: Sym[]; from: number; to: number }[];
   at: number;
   pending: number;
   knows: Uint8Array;
@@ -198,13 +224,13 @@ export function checkAlgorithm(alg: Algorithm, args: CallArgs, options: CheckOpt
         write(st, l.dst, src, (m) => fail(`${stepName(st, r)}: ${m}`));
       } else {
         const dst = read(st, l.dst);
-        const sum: Cell[] = dst.map((c, i) => {
-          const o = src[i] as Cell;
+        const sum: Sym[] = dst.map((c, i) => {
+          const o = src[i] as Sym;
           if (c === null || o === null) {
             fail(`${stepName(st, r)}: reduce ${regionText(l.dst)} += ${regionText(l.src)} reads an unwritten element`);
             return null;
           }
-          return c.concat(o);
+          return { a: c, b: o };
         });
         write(st, l.dst, sum, (m) => fail(`${stepName(st, r)}: ${m}`));
       }
@@ -251,21 +277,22 @@ export function checkAlgorithm(alg: Algorithm, args: CallArgs, options: CheckOpt
 function initMemory(alg: Algorithm, st: RankState, rank: number, stride: number): void {
   const l = layout(st.ctx);
   const scratch = alg.scratch?.(st.ctx) ?? 0;
-  const inArr: Cell[] = Array.from({ length: l.inputCount }, (_, i) => [rank * stride + i]);
+  const inArr: Sym[] = new Array(l.inputCount);
+  for (let i = 0; i < l.inputCount; i++) inArr[i] = rank * stride + i;
   const input: Mem = { arr: inArr, base: 0, size: l.inputCount };
-  let output: Mem = { arr: new Array<Cell>(l.outputCount).fill(null), base: 0, size: l.outputCount };
+  let output: Mem = { arr: new Array<Sym>(l.outputCount).fill(null), base: 0, size: l.outputCount };
   const a = st.ctx.inPlace ? l.alias : undefined;
   if (a?.kind === "same") {
     output = input;
   } else if (a?.kind === "input-in-output") {
     // input is output[offset..]: the caller's data starts inside the output buffer.
-    for (let i = 0; i < l.inputCount; i++) output.arr[a.offset + i] = inArr[i] as Cell;
+    for (let i = 0; i < l.inputCount; i++) output.arr[a.offset + i] = inArr[i] as Sym;
     input.arr = output.arr;
     input.base = a.offset;
   } else if (a?.kind === "output-in-input") {
     output = { arr: inArr, base: a.offset, size: l.outputCount };
   }
-  st.mem = { input, output, scratch: { arr: new Array<Cell>(scratch).fill(null), base: 0, size: scratch } };
+  st.mem = { input, output, scratch: { arr: new Array<Sym>(scratch).fill(null), base: 0, size: scratch } };
   st.knows[rank] = 1;
   // Out of place the whole input is the caller's; in place, only what the output does not cover.
   if (!a) st.protectedInput.push({ arr: input.arr, from: input.base, to: input.base + l.inputCount });
@@ -275,12 +302,12 @@ function initMemory(alg: Algorithm, st: RankState, rank: number, stride: number)
   }
 }
 
-function read(st: RankState, r: Region): Cell[] {
+function read(st: RankState, r: Region): Sym[] {
   const m = st.mem[r.buf];
   return m.arr.slice(m.base + r.offset, m.base + r.offset + r.count);
 }
 
-function write(st: RankState, r: Region, cells: Cell[], fail: (m: string) => void): void {
+function write(st: RankState, r: Region, cells: Sym[], fail: (m: string) => void): void {
   const m = st.mem[r.buf];
   const from = m.base + r.offset;
   for (const p of st.protectedInput) {
@@ -292,7 +319,7 @@ function write(st: RankState, r: Region, cells: Cell[], fail: (m: string) => voi
   for (let i = 0; i < r.count; i++) m.arr[from + i] = cells[i] ?? null;
 }
 
-function span(st: RankState, r: Region): { arr: Cell[]; from: number; to: number } {
+function span(st: RankState, r: Region): { arr: Sym[]; from: number; to: number } {
   const m = st.mem[r.buf];
   return { arr: m.arr, from: m.base + r.offset, to: m.base + r.offset + r.count };
 }
@@ -324,42 +351,44 @@ function checkRaces(st: RankState, s: Step, fail: (m: string) => void): void {
 }
 
 function snapshot(st: RankState): Record<BufferName, Cell[]> {
-  const view = (m: Mem) => m.arr.slice(m.base, m.base + m.size);
+  const view = (m: Mem) => m.arr.slice(m.base, m.base + m.size).map(flatten);
   return { input: view(st.mem.input), output: view(st.mem.output), scratch: view(st.mem.scratch) };
 }
 
-/** The collective's definition: what each output element of `rank` must hold (ids), or undefined for "anything". */
-export function expectedOutput(
-  ctx: ScheduleContext,
-  stride: number,
-  all: readonly ScheduleContext[],
-): (number[] | undefined)[] {
+/**
+ * The collective's definition of one output element of `rank`: every rank's contribution at
+ * input index `index` (a reduction), exactly the contribution `id` (data movement), or
+ * undefined for "anything" (barrier).
+ */
+export type Expected = { readonly all: number } | { readonly id: number } | undefined;
+
+/** The collective's definition: what each output element of `rank` must hold. */
+export function expectedOutput(ctx: ScheduleContext, stride: number, all: readonly ScheduleContext[]): Expected[] {
   const { size: n, count: c, rank, root } = ctx;
   const l = layout(ctx);
-  const id = (r: number, i: number) => r * stride + i;
-  const allRanks = (i: number) => Array.from({ length: n }, (_, r) => id(r, i));
-  const out: (number[] | undefined)[] = new Array(l.outputCount);
+  const id = (r: number, i: number) => ({ id: r * stride + i });
+  const out: Expected[] = new Array(l.outputCount);
   for (let j = 0; j < l.outputCount; j++) {
     switch (ctx.collective) {
       case "broadcast":
-        out[j] = [id(root, j)];
+        out[j] = id(root, j);
         break;
       case "reduce":
       case "allreduce":
-        out[j] = allRanks(j);
+        out[j] = { all: j };
         break;
       case "gather":
       case "allgather":
-        out[j] = [id(Math.floor(j / c), j % c)];
+        out[j] = id(Math.floor(j / c), j % c);
         break;
       case "scatter":
-        out[j] = [id(root, rank * c + j)];
+        out[j] = id(root, rank * c + j);
         break;
       case "reducescatter":
-        out[j] = allRanks(rank * c + j);
+        out[j] = { all: rank * c + j };
         break;
       case "alltoall":
-        out[j] = [id(Math.floor(j / c), rank * c + (j % c))];
+        out[j] = id(Math.floor(j / c), rank * c + (j % c));
         break;
       case "alltoallv": {
         // Output block from peer q starts at the prefix sum of recvCounts; it holds q's
@@ -370,7 +399,7 @@ export function expectedOutput(
         const sc = all[q]?.sendCounts ?? [];
         let sd = 0;
         for (let k = 0; k < rank; k++) sd += sc[k] ?? 0;
-        out[j] = [id(q, sd + (j - rd))];
+        out[j] = id(q, sd + (j - rd));
         break;
       }
       case "barrier":
@@ -378,6 +407,11 @@ export function expectedOutput(
     }
   }
   return out;
+}
+
+/** The ids an expectation stands for, in increasing order (for messages). */
+function expectedIds(want: NonNullable<Expected>, n: number, stride: number): number[] {
+  return "id" in want ? [want.id] : Array.from({ length: n }, (_, r) => r * stride + want.all);
 }
 
 function checkResult(
@@ -389,6 +423,7 @@ function checkResult(
 ): void {
   const st = ranks[rank] as RankState;
   const ctx = st.ctx;
+  const n = ctx.size;
   if (ctx.collective === "barrier") {
     const missing = [...st.knows].map((k, i) => (k ? -1 : i)).filter((i) => i >= 0);
     if (missing.length > 0) fail(`leaves the barrier without having heard from rank(s) ${missing.join(", ")}`);
@@ -400,31 +435,46 @@ function checkResult(
     ranks.map((s) => s.ctx),
   );
   const out = st.mem.output;
+  // seen[r] === j + 1 marks rank r's contribution as already counted in output element j.
+  const seen = new Int32Array(n);
   for (let j = 0; j < expected.length; j++) {
     const want = expected[j];
     if (!want) continue;
-    const got = out.arr[out.base + j] ?? null;
-    if (got === null) {
-      fail(`output[${j}] was never written; it should hold ${cellText(want, stride)}`);
+    const cell = out.arr[out.base + j] ?? null;
+    if (cell === null) {
+      fail(`output[${j}] was never written; it should hold ${cellText(expectedIds(want, n, stride), stride)}`);
       return;
     }
-    // `want` is built in increasing id order; a typed-array sort of `got` is the fast comparison.
-    if (
-      got.length !== want.length ||
-      (got.length > 1 ? !sameSorted(Float64Array.from(got).sort(), want) : got[0] !== want[0])
-    ) {
-      const g = [...got].sort((a, b) => a - b);
+    let ok: boolean;
+    if ("id" in want) ok = cell === want.id;
+    else {
+      // Walk the joins without flattening: n contributions, one per rank, all at index want.all.
+      let seenCount = 0;
+      ok = true;
+      const stack: Sym[] = [cell];
+      while (ok && stack.length > 0) {
+        const c = stack.pop() as Sym;
+        if (c === null) continue;
+        if (typeof c !== "number") {
+          stack.push(c.b, c.a);
+          continue;
+        }
+        const r = Math.floor(c / stride);
+        ok = c % stride === want.all && r >= 0 && r < n && seen[r] !== j + 1;
+        seen[r] = j + 1;
+        seenCount++;
+      }
+      ok &&= seenCount === n;
+    }
+    if (!ok) {
+      const g = [...(flatten(cell) ?? [])].sort((x, y) => x - y);
+      const w = expectedIds(want, n, stride);
       fail(
-        `output[${j}] holds ${cellText(g, stride)} but ${alg.collective} needs ${cellText(want, stride)}${diff(g, want, stride)}`,
+        `output[${j}] holds ${cellText(g, stride)} but ${alg.collective} needs ${cellText(w, stride)}${diff(g, w, stride)}`,
       );
       return;
     }
   }
-}
-
-function sameSorted(a: Float64Array, b: readonly number[]): boolean {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** [0+1+2]-style text of a cell: the contributing ranks, with the element index where it is not `index`. */
