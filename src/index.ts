@@ -10,3 +10,6 @@ export { type CheckReport, checkAlgorithm } from "./schedule/check.js";
 export { execute } from "./schedule/executor.js";
 export { explain } from "./schedule/explain.js";
 export type * from "./schedule/types.js";
+export { init } from "./runtime/init.js";
+export { type SimOptions, spawn } from "./sim/index.js";
+export { Trace, type TraceEvent } from "./trace.js";
