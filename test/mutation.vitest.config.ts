@@ -11,6 +11,7 @@ export default defineConfig({
       "test/algorithms.property.test.ts",
       "test/headers.test.ts",
       "test/docs.test.ts",
+      "test/trees.test.ts",
     ],
     env: { CCLAB_CHECK_MAX_SIZE: "12", CCLAB_PROPERTY_RUNS: "12" },
     testTimeout: 120_000,
