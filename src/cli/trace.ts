@@ -4,21 +4,32 @@
  * per step beside the algorithm's formula. `cclab trace deadlock [-o x.svg|x.dot]` runs seed
  * 003's send-send deadlock and draws its wait-for cycle.
  *
- * The pictures read only TraceEvents, so any backend that gathers its ranks' events renders
- * the same way; today only sim records them (real backends: see NOT_YET).
+ * The pictures read only TraceEvents, so every backend draws the same way. sim records its own
+ * trace (logical ticks); `--backend mpi` relaunches this command under mpirun, each rank runs
+ * the collective through a TracingComm (src/tracing.ts, microseconds on a clock the ranks share)
+ * and writes its events to a temporary directory, and this process merges and draws them.
+ * Started inside an MPI job yourself (mpirun -n 4 cclab trace ... --backend mpi), the ranks
+ * gather their events to rank 0, which draws them.
  */
-import { writeFileSync } from "node:fs";
-import type { Command } from "commander";
+import { spawn as spawnProcess, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Command, Option } from "commander";
+import { allGatherObject } from "../collectives/api.js";
 import { allocate, invoke, type Shape } from "../collectives/dispatch.js";
 import type { Comm } from "../comm.js";
 import { view, zeros } from "../core/buffer.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { DeadlockError } from "../core/errors.js";
+import { insideJob } from "../runtime/env.js";
 import { contextFor } from "../schedule/context.js";
 import { explainArgs } from "../schedule/explain.js";
 import type { Algorithm } from "../schedule/types.js";
 import { spawn } from "../sim/index.js";
 import { Trace, type TraceEvent } from "../trace.js";
+import { mergeTraces, withTracing } from "../tracing.js";
 import { deadlockDot, deadlockSvg } from "../viz/deadlock.js";
 import { htmlPage } from "../viz/svg.js";
 import { traceTable } from "../viz/table.js";
@@ -35,9 +46,31 @@ export interface TraceCall {
   readonly seed?: number;
 }
 
-/** What real backends would need before their traces can be drawn. */
-export const NOT_YET =
-  "not yet available: the mpi and nccl backends do not record traces yet; each rank would record its own TraceEvents (microseconds) and rank 0 would gather them, then the same renderer draws them. Use --backend sim.";
+/** Why --backend nccl cannot trace here (the message names what it would need). */
+export async function ncclTraceMessage(): Promise<string> {
+  const need = "cclab trace --backend nccl needs a GPU machine with the nccl backend";
+  // The nccl backend may not be in this build; a computed specifier keeps tsc from requiring it.
+  const spec = "../backends/nccl/index.js";
+  let why: string;
+  try {
+    const m = (await import(spec)) as {
+      ncclAvailable?: () => { ok: boolean; reason?: string; hint?: string };
+    };
+    const a = typeof m.ncclAvailable === "function" ? m.ncclAvailable() : undefined;
+    if (!a) why = "this build's nccl backend does not say whether it can run (no ncclAvailable())";
+    else if (!a.ok) why = `${a.reason ?? "unavailable"}${a.hint ? `; to get it: ${a.hint}` : ""}`;
+    else
+      why =
+        "nccl is available here, but cclab trace does not launch nccl ranks yet (the TracingComm in src/tracing.ts would record host enqueue times there, not device times)";
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    why =
+      code === "ERR_MODULE_NOT_FOUND"
+        ? "this build has no nccl backend (src/backends/nccl)"
+        : `the nccl backend failed to load: ${e instanceof Error ? e.message : String(e)}`;
+  }
+  return `${need}: ${why}. Use --backend sim, or --backend mpi where MPI is installed.`;
+}
 
 /** The call `cclab trace` makes by default: explain's, one element per chunk, so pictures stay small. */
 export function defaultTraceCall(alg: Algorithm, size: number): TraceCall {
@@ -45,28 +78,120 @@ export function defaultTraceCall(alg: Algorithm, size: number): TraceCall {
   return { size, count: a.count, root: a.root ?? 0, segment: a.segment ?? 1 };
 }
 
+/** This rank's shape for the call: explain's alltoallv matrix, float32 (barrier: uint8). */
+export function shapeFor(alg: Algorithm, call: TraceCall, rank: number): Shape {
+  // alltoallv needs per-peer counts: explain's matrix, the same one its step table shows.
+  const matrix = alg.collective === "alltoallv" ? explainArgs(alg, call.size).sendCounts : undefined;
+  return {
+    collective: alg.collective,
+    count: call.count,
+    root: call.root,
+    dtype: alg.collective === "barrier" ? "uint8" : "float32",
+    sendCounts: matrix?.[rank],
+    recvCounts: matrix?.map((row) => row[rank] ?? 0),
+  };
+}
+
 /** Runs one collective on the sim backend with a Trace recorder and returns its events. */
 export async function traceOnSim(alg: Algorithm, call: TraceCall): Promise<TraceEvent[]> {
   const trace = new Trace();
-  // alltoallv needs per-peer counts: explain's matrix, the same one its step table shows.
-  const matrix = alg.collective === "alltoallv" ? explainArgs(alg, call.size).sendCounts : undefined;
   await spawn(
     call.size,
     async (comm: Comm) => {
-      const shape: Shape = {
-        collective: alg.collective,
-        count: call.count,
-        root: call.root,
-        dtype: alg.collective === "barrier" ? "uint8" : "float32",
-        sendCounts: matrix?.[comm.rank],
-        recvCounts: matrix?.map((row) => row[comm.rank] ?? 0),
-      };
+      const shape = shapeFor(alg, call, comm.rank);
       const b = allocate(comm, shape, false);
       await invoke(comm, { ...shape, algorithm: alg.name, segment: call.segment }, b);
     },
     { trace, seed: call.seed ?? 1 },
   );
   return trace.events;
+}
+
+/**
+ * One mpi rank's part: runs the call once untraced (warm-up: connections, JIT), meets the
+ * others at MPI_Barrier, then runs it again through a TracingComm and returns its events.
+ */
+async function traceThisMpiRank(alg: Algorithm, call: TraceCall): Promise<{ comm: Comm; events: TraceEvent[] }> {
+  const { initMpi } = await import("../backends/mpi/index.js");
+  const world = await initMpi();
+  if (world.size !== call.size) {
+    throw new Error(`-n ${call.size}, but this MPI job has ${world.size} ranks`);
+  }
+  const shape = shapeFor(alg, call, world.rank);
+  const b = allocate(world, shape, false);
+  const inv = { ...shape, algorithm: alg.name, segment: call.segment };
+  await invoke(world, inv, b);
+  world.builtin.barrier();
+  const trace = new Trace();
+  await invoke(withTracing(world, trace), inv, b);
+  return { comm: world, events: trace.events };
+}
+
+export type MpiAvailability = { ok: true } | { ok: false; reason: string; hint: string };
+
+/** Whether `cclab trace --backend mpi` can launch here: the addon's MPI and mpirun on PATH. */
+export async function mpiTraceAvailable(): Promise<MpiAvailability> {
+  const { mpiAvailable, MPI_HINT } = await import("../backends/mpi/index.js");
+  const a = mpiAvailable();
+  if (!a.ok) return a;
+  if (spawnSync("mpirun", ["--version"], { stdio: "ignore" }).status !== 0)
+    return { ok: false, reason: "mpirun is not on PATH", hint: MPI_HINT };
+  return { ok: true };
+}
+
+/** Where the algorithm comes from, repeated on the ranks' command line. */
+export interface AlgorithmSource {
+  readonly algorithm?: string;
+  readonly algorithmFile?: string;
+}
+
+/**
+ * Runs the call on call.size mpi ranks: relaunches this CLI under mpirun with a temporary
+ * directory, each rank writes rank-<k>.json there, and the merged events come back with times
+ * in microseconds from the first post.
+ */
+export async function traceOnMpi(alg: Algorithm, call: TraceCall, source: AlgorithmSource): Promise<TraceEvent[]> {
+  const avail = await mpiTraceAvailable();
+  if (!avail.ok) throw new Error(`mpi backend unavailable: ${avail.reason}; to get it: ${avail.hint}`);
+  const { mpirunCommand } = await import("../backends/mpi/index.js");
+  const dir = mkdtempSync(join(tmpdir(), "cclab-trace-"));
+  try {
+    const bin = fileURLToPath(new URL("./bin.js", import.meta.url));
+    const from = source.algorithmFile
+      ? [
+          "--algorithm-file",
+          resolve(source.algorithmFile),
+          ...(source.algorithm ? ["--algorithm", source.algorithm] : []),
+        ]
+      : ["--algorithm", source.algorithm ?? alg.name];
+    const argv = [
+      process.execPath,
+      bin,
+      "trace",
+      alg.collective,
+      ...from,
+      ...["-n", String(call.size), "--count", String(call.count), "--root", String(call.root)],
+      ...["--segment", String(call.segment), "--backend", "mpi", "--trace-dir", dir],
+    ];
+    const { cmd, args } = mpirunCommand(call.size, argv);
+    const code = await new Promise<number>((done, fail) => {
+      const child = spawnProcess(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });
+      child.on("error", fail);
+      child.on("close", (c, signal) => done(c ?? (signal ? 128 : 1)));
+    });
+    if (code !== 0) throw new Error(`the ranks under mpirun failed (exit ${code}); their output is above`);
+    const parts = Array.from({ length: call.size }, (_, r) => {
+      const file = join(dir, `rank-${r}.json`);
+      try {
+        return JSON.parse(readFileSync(file, "utf8")) as TraceEvent[];
+      } catch (e) {
+        throw new Error(`rank ${r} left no trace (${file}): ${e instanceof Error ? e.message : String(e)}`);
+      }
+    });
+    return mergeTraces(parts);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Seed 003's wrong example on n ranks: each sends to the next, then receives from the previous (n = 2: both send first). */
@@ -105,6 +230,8 @@ interface TraceOptions {
   seed?: number;
   backend: string;
   output?: string;
+  /** Hidden: set by the mpi launch; this process is one rank and writes its events there. */
+  traceDir?: string;
 }
 
 async function traceDeadlock(o: TraceOptions): Promise<number> {
@@ -124,14 +251,24 @@ async function traceDeadlock(o: TraceOptions): Promise<number> {
 
 export async function traceCommand(collective: string, o: TraceOptions): Promise<number> {
   if (collective === "deadlock") return traceDeadlock(o);
-  if (o.backend !== "sim") {
-    console.error(`cclab trace --backend ${o.backend}: ${NOT_YET}`);
+  if (o.backend === "nccl") {
+    console.error(await ncclTraceMessage());
     return 1;
   }
-  if (!o.algorithm) throw new Error("--algorithm <name> is required (see cclab verify for the names)");
+  if (o.backend !== "sim" && o.backend !== "mpi") {
+    console.error(`cclab trace --backend ${o.backend}: unknown backend; use sim, mpi or nccl`);
+    return 1;
+  }
+  if (!o.algorithm && !o.algorithmFile)
+    throw new Error("--algorithm <name> is required (see cclab verify for the names)");
   const [alg] = await selectAlgorithms({ collective, algorithm: o.algorithm, algorithmFile: o.algorithmFile });
   if (!alg) return 1;
-  const size = o.size ?? 4;
+  // Inside an MPI job someone else started, the job's size is the size.
+  const job = o.backend === "mpi" && !o.traceDir && insideJob();
+  const env = process.env;
+  const jobSize = Number(env.OMPI_COMM_WORLD_SIZE ?? env.PMI_SIZE ?? env.SLURM_NTASKS ?? env.WORLD_SIZE ?? 4);
+  // -n, when given, must agree with the job (traceThisMpiRank says so otherwise).
+  const size = o.size ?? (job ? jobSize : 4);
   const base = defaultTraceCall(alg, size);
   const call: TraceCall = {
     size,
@@ -141,11 +278,37 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
     seed: o.seed,
   };
   if (call.root >= call.size) throw new Error(`--root ${call.root} is not a rank of ${call.size}`);
-  const events = await traceOnSim(alg, call);
-  const title = `${alg.collective}/${alg.name} on sim: n = ${call.size}, count = ${call.count}, root ${call.root}, segment ${call.segment}`;
+
+  let events: TraceEvent[];
+  let unit = "tick";
+  if (o.backend === "sim") events = await traceOnSim(alg, call);
+  else if (o.traceDir) {
+    // One rank of our own mpirun launch: leave the events for the launcher.
+    const mine = await traceThisMpiRank(alg, call);
+    writeFileSync(join(o.traceDir, `rank-${mine.comm.rank}.json`), JSON.stringify(mine.events));
+    return 0;
+  } else if (job) {
+    // Started by the user's mpirun: gather to every rank, rank 0 draws.
+    const mine = await traceThisMpiRank(alg, call);
+    const all = await allGatherObject(mine.comm, mine.events);
+    if (mine.comm.rank !== 0) return 0;
+    events = mergeTraces(all);
+    unit = "µs";
+  } else {
+    const avail = await mpiTraceAvailable();
+    if (!avail.ok) {
+      console.error(`cclab trace --backend mpi: mpi backend unavailable: ${avail.reason}`);
+      console.error(`to get it: ${avail.hint} (or use --backend sim)`);
+      return 1;
+    }
+    events = await traceOnMpi(alg, call, { algorithm: o.algorithm, algorithmFile: o.algorithmFile });
+    unit = "µs";
+  }
+  const where = o.backend === "sim" ? "sim" : `mpi (µs, after one warm-up run)`;
+  const title = `${alg.collective}/${alg.name} on ${where}: n = ${call.size}, count = ${call.count}, root ${call.root}, segment ${call.segment}`;
   if (o.output) {
-    if (o.output.endsWith(".svg")) write(o.output, traceSvg(events, { title, size: call.size }));
-    else if (o.output.endsWith(".html")) write(o.output, traceHtml(events, { title, size: call.size }));
+    if (o.output.endsWith(".svg")) write(o.output, traceSvg(events, { title, size: call.size, unit }));
+    else if (o.output.endsWith(".html")) write(o.output, traceHtml(events, { title, size: call.size, unit }));
     else if (o.output.endsWith(".json")) write(o.output, `${JSON.stringify(events, null, 1)}\n`);
     else throw new Error(`-o: write .svg, .html or .json, got '${o.output}'`);
     return 0;
@@ -173,8 +336,9 @@ export function registerTrace(program: Command): void {
     .option("--root <n>", "root rank", intOption("--root", 0), 0)
     .option("--segment <n>", "pipelining segment in elements", intOption("--segment", 1))
     .option("--seed <n>", "sim scheduler seed", intOption("--seed", -(2 ** 31), 2 ** 31))
-    .option("--backend <name>", "sim (mpi and nccl: not yet)", "sim")
+    .option("--backend <name>", "sim (logical ticks), mpi (microseconds, launched under mpirun) or nccl", "sim")
     .option("-o, --output <file>", "write .svg or .html (deadlock: .svg, .html or .dot; trace events: .json)")
+    .addOption(new Option("--trace-dir <dir>", "(internal) one rank of an mpi trace: write events here").hideHelp())
     .action(async (collective: string, o: TraceOptions) => {
       process.exitCode = await traceCommand(collective, o);
     });

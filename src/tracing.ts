@@ -1,0 +1,179 @@
+/**
+ * A Comm wrapper that records a TraceEvent for everything its inner comm does, so a backend that
+ * does not record traces itself (mpi, nccl) draws the same pictures as sim. Events name world
+ * ranks, carry the caller's label, and are timed in microseconds on a clock every process on one
+ * machine shares (performance.timeOrigin + performance.now()): start when the operation was
+ * posted, end when it was seen complete. Traces from several processes merge by concatenation.
+ *
+ * Timing notes: a group's members all end when the group completes (the group is one call);
+ * isend/irecv end when wait() settles or test() first says done, which is when this process saw
+ * the completion. On a stream-ordered backend (nccl) these are host enqueue times, not device
+ * times. Only successful operations are recorded, as sim does. sim records its own (logical)
+ * trace; wrapping a sim comm is for tests comparing the two.
+ */
+import type { Comm, OpOptions, P2POp, Work } from "./comm.js";
+import type { DataBuffer, View } from "./core/buffer.js";
+import { type DType, dtypeInfo } from "./core/dtype.js";
+import type { ReduceOp } from "./core/op.js";
+import type { Trace, TraceEvent, TraceKind } from "./trace.js";
+
+/** Microseconds since the Unix epoch, with sub-microsecond resolution; the same clock in every process of one machine. */
+export function sharedClockMicros(): number {
+  return (performance.timeOrigin + performance.now()) * 1000;
+}
+
+export interface TracingOptions {
+  /** The clock, in microseconds (default sharedClockMicros); tests may pass their own. */
+  readonly now?: () => number;
+}
+
+export class TracingComm implements Comm {
+  readonly backend: string;
+  private readonly now: () => number;
+
+  constructor(
+    readonly inner: Comm,
+    readonly trace: Trace,
+    options: TracingOptions = {},
+  ) {
+    this.backend = inner.backend;
+    this.now = options.now ?? sharedClockMicros;
+  }
+
+  get rank(): number {
+    return this.inner.rank;
+  }
+  get size(): number {
+    return this.inner.size;
+  }
+  get worldRanks(): readonly number[] {
+    return this.inner.worldRanks;
+  }
+
+  private world(rank: number): number {
+    return this.inner.worldRanks[rank] ?? rank;
+  }
+
+  private event(
+    kind: TraceKind,
+    v: View,
+    peer: number | undefined,
+    label: string | undefined,
+    start: number,
+    end: number,
+  ): void {
+    const dtype: DType = v.buffer.dtype;
+    this.trace.record({
+      rank: this.world(this.inner.rank),
+      kind,
+      ...(peer !== undefined ? { peer: this.world(peer) } : {}),
+      count: v.count,
+      dtype,
+      bytes: v.count * dtypeInfo(dtype).bytes,
+      ...(label !== undefined ? { label } : {}),
+      start,
+      end,
+    });
+  }
+
+  send(v: View, peer: number, options?: OpOptions): Promise<void> {
+    const start = this.now();
+    return this.inner.send(v, peer, options).then(() => {
+      this.event("send", v, peer, options?.label, start, this.now());
+    });
+  }
+
+  recv(v: View, peer: number, options?: OpOptions): Promise<void> {
+    const start = this.now();
+    return this.inner.recv(v, peer, options).then(() => {
+      this.event("recv", v, peer, options?.label, start, this.now());
+    });
+  }
+
+  /** Records the work's event once, the first time this process sees it complete. */
+  private traced(kind: "send" | "recv", v: View, peer: number, options: OpOptions | undefined, w: Work): Work {
+    const start = this.now();
+    let recorded = false;
+    const record = () => {
+      if (recorded) return;
+      recorded = true;
+      this.event(kind, v, peer, options?.label, start, this.now());
+    };
+    return {
+      wait: () => w.wait().then(record),
+      test: () => {
+        const done = w.test();
+        // test() counts a failed operation as settled too; only a completed one has an event.
+        if (done) w.wait().then(record, () => {});
+        return done;
+      },
+    };
+  }
+
+  isend(v: View, peer: number, options?: OpOptions): Work {
+    return this.traced("send", v, peer, options, this.inner.isend(v, peer, options));
+  }
+
+  irecv(v: View, peer: number, options?: OpOptions): Work {
+    return this.traced("recv", v, peer, options, this.inner.irecv(v, peer, options));
+  }
+
+  async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
+    const start = this.now();
+    await this.inner.group(ops, options);
+    const end = this.now();
+    for (const o of ops) this.event(o.kind, o.view, o.peer, o.label ?? options?.label, start, end);
+  }
+
+  /** The sub-communicator, traced into the same Trace. */
+  async split(ranks: readonly number[]): Promise<Comm> {
+    return new TracingComm(await this.inner.split(ranks), this.trace, { now: this.now });
+  }
+
+  alloc(dtype: DType, count: number): DataBuffer {
+    return this.inner.alloc(dtype, count);
+  }
+
+  private local(kind: "copy" | "reduce" | "scale", dst: View, f: () => void): void {
+    const start = this.now();
+    f();
+    this.event(kind, dst, undefined, undefined, start, this.now());
+  }
+
+  copy(dst: View, src: View): void {
+    this.local("copy", dst, () => this.inner.copy(dst, src));
+  }
+  reduceInto(dst: View, src: View, op: ReduceOp): void {
+    this.local("reduce", dst, () => this.inner.reduceInto(dst, src, op));
+  }
+  scale(dst: View, src: View, mul: number, div: number): void {
+    this.local("scale", dst, () => this.inner.scale(dst, src, mul, div));
+  }
+  synchronize(): Promise<void> {
+    return this.inner.synchronize();
+  }
+  destroy(): void {
+    this.inner.destroy();
+  }
+}
+
+/** Wraps comm so everything it does is recorded into trace (world ranks, microseconds). */
+export function withTracing(comm: Comm, trace: Trace, options: TracingOptions = {}): TracingComm {
+  return new TracingComm(comm, trace, options);
+}
+
+/**
+ * Merges per-process traces into one, times shifted so the earliest start is 0 and rounded to
+ * nanoseconds (microsecond values with three decimals), ordered by start then rank.
+ */
+export function mergeTraces(parts: readonly (readonly TraceEvent[])[]): TraceEvent[] {
+  const all = parts.flat();
+  if (all.length === 0) return [];
+  let t0 = Number.POSITIVE_INFINITY;
+  for (const e of all) t0 = Math.min(t0, e.start);
+  const shift = (t: number) => Math.round((t - t0) * 1000) / 1000;
+  return all
+    .map((e, i) => ({ e: { ...e, start: shift(e.start), end: shift(e.end) }, i }))
+    .sort((a, b) => a.e.start - b.e.start || a.e.rank - b.e.rank || a.i - b.i)
+    .map(({ e }) => e);
+}
