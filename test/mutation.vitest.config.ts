@@ -10,7 +10,6 @@ export default defineConfig({
       "test/algorithms.check.test.ts",
       "test/algorithms.property.test.ts",
       "test/headers.test.ts",
-      "test/docs.test.ts",
       "test/trees.test.ts",
     ],
     env: { CCLAB_CHECK_MAX_SIZE: "12", CCLAB_PROPERTY_RUNS: "12" },
