@@ -14,7 +14,7 @@ export function registerExplain(program: Command): void {
       "<collective>",
       "broadcast, reduce, gather, scatter, allgather, reducescatter, allreduce, alltoall, alltoallv, barrier",
     )
-    .requiredOption("--algorithm <name>", "algorithm name (see cclab verify)")
+    .option("--algorithm <name>", "algorithm name (see cclab verify); optional with --algorithm-file")
     .option("-n, --size <n>", "number of ranks", intOption("-n", 1, 256), 4)
     .option(
       "--count <n>",
@@ -26,7 +26,14 @@ export function registerExplain(program: Command): void {
     .option("--segment <n>", "pipelining segment in elements", intOption("--segment", 1), 1)
     .option("--algorithm-file <file>", "your own algorithm file")
     .action(async (collective: string, o) => {
-      const [alg] = await selectAlgorithms({ collective, algorithm: o.algorithm, algorithmFile: o.algorithmFile });
+      if (!o.algorithm && !o.algorithmFile) throw new Error("--algorithm <name> is required (or --algorithm-file)");
+      const algs = await selectAlgorithms({ collective, algorithm: o.algorithm, algorithmFile: o.algorithmFile });
+      if (algs.length > 1) {
+        throw new Error(
+          `${o.algorithmFile} has several ${collective} algorithms (${algs.map((a) => a.name).join(", ")}); pick one with --algorithm`,
+        );
+      }
+      const [alg] = algs;
       if (!alg) return;
       const base = explainArgs(alg, o.size);
       console.log(

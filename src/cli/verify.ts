@@ -48,11 +48,23 @@ export async function selectAlgorithms(o: { collective?: string; algorithm?: str
 }
 
 export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number): Promise<VerifyRow> {
+  const file = o.algorithmFile ? ` --algorithm-file ${o.algorithmFile}` : "";
   const cases = checkCases(alg, o.size);
   for (const args of cases) {
     const report = checkAlgorithm(alg, args);
     if (report.errors.length > 0) {
-      return { algorithm: alg, staticCases: cases.length, propertyCases: 0, failure: report.errors.join("\n") };
+      // The static proof is deterministic: explain shows the failing call's steps and the checker's verdict.
+      const call = `-n ${args.size} --count ${args.count} --segment ${args.segment ?? 1}${args.root ? ` --root ${args.root}` : ""}${args.inPlace ? " --in-place" : ""}`;
+      return {
+        algorithm: alg,
+        staticCases: cases.length,
+        propertyCases: 0,
+        failure: report.errors.join("\n"),
+        replay:
+          alg.collective === "alltoallv"
+            ? undefined
+            : `cclab explain ${alg.collective} --algorithm ${alg.name}${file} ${call}`,
+      };
     }
   }
   const result = await fc.check(
@@ -63,14 +75,13 @@ export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number):
     { numRuns: o.runs, seed },
   );
   if (result.failed) {
-    const file = o.algorithmFile ? ` --algorithm-file ${o.algorithmFile}` : "";
     const err = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
     return {
       algorithm: alg,
       staticCases: cases.length,
       propertyCases: result.numRuns,
       failure: `minimal counterexample after ${result.numShrinks} shrinks: ${err}`,
-      replay: `cclab verify --collective ${alg.collective} --algorithm ${alg.name}${file} --seed ${seed} --runs ${o.runs}`,
+      replay: `cclab verify --collective ${alg.collective} --algorithm ${alg.name}${file} --size ${o.size} --seed ${seed} --runs ${o.runs}`,
     };
   }
   return { algorithm: alg, staticCases: cases.length, propertyCases: result.numRuns };
