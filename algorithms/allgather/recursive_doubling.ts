@@ -138,8 +138,12 @@ export function recursiveDoublingSent(v: number, chunkCounts: readonly number[])
   return sent;
 }
 
-/** The participants' chunks of a folded all-gather output: participant v holds ranks first(v)..first(v+1)-1. */
-function foldedChunks(f: Fold, count: number): Chunk[] {
+/**
+ * The participants' chunks of a folded rank space with `count` elements per rank: participant v
+ * stands for ranks first(v)..first(v+1)-1 (all-gather: the blocks it holds; reduce-scatter: the
+ * blocks it reduces).
+ */
+export function foldedChunks(f: Fold, count: number): Chunk[] {
   return Array.from({ length: f.pof2 }, (_, v) => ({
     offset: f.first(v) * count,
     count: (f.first(v + 1) - f.first(v)) * count,

@@ -93,6 +93,7 @@ import {
   recursiveHalvingScratch,
   recursiveHalvingSent,
 } from "../reducescatter/recursive_halving.js";
+import { foldedAllReduce } from "./recursive_doubling.js";
 
 export const allreduceRabenseifner: Algorithm = {
   collective: "allreduce",
@@ -133,18 +134,15 @@ export const allreduceRabenseifner: Algorithm = {
     if (!ctx.inPlace) yield step("copy input", [], [copy(out, region("input", 0, count))]);
     if (size === 1) return;
     const f = foldToPowerOfTwo(rank, size);
-    if (f.newrank < 0) {
-      // Even rank of a folded pair: its odd partner reduces for both and sends the result back.
-      yield step("send to partner", [send(rank + 1, out)]);
-      yield step("recv result from partner", [recv(rank + 1, out)]);
-      return;
-    }
-    const folded = rank < 2 * f.rem;
+    // A folded odd rank first receives its partner's whole buffer; the halving needs less; an
+    // even rank of a folded pair (newrank < 0) only hands over and takes back.
     const chunks = partition(count, f.pof2);
-    const tmp = region("scratch", 0, folded ? count : recursiveHalvingScratch(chunks));
-    if (folded) yield step("recvReduce partner's buffer", [recv(rank - 1, tmp)], [reduce(out, tmp)]);
-    yield* mapPeers(recursiveHalvingReduceScatter(f.newrank, f.pof2, out, chunks, tmp), f.toRank);
-    yield* mapPeers(recursiveDoublingAllGather(f.newrank, f.pof2, out, chunks), f.toRank);
-    if (folded) yield step("send result to partner", [send(rank - 1, out)]);
+    const folded = rank < 2 * f.rem;
+    const tmp = region("scratch", 0, f.newrank < 0 ? 0 : folded ? count : recursiveHalvingScratch(chunks));
+    const core = function* () {
+      yield* mapPeers(recursiveHalvingReduceScatter(f.newrank, f.pof2, out, chunks, tmp), f.toRank);
+      yield* mapPeers(recursiveDoublingAllGather(f.newrank, f.pof2, out, chunks), f.toRank);
+    };
+    yield* foldedAllReduce(rank, f, out, tmp, core());
   },
 };

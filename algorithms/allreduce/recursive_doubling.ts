@@ -60,8 +60,34 @@
  * cost: ⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0) steps, (⌊log2 n⌋ + (n ≠ 2^k ? 1 : 0)) · count · s bytes sent per rank; here 2 steps, at most 8 elements sent by a rank
  */
 import { copy, recv, reduce, region, send, step } from "../../src/schedule/build.js";
-import type { Algorithm, Schedule, ScheduleContext } from "../../src/schedule/types.js";
-import { foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
+import type { Algorithm, Region, Schedule, ScheduleContext } from "../../src/schedule/types.js";
+import { type Fold, foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
+
+/**
+ * An all-reduce over `out` on any size, by folding (MPICH's rem handling): each even rank of the
+ * first 2·rem hands its buffer to its odd partner and later receives the result; the partner
+ * reduces both into `out` (via `tmp`), the pof2 participants run `core`, and the partner sends
+ * the result back. Shared by recursive doubling and Rabenseifner.
+ */
+export function* foldedAllReduce(rank: number, f: Fold, out: Region, tmp: Region, core: Schedule): Schedule {
+  if (f.newrank < 0) {
+    // Even rank of a folded pair: its odd partner reduces for both and sends the result back.
+    yield step("send to partner", [send(rank + 1, out)]);
+    yield step("recv result from partner", [recv(rank + 1, out)]);
+    return;
+  }
+  const folded = rank < 2 * f.rem;
+  if (folded) yield step("recvReduce partner's buffer", [recv(rank - 1, tmp)], [reduce(out, tmp)]);
+  yield* core;
+  if (folded) yield step("send result to partner", [send(rank - 1, out)]);
+}
+
+function* recursiveDoubling(f: Fold, out: Region, tmp: Region): Schedule {
+  for (let d = 1; d < f.pof2; d <<= 1) {
+    const peer = f.toRank(f.newrank ^ d);
+    yield step(`recvReduceSend with rank ${peer}`, [send(peer, out), recv(peer, tmp)], [reduce(out, tmp)]);
+  }
+}
 
 export const allreduceRecursiveDoubling: Algorithm = {
   collective: "allreduce",
@@ -91,18 +117,6 @@ export const allreduceRecursiveDoubling: Algorithm = {
     if (!ctx.inPlace) yield step("copy input", [], [copy(out, region("input", 0, count))]);
     if (size === 1) return;
     const f = foldToPowerOfTwo(rank, size);
-    if (f.newrank < 0) {
-      // Even rank of a folded pair: its odd partner reduces for both and sends the result back.
-      yield step("send to partner", [send(rank + 1, out)]);
-      yield step("recv result from partner", [recv(rank + 1, out)]);
-      return;
-    }
-    const folded = rank < 2 * f.rem;
-    if (folded) yield step("recvReduce partner's buffer", [recv(rank - 1, tmp)], [reduce(out, tmp)]);
-    for (let d = 1; d < f.pof2; d <<= 1) {
-      const peer = f.toRank(f.newrank ^ d);
-      yield step(`recvReduceSend with rank ${peer}`, [send(peer, out), recv(peer, tmp)], [reduce(out, tmp)]);
-    }
-    if (folded) yield step("send result to partner", [send(rank - 1, out)]);
+    yield* foldedAllReduce(rank, f, out, tmp, recursiveDoubling(f, out, tmp));
   },
 };

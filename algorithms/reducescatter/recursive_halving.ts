@@ -68,7 +68,7 @@
 import { invariant } from "../../src/core/assert.js";
 import { type Chunk, copy, mapPeers, recv, reduce, region, send, step, sub } from "../../src/schedule/build.js";
 import type { Algorithm, Region, Schedule, ScheduleContext } from "../../src/schedule/types.js";
-import { chunkSpan, chunksText, type Fold, foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
+import { chunkSpan, chunksText, foldedChunks, foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
 
 /**
  * In place over `buf` among `size` ranks (a power of two): on entry every rank's buf holds its
@@ -125,14 +125,6 @@ export function recursiveHalvingSent(v: number, chunkCounts: readonly number[]):
     lo = upper ? lo + d : lo;
   }
   return sent;
-}
-
-/** The participants' chunks of a folded reduce-scatter: participant v reduces ranks first(v)..first(v+1)-1's chunks. */
-function foldedChunks(f: Fold, count: number): Chunk[] {
-  return Array.from({ length: f.pof2 }, (_, v) => ({
-    offset: f.first(v) * count,
-    count: (f.first(v + 1) - f.first(v)) * count,
-  }));
 }
 
 export const reducescatterRecursiveHalving: Algorithm = {
