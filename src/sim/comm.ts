@@ -9,7 +9,10 @@ import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View } from "..
 import { type DType, isDType, parseDType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp, reduceArrays, scaleArrays } from "../core/op.js";
+import { NonMemberComm } from "../nonmember.js";
 import { type CommInfo, copyElements, SimOp, type World } from "./world.js";
+
+export { NonMemberComm };
 
 type HostView = View & { readonly buffer: HostBuffer };
 
@@ -160,7 +163,7 @@ export class SimComm implements Comm {
       seen.add(r);
     }
     const { group, rank } = await this.world.split(this.info, this.rank, this.splits++, ranks);
-    return rank >= 0 ? new SimComm(this.world, group, rank) : new NonMemberComm(this.me, group.members);
+    return rank >= 0 ? new SimComm(this.world, group, rank) : new NonMemberComm("sim", this.me, group.members);
   }
 
   // ---- local operations ----
@@ -222,63 +225,5 @@ export class SimComm implements Comm {
 
   destroy(): void {
     this.destroyed = true;
-  }
-}
-
-/** What a non-member of a subgroup gets (torch's GroupMember.NON_GROUP_MEMBER): rank -1, every call fails. */
-export class NonMemberComm implements Comm {
-  readonly backend = "sim";
-  readonly rank = -1;
-  readonly size: number;
-
-  constructor(
-    private readonly worldRank: number,
-    readonly worldRanks: readonly number[],
-  ) {
-    this.size = worldRanks.length;
-  }
-
-  private fail(op: string): never {
-    throw new InvalidArgumentError(
-      { op },
-      `rank ${this.worldRank} (world) is not a member of group [${this.worldRanks.join(", ")}]`,
-    );
-  }
-
-  async send(): Promise<void> {
-    this.fail("send");
-  }
-  async recv(): Promise<void> {
-    this.fail("recv");
-  }
-  isend(): Work {
-    this.fail("isend");
-  }
-  irecv(): Work {
-    this.fail("irecv");
-  }
-  async group(): Promise<void> {
-    this.fail("group");
-  }
-  async split(): Promise<Comm> {
-    this.fail("split");
-  }
-  alloc(): DataBuffer {
-    this.fail("alloc");
-  }
-  copy(): void {
-    this.fail("copy");
-  }
-  reduceInto(): void {
-    this.fail("reduceInto");
-  }
-  scale(): void {
-    this.fail("scale");
-  }
-  async synchronize(): Promise<void> {
-    this.fail("synchronize");
-  }
-  destroy(): void {
-    this.fail("destroy");
   }
 }

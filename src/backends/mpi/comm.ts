@@ -14,8 +14,11 @@ import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/
 import { engineCall } from "../../native/load.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import type { NativeMpi } from "../../native/types.js";
+import { NonMemberComm } from "../../nonmember.js";
 import { MpiBuiltin } from "./builtin.js";
 import type { Pollable, Progress } from "./progress.js";
+
+export { NonMemberComm };
 
 export interface MpiCommOptions {
   /** Default timeout of every wait, ms (default: $CCLAB_TIMEOUT seconds, else 300 s). */
@@ -239,7 +242,7 @@ export class MpiComm implements Comm {
     const handle = engineCall(`rank ${this.rank}: split`, () =>
       this.proc.mpi.commSplit(this.handle, key < 0 ? -1 : 0, key),
     );
-    if (handle < 0) return new NonMemberComm(this.proc.worldRank, worldRanks);
+    if (handle < 0) return new NonMemberComm("mpi", this.proc.worldRank, worldRanks);
     return new MpiComm(this.proc, handle, worldRanks);
   }
 
@@ -394,57 +397,4 @@ class RecvOp extends TransferOp {
       return undefined;
     }
   }
-}
-
-/** What a non-member of a subgroup gets (torch's GroupMember.NON_GROUP_MEMBER): rank -1, every call fails. */
-export class NonMemberComm implements Comm {
-  readonly backend = "mpi";
-  readonly rank = -1;
-  readonly size: number;
-  constructor(
-    private readonly worldRank: number,
-    readonly worldRanks: readonly number[],
-  ) {
-    this.size = worldRanks.length;
-  }
-  private fail(op: string): never {
-    throw new InvalidArgumentError(
-      { op },
-      `rank ${this.worldRank} (world) is not a member of group [${this.worldRanks.join(", ")}]`,
-    );
-  }
-  async send(): Promise<void> {
-    this.fail("send");
-  }
-  async recv(): Promise<void> {
-    this.fail("recv");
-  }
-  isend(): Work {
-    this.fail("isend");
-  }
-  irecv(): Work {
-    this.fail("irecv");
-  }
-  async group(): Promise<void> {
-    this.fail("group");
-  }
-  async split(): Promise<Comm> {
-    this.fail("split");
-  }
-  alloc(): DataBuffer {
-    this.fail("alloc");
-  }
-  copy(): void {
-    this.fail("copy");
-  }
-  reduceInto(): void {
-    this.fail("reduceInto");
-  }
-  scale(): void {
-    this.fail("scale");
-  }
-  async synchronize(): Promise<void> {
-    this.fail("synchronize");
-  }
-  destroy(): void {}
 }
