@@ -81,7 +81,7 @@
  *
  * cost: 2⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0) steps, 2(p-1)/p · count · s (p = 2^⌊log2 n⌋), + count · s on a folded odd rank bytes sent per rank; here 4 steps, at most 6 elements sent by a rank
  */
-import { copy, mapPeers, partition, recv, reduce, region, send, step } from "../../src/schedule/build.js";
+import { copy, mapPeers, partition, region, step } from "../../src/schedule/build.js";
 import type { Algorithm, Schedule, ScheduleContext } from "../../src/schedule/types.js";
 import {
   foldToPowerOfTwo,
