@@ -6,6 +6,10 @@
  *
  * Comparison is exact: inputs are small integers and premulsum's scalar a power of two, so every
  * order of reduction gives the same bits (for float16/bfloat16 too), as nccl-tests' -c inputs.
+ *
+ * The differential tests on real backends (src/backends/mpi/differential.ts) draw their cases
+ * from the same arbitrary with a fixed `worldSize` (the process count the launcher started) and
+ * fill inputs with the same `caseValues`.
  */
 import fc from "fast-check";
 import { allocate, invoke } from "../collectives/dispatch.js";
@@ -45,15 +49,30 @@ const FLOAT_OPS: ReduceOp[] = ["sum", "prod", "min", "max", "avg"].map((name) =>
 
 export interface ArbOptions {
   readonly maxSize?: number;
+  /**
+   * A fixed world of this many ranks (mpi, nccl: the launcher chose the process count). The
+   * collective then runs on the whole world or, less often, on a subgroup of 1..worldSize-1 of
+   * its ranks; maxSize is ignored. Without it (sim) the world is size plus 0..3 idle ranks.
+   */
+  readonly worldSize?: number;
 }
 
 /** The fast-check arbitrary of cases for one algorithm. */
 export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<Case> {
   const maxSize = options.maxSize ?? 17;
-  const sizeArb = fc.oneof(
-    { weight: 6, arbitrary: fc.integer({ min: 1, max: Math.min(8, maxSize) }) },
-    { weight: 3, arbitrary: fc.integer({ min: 1, max: maxSize }) },
-  );
+  const world = options.worldSize;
+  const sizeArb =
+    world === undefined
+      ? fc.oneof(
+          { weight: 6, arbitrary: fc.integer({ min: 1, max: Math.min(8, maxSize) }) },
+          { weight: 3, arbitrary: fc.integer({ min: 1, max: maxSize }) },
+        )
+      : world > 1
+        ? fc.oneof(
+            { weight: 3, arbitrary: fc.constant(world) },
+            { weight: 1, arbitrary: fc.integer({ min: 1, max: world - 1 }) },
+          )
+        : fc.constant(1);
   return sizeArb.chain((size) => {
     const rooted = ROOTED.has(alg.collective);
     const reducing = REDUCING.has(alg.collective);
@@ -74,10 +93,13 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
         seed: fc.integer({ min: 1, max: 1_000_000 }),
         chaos: fc.boolean(),
         segment: fc.integer({ min: 1, max: 9 }),
-        extra: fc.oneof(
-          { weight: 3, arbitrary: fc.constant(0) },
-          { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
-        ),
+        extra:
+          world !== undefined
+            ? fc.constant(world - size)
+            : fc.oneof(
+                { weight: 3, arbitrary: fc.constant(0) },
+                { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
+              ),
         memberSeed: fc.nat(),
         splits: fc.array(fc.array(fc.integer({ min: 0, max: 4 }), { minLength: size, maxLength: size }), {
           minLength: size,
@@ -115,8 +137,11 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
   });
 }
 
-/** Small integers the op keeps exact in every dtype (products of 1, 2 and -1 never lose bits). */
-function values(c: Case, rank: number, len: number): number[] {
+/**
+ * Rank `rank`'s `len` input elements for case c: small integers the op keeps exact in every
+ * dtype (products of 1, 2 and -1 never lose bits; sums of up to 64 values in [-4, 4] fit float16).
+ */
+export function caseValues(c: Case, rank: number, len: number): number[] {
   const rng = new Rng(c.valueSeed * 7919 + rank * 104729 + 1);
   const signed = !c.dtype.startsWith("uint");
   const out: number[] = [];
@@ -129,17 +154,21 @@ function values(c: Case, rank: number, len: number): number[] {
   return out;
 }
 
-function fill(arr: TypedArray, dtype: DType, vals: number[]): void {
+export function fill(arr: TypedArray, dtype: DType, vals: number[]): void {
   for (let i = 0; i < vals.length; i++) setElement(dtype, arr, i, vals[i] as number);
 }
 
-function hostArray(v: View): TypedArray {
+export function hostArray(v: View): TypedArray {
   if (!isHostBuffer(v.buffer)) throw new Error("property tests need host memory");
   return v.buffer.data.subarray(v.offset, v.offset + v.count) as TypedArray;
 }
 
-/** A short description of the case, for failure messages and replay. */
-export function describeCase(alg: Algorithm, c: Case): string {
+/**
+ * A short description of the case, for failure messages and replay. `backend` other than sim
+ * leaves out what only the simulator uses (send semantics, interleaving seed, chaos).
+ */
+export function describeCase(alg: Algorithm, c: Case, options: { backend?: string } = {}): string {
+  const sim = (options.backend ?? "sim") === "sim";
   const parts = [
     `${alg.collective}/${alg.name}`,
     `n=${c.size}`,
@@ -148,9 +177,9 @@ export function describeCase(alg: Algorithm, c: Case): string {
     opLabel(c.op),
     `root=${c.root}`,
     c.inPlace ? "in place" : "out of place",
-    `semantics=${c.semantics}`,
-    `seed=${c.seed}`,
-    c.chaos ? "chaos" : "",
+    sim ? `semantics=${c.semantics}` : "",
+    sim ? `seed=${c.seed}` : "",
+    sim && c.chaos ? "chaos" : "",
     `segment=${c.segment}`,
     c.members ? `subgroup ${JSON.stringify(c.members)} of ${c.worldSize}` : "",
     c.splits ? `splits=${JSON.stringify(c.splits)}` : "",
@@ -180,7 +209,7 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
     };
     const b = allocate(comm, shape, c.inPlace);
     const inArr = hostArray(b.input as View);
-    fill(inArr, c.dtype, values(c, comm.rank, inArr.length));
+    fill(inArr, c.dtype, caseValues(c, comm.rank, inArr.length));
     inputs[comm.rank] = inArr.slice() as TypedArray;
     const before = toValues(c.dtype, inArr);
     await invoke(comm, { ...shape, algorithm: alg.name, op: c.op, segment: c.segment }, b);
@@ -220,6 +249,9 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
   return undefined;
 }
 
-const same = (a: number | bigint | undefined, b: number | bigint | undefined) =>
+/** Equal values (NaN equals NaN): the exact comparison the property tests use. */
+export const same = (a: number | bigint | undefined, b: number | bigint | undefined) =>
   a === b || (typeof a === "number" && typeof b === "number" && Number.isNaN(a) && Number.isNaN(b));
-const fmt = (xs: (number | bigint)[]) => `[${xs.slice(0, 24).map(String).join(", ")}${xs.length > 24 ? ", ..." : ""}]`;
+/** The first 24 values of an array, for messages. */
+export const fmt = (xs: (number | bigint)[]) =>
+  `[${xs.slice(0, 24).map(String).join(", ")}${xs.length > 24 ? ", ..." : ""}]`;

@@ -1,0 +1,232 @@
+/**
+ * One differential case on the mpi backend: the hand-rolled algorithm through the front API and
+ * MPI's own collective (comm.builtin) run on the same inputs in the same processes, and every
+ * rank's output must agree. Cases come from src/verify/property.ts (caseArb with the world size
+ * fixed at mpirun's -np), inputs from its caseValues; every rank draws the same case from the
+ * same seed, runs it on a fresh communicator (MPI_Comm_split, so a broken case's stray messages
+ * cannot reach the next), and all ranks agree on the verdict with a built-in allreduce.
+ *
+ * The oracle per collective (in place where MPI has an in-place form and the case is in place):
+ *
+ * | collective    | MPI's built-in                                                          |
+ * |---------------|-------------------------------------------------------------------------|
+ * | broadcast     | MPI_Bcast (root: its input copied into its output first)                |
+ * | reduce        | MPI_Reduce                                                              |
+ * | gather        | MPI_Gather                                                              |
+ * | scatter       | MPI_Scatter                                                             |
+ * | allgather     | MPI_Allgather                                                           |
+ * | reducescatter | MPI_Reduce_scatter_block: cclab's count is per rank (input count·n), so |
+ * |               | it fits every count, 0 and count < n included; no reference.ts needed  |
+ * | allreduce     | MPI_Allreduce                                                           |
+ * | alltoall      | MPI_Alltoall                                                            |
+ * | alltoallv     | MPI_Alltoallv (counts from the case's split matrix, packed displs)     |
+ * | barrier       | none: it must return on every rank, and no rank may leave before the   |
+ * |               | last one entered (wall-clock stamps; one rank enters 15 ms late)       |
+ *
+ * avg and premulsum go through MpiBuiltin's scaling around MPI_SUM (see builtin.ts).
+ *
+ * Comparison: integer dtypes and integer-valued float results are exact (inputs are small
+ * integers, so no order of reduction rounds). A float result that is not an integer (avg's
+ * division) may differ by FLOAT_TOLERANCE: |got − want| ≤ 2·ε·max(1, |want|), ε the dtype's
+ * machine epsilon (2^-52, 2^-23, 2^-10, 2^-7 for float64, float32, float16, bfloat16).
+ */
+import { hostname } from "node:os";
+import { allocate, type Buffers, invoke, type Shape } from "../../collectives/dispatch.js";
+import type { Comm } from "../../comm.js";
+import { tensor, type View, view, zeros } from "../../core/buffer.js";
+import { type DType, type TypedArray, toValues } from "../../core/dtype.js";
+import { ROOTED } from "../../schedule/layout.js";
+import type { Algorithm } from "../../schedule/types.js";
+import { type Case, caseValues, fill, fmt, hostArray, same } from "../../verify/property.js";
+import type { MpiComm } from "./comm.js";
+
+/** Machine epsilon per float dtype; the tolerance is 2·ε relative (absolute below 1). */
+export const FLOAT_EPSILON: Readonly<Partial<Record<DType, number>>> = {
+  float64: 2 ** -52,
+  float32: 2 ** -23,
+  float16: 2 ** -10,
+  bfloat16: 2 ** -7,
+};
+export const FLOAT_TOLERANCE = "|got - want| <= 2·eps·max(1, |want|) for non-integer float results, else exact";
+
+/** Whether got matches want: exact, except non-integer float results within 2·ε relative. */
+export function agrees(dtype: DType, got: number | bigint | undefined, want: number | bigint | undefined): boolean {
+  if (same(got, want)) return true;
+  const eps = FLOAT_EPSILON[dtype];
+  if (eps === undefined || typeof got !== "number" || typeof want !== "number") return false;
+  if (Number.isInteger(want) || !Number.isFinite(want)) return false;
+  return Math.abs(got - want) <= 2 * eps * Math.max(1, Math.abs(want));
+}
+
+const errText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+const offsets = (counts: readonly number[]) => counts.map((_, i) => counts.slice(0, i).reduce((a, b) => a + b, 0));
+
+function shapeOf(alg: Algorithm, c: Case, comm: Comm): Shape {
+  return {
+    collective: alg.collective,
+    count: c.count,
+    root: c.root,
+    dtype: c.dtype,
+    sendCounts: c.splits?.[comm.rank],
+    recvCounts: c.splits?.map((row) => row[comm.rank] ?? 0),
+  };
+}
+
+/**
+ * MPI's own collective on `input` (this rank's input values), laid out like the case (in place
+ * where the case is); returns where MPI put this rank's result.
+ */
+function builtinOutput(comm: MpiComm, c: Case, shape: Shape, input: TypedArray): View {
+  const b: Buffers = allocate(comm, shape, c.inPlace);
+  const inp = b.input as View;
+  const out = b.output as View;
+  hostArray(inp).set(input as never);
+  const inPlace = b.memory.length === 1;
+  const isRoot = comm.rank === c.root;
+  const m = comm.builtin;
+  switch (shape.collective) {
+    case "allreduce":
+      m.allreduce(inPlace ? null : inp, out, c.op);
+      return out;
+    case "broadcast":
+      if (isRoot && !inPlace) hostArray(out).set(hostArray(inp) as never);
+      m.bcast(out, c.root);
+      return out;
+    case "reduce":
+      m.reduce(inPlace ? null : inp, isRoot ? out : null, c.op, c.root);
+      return out;
+    case "gather":
+      m.gather(inPlace ? null : inp, isRoot ? out : null, c.count, c.root);
+      return out;
+    case "scatter":
+      // In place at the root, MPI leaves the root's chunk where it is: input[root·count], the output.
+      m.scatter(isRoot ? inp : null, inPlace ? null : out, c.count, c.root);
+      return out;
+    case "allgather":
+      m.allgather(inPlace ? null : inp, out, c.count);
+      return out;
+    case "reducescatter":
+      // MPI_IN_PLACE puts the result at the start of the receive buffer (the whole input), not at rank·count.
+      if (inPlace) {
+        m.reduceScatterBlock(null, inp, c.count, c.op);
+        return view(inp, 0, c.count);
+      }
+      m.reduceScatterBlock(inp, out, c.count, c.op);
+      return out;
+    case "alltoall":
+      m.alltoall(inPlace ? null : inp, out, c.count);
+      return out;
+    case "alltoallv": {
+      const sc = shape.sendCounts ?? [];
+      const rc = shape.recvCounts ?? [];
+      m.alltoallv(inp, sc, offsets(sc), out, rc, offsets(rc));
+      return out;
+    }
+    case "barrier":
+      m.barrier();
+      return out;
+  }
+}
+
+/** This rank's verdict on a data-moving case: undefined when it agrees with MPI's built-in. */
+async function dataCase(comm: MpiComm, alg: Algorithm, c: Case): Promise<string | undefined> {
+  const shape = shapeOf(alg, c, comm);
+  const b = allocate(comm, shape, c.inPlace);
+  const inArr = hostArray(b.input as View);
+  fill(inArr, c.dtype, caseValues(c, comm.rank, inArr.length));
+  const saved = inArr.slice() as TypedArray;
+  const before = toValues(c.dtype, saved);
+  await invoke(comm, { ...shape, algorithm: alg.name, op: c.op, segment: c.segment }, b);
+  const got = toValues(c.dtype, hostArray(b.output as View));
+  const inputAfter = toValues(c.dtype, inArr);
+  const want = toValues(c.dtype, hostArray(builtinOutput(comm, c, shape, saved)));
+  const where = `rank ${comm.rank} (world ${comm.worldRanks[comm.rank]})`;
+  const bad = want.findIndex((v, i) => !agrees(c.dtype, got[i], v));
+  if (bad >= 0 || got.length !== want.length) {
+    const at = bad >= 0 ? bad : Math.min(got.length, want.length);
+    return `${where}: output[${at}] = ${String(got[at])}, MPI's built-in gives ${String(want[at])} (output ${fmt(got)}, MPI ${fmt(want)})`;
+  }
+  const aliased = b.memory.length === 1 && !(ROOTED.has(alg.collective) && comm.rank !== c.root);
+  if (!aliased && inputAfter.some((v, i) => !same(v, before[i]))) {
+    return `${where}: the input buffer changed (${fmt(before)} -> ${fmt(inputAfter)}); out of place it must not`;
+  }
+  return undefined;
+}
+
+/** A 32-bit FNV-1a hash of this host's name: wall-clock stamps only compare on one host. */
+function hostHash(): number {
+  let h = 0x811c9dc5;
+  for (const ch of hostname()) h = Math.imul(h ^ (ch.codePointAt(0) ?? 0), 0x01000193) >>> 0;
+  return h;
+}
+
+export const BARRIER_LATE_MS = 15;
+
+/**
+ * Barrier: the hand-rolled one must return on every rank, and no rank may leave before the last
+ * one entered. One rank (chosen by the case) enters BARRIER_LATE_MS late; every rank stamps
+ * Date.now() (CLOCK_REALTIME, one clock for every process on a host) on entry and exit, and the
+ * stamps are all-gathered with the built-in: max(entry) <= min(exit) must hold. Across hosts the
+ * clocks are not comparable, so there the check is only that it returns.
+ */
+async function barrierCase(comm: MpiComm, alg: Algorithm, c: Case): Promise<string | undefined> {
+  const late = c.valueSeed % comm.size;
+  if (comm.rank === late) await new Promise((r) => setTimeout(r, BARRIER_LATE_MS));
+  const entered = Date.now();
+  const shape = shapeOf(alg, c, comm);
+  await invoke(comm, { ...shape, algorithm: alg.name, segment: c.segment }, allocate(comm, shape, false));
+  const left = Date.now();
+  const all = zeros("float64", 3 * comm.size);
+  comm.builtin.allgather(view(tensor("float64", [entered, left, hostHash()])), view(all), 3);
+  const data = all.data as Float64Array;
+  const stamps = Array.from({ length: comm.size }, (_, r) => Array.from(data.subarray(3 * r, 3 * r + 3)));
+  if (stamps.some((s) => s[2] !== stamps[0]?.[2])) return undefined;
+  const lastIn = Math.max(...stamps.map((s) => s[0] as number));
+  const firstOut = Math.min(...stamps.map((s) => s[1] as number));
+  if (firstOut < lastIn) {
+    const who = stamps.findIndex((s) => s[1] === firstOut);
+    const last = stamps.findIndex((s) => s[0] === lastIn);
+    return `rank ${who} left the barrier at ${firstOut} ms, before rank ${last} entered it at ${lastIn} ms (rank ${late} entered ${BARRIER_LATE_MS} ms late)`;
+  }
+  return undefined;
+}
+
+/**
+ * Every rank agrees on the verdict: the lowest failing world rank (by a built-in MIN allreduce)
+ * broadcasts its message, so every rank returns the same string and fast-check shrinks the same
+ * way everywhere.
+ */
+function agree(world: MpiComm, local: string | undefined): string | undefined {
+  const first = zeros("int32", 1);
+  world.builtin.allreduce(view(tensor("int32", [local === undefined ? world.size : world.rank])), view(first), "min");
+  const who = first.data[0] as number;
+  if (who === world.size) return undefined;
+  const bytes = who === world.rank ? new TextEncoder().encode(local) : undefined;
+  const len = tensor("int32", [bytes?.length ?? 0]);
+  world.builtin.bcast(view(len), who);
+  const msg = zeros("uint8", len.data[0] as number);
+  if (bytes) (msg.data as Uint8Array).set(bytes);
+  world.builtin.bcast(view(msg), who);
+  return new TextDecoder().decode(msg.data as Uint8Array);
+}
+
+/**
+ * Runs case c of `alg` on `world` (every rank of it calls this with the same case) and returns
+ * the agreed difference, or undefined when every member's output equals MPI's built-in.
+ */
+export async function runMpiCase(world: MpiComm, alg: Algorithm, c: Case): Promise<string | undefined> {
+  const members = c.members ?? Array.from({ length: world.size }, (_, i) => i);
+  const comm = await world.split(members);
+  let local: string | undefined;
+  try {
+    if (comm.rank >= 0) {
+      const mc = comm as MpiComm;
+      local = alg.collective === "barrier" ? await barrierCase(mc, alg, c) : await dataCase(mc, alg, c);
+    }
+  } catch (e) {
+    local = `rank ${comm.rank} (world ${world.rank}): ${errText(e)}`;
+  }
+  const verdict = agree(world, local);
+  comm.destroy();
+  return verdict;
+}
