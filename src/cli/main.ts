@@ -1,5 +1,6 @@
 /** The cclab command line: one subcommand per tool, each in its own module under src/cli/. */
 import { Command } from "commander";
+import { registerBench } from "./bench.js";
 import { registerExplain } from "./explain.js";
 import { registerModel } from "./model.js";
 import { registerRun } from "./run.js";
@@ -26,6 +27,7 @@ registerExplain(program);
 registerTrace(program);
 registerModel(program);
 registerRun(program);
+registerBench(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,281 @@
+/**
+ * The timing loop for process backends (mpi, nccl), the same on every rank, as nccl-tests'
+ * BenchTime: per size and per variant (out of place, in place, then the engine's own
+ * collective out of place), warm-up calls, a barrier, `iters` back-to-back calls timed on each
+ * rank, the maximum over ranks as the time; then the inputs are reset, outputs set to a
+ * sentinel, one more call is made and every output element is checked against the oracle.
+ */
+
+import type { Buffers } from "../collectives/dispatch.js";
+import { invoke } from "../collectives/dispatch.js";
+import { HostBuffer, isHostBuffer, type View, view } from "../core/buffer.js";
+import { dtypeInfo, type TypedArray } from "../core/dtype.js";
+import { opLabel } from "../core/op.js";
+import { ROOTED } from "../schedule/layout.js";
+import { allocateMemory, viewsFor } from "./buffers.js";
+import { countWrong, expectedOutput, fillPeriodic, type Patterns, patterns } from "./data.js";
+import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
+import { type BenchProgress, resolveAlgorithm } from "./plan.js";
+import type {
+  BenchCollective,
+  BenchComm,
+  BenchOptions,
+  BenchRow,
+  BuiltinCollectives,
+  CommWithBuiltin,
+  Measurement,
+  MemoryReport,
+} from "./types.js";
+
+/** The built-in's name in the engine's API, for the header. */
+export function builtinName(engine: "MPI" | "NCCL", c: BenchCollective): string {
+  const mpi: Record<BenchCollective, string> = {
+    allreduce: "MPI_Allreduce",
+    allgather: "MPI_Allgather",
+    reducescatter: "MPI_Reduce_scatter_block",
+    alltoall: "MPI_Alltoall",
+    broadcast: "MPI_Bcast",
+    reduce: "MPI_Reduce",
+    gather: "MPI_Gather",
+    scatter: "MPI_Scatter",
+  };
+  const nccl: Record<BenchCollective, string> = {
+    allreduce: "ncclAllReduce",
+    allgather: "ncclAllGather",
+    reducescatter: "ncclReduceScatter",
+    alltoall: "ncclAlltoAll",
+    broadcast: "ncclBroadcast",
+    reduce: "ncclReduce",
+    gather: "ncclGather",
+    scatter: "ncclScatter",
+  };
+  return (engine === "MPI" ? mpi : nccl)[c];
+}
+
+/** Host <-> device copies for device buffers (the nccl backend's writeDevice and readDevice). */
+export interface DeviceTransfer {
+  write(dst: View, src: TypedArray): Promise<void>;
+  read(src: View): Promise<TypedArray>;
+}
+
+/**
+ * A BenchComm over any comm that carries its engine's collectives. Host buffers are read and
+ * written in place; device buffers through `device` (a host staging array each way).
+ */
+export function benchCommOf(comm: CommWithBuiltin, engine: "MPI" | "NCCL", device?: DeviceTransfer): BenchComm {
+  const scalar = comm.alloc("float64", 1);
+  const one = view(scalar);
+  const noDevice = (v: View): never => {
+    throw new Error(`cclab bench: ${v.buffer.location} memory needs the backend's writeDevice/readDevice`);
+  };
+  const write = async (v: View, fill: (host: TypedArray) => void): Promise<void> => {
+    if (isHostBuffer(v.buffer)) {
+      fill(v.buffer.data.subarray(v.offset, v.offset + v.count) as TypedArray);
+      return;
+    }
+    if (!device) return noDevice(v);
+    const stage = new HostBuffer(v.buffer.dtype, v.count);
+    fill(stage.data);
+    await device.write(v, stage.data);
+  };
+  const read = async <T>(v: View, f: (host: TypedArray) => T): Promise<T> => {
+    if (isHostBuffer(v.buffer)) return f(v.buffer.data.subarray(v.offset, v.offset + v.count) as TypedArray);
+    if (!device) return noDevice(v);
+    return f(await device.read(v));
+  };
+  const reduceScalar = async (x: number, op: "max" | "sum"): Promise<number> => {
+    await write(one, (h) => {
+      h[0] = x;
+    });
+    await comm.builtin.allreduce(null, one, op);
+    await comm.synchronize();
+    return read(one, (h) => h[0] as number);
+  };
+  return {
+    comm,
+    engine,
+    barrier: async () => {
+      await comm.builtin.barrier();
+      await comm.synchronize();
+    },
+    maxOverRanks: (x) => reduceScalar(x, "max"),
+    sumOverRanks: (x) => reduceScalar(x, "sum"),
+    write,
+    read,
+  };
+}
+
+/** The engine's collective on the benchmark's views, out of place; returns the view holding this rank's result. */
+function builtinCall(b: BuiltinCollectives, o: BenchOptions, rank: number, count: number, bufs: Buffers) {
+  const input = bufs.input as View;
+  const output = bufs.output as View;
+  const isRoot = rank === o.root;
+  const op = o.op;
+  switch (o.collective) {
+    case "allreduce":
+      return { run: () => b.allreduce(input, output, op), result: output };
+    case "broadcast":
+      // MPI_Bcast works in one buffer: the root's input is its result; the others receive into output.
+      return { run: () => b.bcast(isRoot ? input : output, o.root), result: isRoot ? input : output };
+    case "reduce":
+      return { run: () => b.reduce(input, isRoot ? output : null, op, o.root), result: output };
+    case "gather":
+      return { run: () => b.gather(input, isRoot ? output : null, count, o.root), result: output };
+    case "scatter":
+      return { run: () => b.scatter(isRoot ? input : null, output, count, o.root), result: output };
+    case "allgather":
+      return { run: () => b.allgather(input, output, count), result: output };
+    case "reducescatter":
+      return { run: () => b.reduceScatterBlock(input, output, count, op), result: output };
+    case "alltoall":
+      return { run: () => b.alltoall(input, output, count), result: output };
+  }
+}
+
+/** Inputs to the pattern, outputs to the sentinel (outputs first: in place they overlap). */
+async function prepare(bc: BenchComm, p: Patterns, bufs: Buffers): Promise<void> {
+  const rank = bc.comm.rank;
+  if (bufs.output && bufs.output.count > 0) await bc.write(bufs.output, (h) => fillPeriodic(h, p.sentinel));
+  if (bufs.input && bufs.input.count > 0) {
+    await bc.write(bufs.input, (h) => fillPeriodic(h, p.inputs[rank] as TypedArray));
+  }
+}
+
+/** Wrong elements of this rank's result view. */
+async function check(
+  bc: BenchComm,
+  p: Patterns,
+  o: BenchOptions,
+  count: number,
+  result: View | undefined,
+): Promise<number> {
+  const { rank, size } = bc.comm;
+  let wrong = 0;
+  for (const e of expectedOutput(o.collective, p, rank, size, count, o.root)) {
+    if (!result || e.length === 0) continue;
+    wrong += await bc.read(view(result, e.offset, e.length), (h) => countWrong(h, e.table, e.start));
+  }
+  return wrong;
+}
+
+/** Times `iters` calls after `warmup` (µs per call on this rank). */
+async function timeCalls(bc: BenchComm, call: () => unknown, warmup: number, iters: number): Promise<number> {
+  for (let i = 0; i < warmup; i++) await call();
+  await bc.comm.synchronize();
+  await bc.barrier();
+  const t0 = performance.now();
+  for (let i = 0; i < iters; i++) await call();
+  await bc.comm.synchronize();
+  return ((performance.now() - t0) * 1000) / iters;
+}
+
+/** RSS high-water mark, bytes. */
+function maxRss(): number {
+  return process.resourceUsage().maxRSS * 1024;
+}
+
+export interface MeasuredRun {
+  readonly rows: BenchRow[];
+  readonly memory: MemoryReport;
+  readonly builtinName: string;
+}
+
+/** Runs the whole sweep on this rank; every rank returns the same rows (times are maxima over ranks). */
+export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchProgress): Promise<MeasuredRun> {
+  const { comm } = bc;
+  const n = comm.size;
+  const shapes = sizeSweep(o.minBytes, o.maxBytes, o.stepFactor).map((b) => shapeOf(o.collective, n, b, o.dtype));
+  const maxCount = Math.max(0, ...shapes.map((s) => s.count));
+  const p = patterns(o.dtype, o.op, n);
+  const baseline = process.memoryUsage.rss();
+  const mem = allocateMemory(comm, o.collective, o.dtype, maxCount, o.root);
+  const elem = dtypeInfo(o.dtype).bytes;
+  const rows: BenchRow[] = [];
+  let handPeak = 0;
+  let allPeak = 0;
+  const engineName = builtinName(bc.engine, o.collective);
+  progress.start(shapes.length * 3);
+
+  for (const [index, { count, size }] of shapes.entries()) {
+    const alg = resolveAlgorithm(o, n, count);
+    const variant = async (inPlace: boolean): Promise<Measurement> => {
+      const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
+      const call = () =>
+        invoke(
+          comm,
+          {
+            collective: o.collective,
+            count,
+            root: o.root,
+            dtype: o.dtype,
+            algorithm: alg,
+            op: o.op,
+            segment: o.segment,
+          },
+          bufs,
+        );
+      await prepare(bc, p, bufs);
+      const us = await bc.maxOverRanks(await timeCalls(bc, call, o.warmupIters, o.iters));
+      await prepare(bc, p, bufs);
+      await bc.barrier();
+      await call();
+      await comm.synchronize();
+      const wrong = await bc.sumOverRanks(await check(bc, p, o, count, bufs.output));
+      progress.tick(`${size} B ${inPlace ? "in place" : "out of place"}`);
+      return { timeUs: us, algbw: algBandwidth(size, us), busbw: busBandwidth(o.collective, n, size, us), wrong };
+    };
+    const outOfPlace = await variant(false);
+    const inPlace = await variant(true);
+    const last = index === shapes.length - 1;
+    if (last) handPeak = await bc.maxOverRanks(maxRss() - baseline);
+
+    const bufs = viewsFor(mem, comm, o.collective, count, o.root, false);
+    const b = builtinCall(comm.builtin, o, comm.rank, count, bufs);
+    await prepare(bc, p, bufs);
+    const bus = await bc.maxOverRanks(await timeCalls(bc, b.run, o.warmupIters, o.iters));
+    await prepare(bc, p, bufs);
+    await bc.barrier();
+    await b.run();
+    await comm.synchronize();
+    const bwrong = await bc.sumOverRanks(await check(bc, p, o, count, b.result));
+    if (last) allPeak = await bc.maxOverRanks(maxRss() - baseline);
+    progress.tick(`${size} B ${engineName}`);
+    const builtin: Measurement = {
+      timeUs: bus,
+      algbw: algBandwidth(size, bus),
+      busbw: busBandwidth(o.collective, n, size, bus),
+      wrong: bwrong,
+    };
+    rows.push({
+      size,
+      count,
+      type: o.dtype,
+      redop: reduces(o.collective) ? opLabel(o.op) : "none",
+      root: ROOTED.has(o.collective) ? o.root : -1,
+      algorithm: alg,
+      outOfPlace,
+      inPlace,
+      builtin,
+      ratio: builtin.algbw > 0 ? outOfPlace.algbw / builtin.algbw : null,
+    });
+  }
+  progress.stop();
+  const messageBytes = shapes.length ? (shapes[shapes.length - 1] as { size: number }).size : 0;
+  const ratio = (x: number) => (messageBytes > 0 ? x / messageBytes : 0);
+  return {
+    rows,
+    builtinName: engineName,
+    memory: {
+      messageBytes,
+      handRolledPeakBytes: handPeak,
+      builtinPeakBytes: allPeak,
+      handRolledRatio: ratio(handPeak),
+      builtinRatio: ratio(allPeak),
+      bufferBytes: (mem.send.count + mem.recv.count) * elem,
+    },
+  };
+}
+
+export function reduces(c: BenchCollective): boolean {
+  return c === "allreduce" || c === "reduce" || c === "reducescatter";
+}

@@ -1,0 +1,93 @@
+/**
+ * What every backend's bench shares before it runs: loading a user's algorithm file once,
+ * checking the options against the registry, resolving 'auto' per size, and the progress bar.
+ */
+import { resolve } from "node:path";
+import cliProgress from "cli-progress";
+import { chooseFor } from "../collectives/api.js";
+import type { DType } from "../core/dtype.js";
+import { checkOpFitsDType } from "../core/op.js";
+import { findAlgorithm } from "../registry.js";
+import type { Algorithm } from "../schedule/types.js";
+import { loadAlgorithmFile } from "../verify/load.js";
+import type { BenchOptions } from "./types.js";
+
+const loaded = new Set<string>();
+
+/** Registers the algorithms of --algorithm-file (once per process, however often bench runs). */
+export async function loadAlgorithms(o: BenchOptions): Promise<void> {
+  if (!o.algorithmFile) return;
+  const file = resolve(o.algorithmFile);
+  if (loaded.has(file)) return;
+  await loadAlgorithmFile(file);
+  loaded.add(file);
+}
+
+/** Throws, naming the flag, where the options cannot describe a run. */
+export function checkOptions(o: BenchOptions): void {
+  if (o.algorithm !== "auto") findAlgorithm(o.collective, o.algorithm, { op: "bench" });
+  if (!Number.isInteger(o.root) || o.root < 0 || o.root >= o.nranks) {
+    throw new RangeError(`-r/--root must be a rank in [0, ${o.nranks}), got ${o.root}`);
+  }
+  checkOpFitsDType(o.op, o.dtype, { op: "bench", arg: "-o/--op" });
+}
+
+/** The algorithm's name for this size ('auto' picks as the front API would). */
+export function resolveAlgorithm(o: BenchOptions, n: number, count: number): string {
+  return o.algorithm === "auto" ? chooseFor(o.collective, n, count, o.dtype).algorithm : o.algorithm;
+}
+
+export function algorithmFor(o: BenchOptions, n: number, count: number): Algorithm {
+  return findAlgorithm(o.collective, resolveAlgorithm(o, n, count), { op: "bench" });
+}
+
+/** nccl-tests' datatype names besides cclab's. */
+const DTYPE_ALIASES: Record<string, DType> = {
+  float: "float32",
+  half: "float16",
+  double: "float64",
+  int: "int32",
+  char: "int8",
+  bf16: "bfloat16",
+  fp16: "float16",
+  fp32: "float32",
+  fp64: "float64",
+};
+
+export function dtypeAlias(x: string): string {
+  return DTYPE_ALIASES[x] ?? x;
+}
+
+export interface BenchProgress {
+  start(total: number): void;
+  tick(what: string): void;
+  stop(): void;
+}
+
+export const NO_PROGRESS: BenchProgress = { start() {}, tick() {}, stop() {} };
+
+/**
+ * A cli-progress bar on stderr. On a terminal it redraws in place; `forceLines` (a rank under
+ * mpirun whose launcher had a terminal) prints a line every few seconds instead.
+ */
+export function progressBar(title: string, forceLines = false): BenchProgress {
+  const stream = process.stderr;
+  if (!stream.isTTY && !forceLines) return NO_PROGRESS;
+  const bar = new cliProgress.SingleBar(
+    {
+      stream,
+      format: `${title} [{bar}] {value}/{total} {what}`,
+      hideCursor: stream.isTTY === true,
+      clearOnComplete: true,
+      noTTYOutput: forceLines,
+      notTTYSchedule: 5000,
+      etaBuffer: 4,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  return {
+    start: (total) => bar.start(total, 0, { what: "" }),
+    tick: (what) => bar.increment(1, { what }),
+    stop: () => bar.stop(),
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * What `cclab bench` is asked, what it reports, and the one interface the measured backends
+ * (mpi, nccl) implement so a single timing loop serves both.
+ */
+import type { Comm } from "../comm.js";
+import type { View } from "../core/buffer.js";
+import type { DType, TypedArray } from "../core/dtype.js";
+import type { ReduceOp } from "../core/op.js";
+import type { Collective } from "../schedule/types.js";
+
+export const BENCH_BACKENDS = ["sim", "mpi", "nccl"] as const;
+export type BenchBackend = (typeof BENCH_BACKENDS)[number];
+
+/** The collectives nccl-tests has a bus-bandwidth formula for (alltoallv and barrier have none). */
+export const BENCH_COLLECTIVES = [
+  "allreduce",
+  "allgather",
+  "reducescatter",
+  "alltoall",
+  "broadcast",
+  "reduce",
+  "gather",
+  "scatter",
+] as const satisfies readonly Collective[];
+export type BenchCollective = (typeof BENCH_COLLECTIVES)[number];
+
+export interface BenchOptions {
+  readonly collective: BenchCollective;
+  /** A registered algorithm, or 'auto' (chosen per size, as the front API does). */
+  readonly algorithm: string;
+  readonly algorithmFile?: string;
+  readonly backend: BenchBackend;
+  /** Ranks; under an existing MPI job the job's size. */
+  readonly nranks: number;
+  readonly minBytes: number;
+  readonly maxBytes: number;
+  readonly stepFactor: number;
+  readonly iters: number;
+  readonly warmupIters: number;
+  readonly dtype: DType;
+  readonly op: ReduceOp;
+  readonly root: number;
+  /** Pipelining segment in elements (default: the front API's, 128 KiB). */
+  readonly segment?: number;
+  readonly json?: string;
+  readonly chart?: string;
+  readonly progress: boolean;
+  /** sim: alpha-beta parameters (µs, µs per byte). */
+  readonly alpha: number;
+  readonly beta: number;
+  readonly gamma: number;
+  /** sim: sizes above this are modelled but not executed (#wrong N/A). */
+  readonly simMaxBytes: number;
+}
+
+/** One timed variant of one size. `wrong` is null where the data was not checked. */
+export interface Measurement {
+  /** Microseconds per call (max over ranks), or the model's time on sim. */
+  readonly timeUs: number;
+  readonly algbw: number;
+  readonly busbw: number;
+  readonly wrong: number | null;
+}
+
+export interface BenchRow {
+  /** Bytes, as nccl-tests counts them (allgather, reducescatter, alltoall, gather, scatter: the whole array). */
+  readonly size: number;
+  /** Elements in cclab's (and NCCL's) count argument: per rank for allgather/reducescatter/gather/scatter, per peer for alltoall. */
+  readonly count: number;
+  readonly type: DType;
+  readonly redop: string;
+  /** -1 for collectives without a root, as nccl-tests prints. */
+  readonly root: number;
+  /** The algorithm that ran (differs by size under 'auto'). */
+  readonly algorithm: string;
+  readonly outOfPlace: Measurement;
+  readonly inPlace: Measurement;
+  /** The backend's own collective on the same buffers, out of place (absent on sim). */
+  readonly builtin: Measurement | null;
+  /** Hand-rolled out-of-place algbw / built-in algbw (> 1: hand-rolled is faster). */
+  readonly ratio: number | null;
+}
+
+export interface MemoryReport {
+  /** The largest size, bytes. */
+  readonly messageBytes: number;
+  /** Peak RSS growth over the rank's RSS before its buffers existed, max over ranks, after the hand-rolled runs at the largest size. */
+  readonly handRolledPeakBytes: number;
+  /** The same after the built-in runs at the largest size too. */
+  readonly builtinPeakBytes: number;
+  readonly handRolledRatio: number;
+  readonly builtinRatio: number;
+  /** Bytes of the benchmark's own buffers (input + output at the largest size), included above. */
+  readonly bufferBytes: number;
+}
+
+export interface BenchResult {
+  readonly tool: "cclab bench";
+  readonly collective: BenchCollective;
+  readonly algorithm: string;
+  readonly backend: BenchBackend;
+  readonly nranks: number;
+  readonly dtype: DType;
+  readonly op: string;
+  readonly root: number;
+  readonly iters: number;
+  readonly warmupIters: number;
+  /** 'model': sim times come from the alpha-beta model; 'measured': wall-clock, max over ranks. */
+  readonly timing: "model" | "measured";
+  /** e.g. 'MPI_Allreduce'; null on sim. */
+  readonly builtinName: string | null;
+  readonly model?: { readonly alpha: number; readonly beta: number; readonly gamma: number };
+  /** sim: sizes above this were not executed. */
+  readonly simMaxBytes?: number;
+  readonly rows: readonly BenchRow[];
+  /** Wrong elements over every checked row and variant of the hand-rolled algorithm. */
+  readonly outOfBounds: number;
+  /** Wrong elements of the built-in collective (an engine problem, reported separately). */
+  readonly builtinWrong: number;
+  /** nccl-tests' average: the mean busbw over every row's out-of-place and in-place results. */
+  readonly avgBusBw: number;
+  readonly memory?: MemoryReport;
+}
+
+/**
+ * The engine's own collectives, as MpiBuiltin names them; the nccl backend's comm.builtin offers
+ * the same methods. A `null` view is MPI_IN_PLACE. Each may return a promise (stream-ordered engines).
+ */
+export interface BuiltinCollectives {
+  barrier(): unknown;
+  bcast(buf: View, root: number): unknown;
+  allreduce(send: View | null, recv: View, op: ReduceOp | string): unknown;
+  reduce(send: View | null, recv: View | null, op: ReduceOp | string, root: number): unknown;
+  gather(send: View | null, recv: View | null, count: number, root: number): unknown;
+  scatter(send: View | null, recv: View | null, count: number, root: number): unknown;
+  allgather(send: View | null, recv: View, count: number): unknown;
+  reduceScatterBlock(send: View | null, recv: View, count: number, op: ReduceOp | string): unknown;
+  alltoall(send: View | null, recv: View, count: number): unknown;
+}
+
+/** A Comm that also carries its engine's collectives (MpiComm, the nccl backend's comm). */
+export interface CommWithBuiltin extends Comm {
+  readonly builtin: BuiltinCollectives;
+}
+
+export function hasBuiltin(c: Comm): c is CommWithBuiltin {
+  return typeof (c as Partial<CommWithBuiltin>).builtin?.allreduce === "function";
+}
+
+/** What the timing loop needs from a process backend, on every rank. */
+export interface BenchComm {
+  /** The hand-rolled algorithms run on this. */
+  readonly comm: CommWithBuiltin;
+  /** 'MPI' or 'NCCL': prefixes the built-in's name in the header (MPI_Allreduce, ncclAllReduce). */
+  readonly engine: "MPI" | "NCCL";
+  barrier(): Promise<void>;
+  /** The maximum of x over ranks (timings, memory). */
+  maxOverRanks(x: number): Promise<number>;
+  /** The sum of x over ranks (wrong-element counts). */
+  sumOverRanks(x: number): Promise<number>;
+  /** Fills a view from host memory (a plain write on host backends, a copy to the device on nccl). */
+  write(v: View, fill: (host: TypedArray) => void): Promise<void>;
+  /** Reads a view into host memory and applies f. */
+  read<T>(v: View, f: (host: TypedArray) => T): Promise<T>;
+}
+
+/** Where lines go: stdout by default; tests capture them. */
+export interface BenchIO {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+export const STDIO: BenchIO = {
+  out: (l) => void process.stdout.write(`${l}\n`),
+  err: (l) => void process.stderr.write(`${l}\n`),
+};
