@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { mpiAvailable } from "../src/backends/mpi/index.js";
 import { countWrong, expectedOutput, fillPeriodic, PERIOD, patterns } from "../src/bench/data.js";
 import {
   algBandwidth,
@@ -22,6 +21,7 @@ import {
 } from "../src/bench/index.js";
 import type { BenchOptions, BenchResult } from "../src/bench/types.js";
 import { betaFromGBps } from "../src/model/alphabeta.js";
+import { mpiSkipReason } from "./support/mpi.js";
 
 const BROKEN = "test/fixtures/bench/broken_allreduce.ts";
 
@@ -329,10 +329,7 @@ describe("cclab bench --backend nccl", () => {
   });
 });
 
-const avail = mpiAvailable();
-const mpirun = spawnSync("mpirun", ["--version"]).status === 0;
-const noMpi = !avail.ok ? `MPI is unavailable: ${avail.reason}` : !mpirun ? "mpirun is not on PATH" : "";
-if (noMpi) console.warn(`cclab bench mpi test skipped: ${noMpi}`);
+const noMpi = mpiSkipReason("cclab bench mpi test");
 
 describe.skipIf(noMpi !== "")("cclab bench --backend mpi", () => {
   it("-n 2 -b 1K -e 4K relaunches under mpirun and prints hand-rolled and MPI_Allreduce side by side", () => {

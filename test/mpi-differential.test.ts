@@ -11,25 +11,21 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { agrees } from "../src/backends/mpi/differential.js";
-import { mpiAvailable } from "../src/backends/mpi/index.js";
 import { mpiSizes } from "../src/backends/mpi/verify.js";
 import { allAlgorithms } from "../src/registry.js";
+import { mpiSkipReason } from "./support/mpi.js";
 
-const avail = mpiAvailable();
-const mpirunFound = spawnSync("mpirun", ["--version"]).status === 0;
-const skip = !avail.ok || !mpirunFound;
-if (!avail.ok) console.warn(`mpi differential tests skipped: ${avail.reason} (${avail.hint})`);
-else if (!mpirunFound) console.warn("mpi differential tests skipped: mpirun is not on PATH");
+const skip = mpiSkipReason("mpi differential tests") !== "";
 
 const runs = Number(process.env.CCLAB_MPI_RUNS ?? 20);
 const seed = Number(process.env.CCLAB_MPI_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-/** `cclab verify --backend mpi ...` at the given sizes, as a user runs it. */
+/** `cclab verify --backend mpi -n <np> ...`, as a user runs it. */
 function cclabVerify(np: string, args: string[]): { status: number | null; out: string } {
-  const r = spawnSync(process.execPath, ["src/cli/bin.js", "verify", "--backend", "mpi", ...args], {
+  const r = spawnSync(process.execPath, ["src/cli/bin.js", "verify", "--backend", "mpi", "-n", np, ...args], {
     encoding: "utf8",
     timeout: 170_000,
-    env: { ...process.env, CCLAB_MPI_NP: np, CCLAB_TIMEOUT: "30" },
+    env: { ...process.env, CCLAB_TIMEOUT: "30" },
   });
   return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
@@ -78,11 +74,11 @@ describe.skipIf(skip)("hand-rolled algorithms vs MPI's built-in collectives unde
       /^FAIL np=4 allreduce\/ring_skips_step: differs from MPI's built-in; minimal case after \d+ shrinks: allreduce\/ring_skips_step, n=\d+, count=\d+, .*: rank \d+ \(world \d+\): output\[\d+\] = .*, MPI's built-in gives .*$/m,
     );
     expect(fail, out).not.toBeNull();
-    const replay = `CCLAB_MPI_NP=4 cclab verify --backend mpi --collective allreduce --algorithm ring_skips_step --algorithm-file ${file} --seed ${seed} --runs 20`;
+    const replay = `cclab verify --backend mpi -n 4 --collective allreduce --algorithm ring_skips_step --algorithm-file ${file} --seed ${seed} --runs 20`;
     expect(out).toContain(`replay: ${replay}`);
     expect(out).toMatch(/1 of 1 sizes failed/);
     // The replay line, run as printed, fails the same way on the same minimal case.
-    const again = cclabVerify("4", replay.split(" ").slice(5));
+    const again = cclabVerify("4", replay.split(" ").slice(6));
     expect(again.status, again.out).toBe(1);
     expect(again.out).toContain(fail?.[0]);
   });

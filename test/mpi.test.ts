@@ -5,12 +5,9 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { mpiAvailable, mpirunCommand } from "../src/backends/mpi/index.js";
+import { mpiSkipReason } from "./support/mpi.js";
 
-const avail = mpiAvailable();
-const mpirunFound = spawnSync("mpirun", ["--version"]).status === 0;
-const skip = !avail.ok || !mpirunFound;
-if (!avail.ok) console.warn(`mpi tests skipped: ${avail.reason} (${avail.hint})`);
-else if (!mpirunFound) console.warn("mpi tests skipped: mpirun is not on PATH");
+const skip = mpiSkipReason("mpi tests") !== "";
 
 describe("mpirunCommand", () => {
   it("oversubscribes, and allows root only when running as root", () => {

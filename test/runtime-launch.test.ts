@@ -5,12 +5,12 @@
  * available; the env/exit cases use a stand-in backend whose transfers never complete
  * (test/fixtures/runtime/stub-backend.ts), since they test the launcher, not the transport.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { mpiAvailable } from "../src/backends/mpi/index.js";
+import { mpiSkipReason } from "./support/mpi.js";
 
-const mpiOk = mpiAvailable().ok && spawnSync("mpirun", ["--version"]).status === 0;
+const mpiOk = mpiSkipReason("cclab run --backend mpi tests") === "";
 const STUB = { CCLAB_BACKEND_MODULE: "test/fixtures/runtime/stub-backend.ts" };
 
 interface Run {

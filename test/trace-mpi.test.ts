@@ -10,7 +10,6 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { mpiAvailable } from "../src/backends/mpi/index.js";
 import { defaultTraceCall, shapeFor, traceOnSim } from "../src/cli/trace.js";
 import { allocate, invoke } from "../src/collectives/dispatch.js";
 import { view, zeros } from "../src/core/buffer.js";
@@ -20,6 +19,7 @@ import { Trace, type TraceEvent } from "../src/trace.js";
 import { mergeTraces, sharedClockMicros, TracingComm, withTracing } from "../src/tracing.js";
 import { pairMessages, stepOf } from "../src/viz/trace.js";
 import { assertWellFormed, count } from "./fixtures/viz/check.js";
+import { mpiSkipReason } from "./support/mpi.js";
 
 const site = { op: "test" };
 const ring = findAlgorithm("allreduce", "ring", site);
@@ -165,11 +165,7 @@ describe("cclab trace --backend nccl", () => {
   });
 });
 
-const avail = mpiAvailable();
-const mpirunFound = spawnSync("mpirun", ["--version"]).status === 0;
-const skip = !avail.ok || !mpirunFound;
-if (!avail.ok) console.warn(`trace --backend mpi tests skipped: ${avail.reason} (${avail.hint})`);
-else if (!mpirunFound) console.warn("trace --backend mpi tests skipped: mpirun is not on PATH");
+const skip = mpiSkipReason("trace --backend mpi tests") !== "";
 
 describe.skipIf(skip)("cclab trace --backend mpi under mpirun", () => {
   const dir = mkdtempSync(join(tmpdir(), "cclab-trace-test-"));

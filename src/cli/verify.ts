@@ -23,6 +23,8 @@ export interface VerifyOptions {
   runs: number;
   seed?: number;
   backend: string;
+  /** mpi/nccl: world sizes to run, e.g. '4' or '2,3' (default 2..5; or $CCLAB_MPI_NP). */
+  np?: string;
 }
 
 export interface VerifyRow {
@@ -160,6 +162,7 @@ export function registerVerify(program: Command): void {
     .option("--runs <n>", "property-test cases per algorithm", intOption("--runs", 0), 25)
     .option("--seed <n>", "fast-check seed (printed; replays a failure)", intOption("--seed", -(2 ** 31), 2 ** 31))
     .option("--backend <name>", "sim, mpi or nccl", "sim")
+    .option("-n, --np <list>", "mpi, nccl: world sizes to launch, e.g. 4 or 2,3 (default 2..5)")
     .action(async (o: VerifyOptions) => {
       process.exitCode = await verify(o);
     });

@@ -1,6 +1,6 @@
 /**
  * `cclab verify --backend mpi`: the differential tests against MPI's own collectives. For each
- * world size (2, 3, 4, 5; or $CCLAB_MPI_NP, e.g. "3" or "2,4"; or options.np where a caller
+ * world size (2, 3, 4, 5; or -n / $CCLAB_MPI_NP, e.g. "3" or "2,4"; or options.np where a caller
  * passes one) one mpirun launch runs differential-worker.ts on every rank, which checks every
  * selected algorithm on fast-check cases from one seed against the built-in collective (see
  * differential.ts for the oracle per collective and the tolerance). Output streams through as
@@ -96,7 +96,7 @@ function launch(np: number, args: string[], idleMs: number): Promise<Launch> {
 /** The replay command for one algorithm at one size (the worker prints the same). */
 export function replayCommand(alg: Algorithm, np: number, seed: number, runs: number, file?: string): string {
   const f = file ? ` --algorithm-file ${file}` : "";
-  return `CCLAB_MPI_NP=${np} cclab verify --backend mpi --collective ${alg.collective} --algorithm ${alg.name}${f} --seed ${seed} --runs ${runs}`;
+  return `cclab verify --backend mpi -n ${np} --collective ${alg.collective} --algorithm ${alg.name}${f} --seed ${seed} --runs ${runs}`;
 }
 
 export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Promise<number> {
