@@ -8,7 +8,12 @@ import type { Combine, OpName } from "../core/op.js";
 export interface NativeEngines {
   readonly mpi: boolean;
   readonly mpiVersion?: string;
+  /** The nccl engine is usable in this process now: CUDA compiled in and libnccl loaded (see NativeNccl.load). */
   readonly nccl: boolean;
+  /** The NCCL version loaded, e.g. '2.28.9' (only while nccl is true). */
+  readonly ncclVersion?: string;
+  /** The addon was compiled with the CUDA toolkit (device memory, streams, kernels); absent in addons older than nccl.cc. */
+  readonly cuda?: boolean;
 }
 
 /** Where a buffer argument may be null, MPI_IN_PLACE is meant. */
@@ -168,4 +173,247 @@ export interface NativeAddon {
   ): void;
   /** Present only when the addon was compiled with MPI. */
   readonly mpi?: NativeMpi;
+  /** native/nccl.cc: present in every addon built since the nccl engine (its CUDA half only with CUDA). */
+  readonly nccl?: NativeNccl;
+}
+
+/** A device address (cudaMalloc's pointer); 0n is null. */
+export type DevicePtr = bigint;
+
+/** NCCL's ncclResult_t values. */
+export const NCCL_RESULT = {
+  success: 0,
+  unhandledCudaError: 1,
+  systemError: 2,
+  internalError: 3,
+  invalidArgument: 4,
+  invalidUsage: 5,
+  remoteError: 6,
+  inProgress: 7,
+  timeout: 8,
+} as const;
+
+/** The reduce ops NCCL has (no bitwise ones). */
+export type NcclOpName = "sum" | "prod" | "min" | "max" | "avg";
+
+export interface NcclLibrary {
+  readonly ok: true;
+  readonly path: string;
+  /** ncclGetVersion's code, e.g. 22809. */
+  readonly version: number;
+  readonly versionString: string;
+  /** Entry points newer than the required set, found by dlsym. */
+  readonly optional: {
+    readonly commInitRankConfig: boolean;
+    readonly commFinalize: boolean;
+    readonly getLastError: boolean;
+    readonly alltoAll: boolean;
+    readonly gather: boolean;
+    readonly scatter: boolean;
+  };
+}
+
+export interface NcclLoadFailure {
+  readonly ok: false;
+  /** Every candidate, with dlopen's (or the symbol check's) reason. */
+  readonly tried: readonly { readonly path: string; readonly error: string }[];
+}
+
+export interface NativeDeviceInfo {
+  readonly name: string;
+  readonly major: number;
+  readonly minor: number;
+  readonly totalMemory: number;
+  readonly pciBusId: string;
+  /** Stream-ordered allocation (cudaMallocAsync) is available. */
+  readonly memoryPools: boolean;
+}
+
+/**
+ * native/nccl.cc: NCCL (dlopen()ed by load) and the CUDA runtime calls the nccl backend needs,
+ * argument order as in nccl.h and the CUDA runtime API. Streams, events and communicators are
+ * handles (never 0); device offsets are bytes, counts elements. NCCL calls return
+ * NCCL_RESULT.success or .inProgress (non-blocking communicators) and throw anything else, as
+ * errors that src/native/load.ts turns into EngineError ('nccl' or 'cuda'). Without CUDA compiled
+ * in (cuda false) every device and communicator call throws, saying so.
+ */
+export interface NativeNccl {
+  readonly cuda: boolean;
+  /** CUDART_VERSION compiled against (0 without CUDA). */
+  readonly cudaRuntimeVersion: number;
+
+  /** dlopen()s the first candidate that is NCCL >= 2.10; once one is loaded, later calls return it. */
+  load(candidates: readonly string[]): NcclLibrary | NcclLoadFailure;
+  loaded(): NcclLibrary | null;
+  errorString(code: number): string;
+  getUniqueId(): Uint8Array;
+
+  /** cudaDriverGetVersion (0: no driver). */
+  driverVersion(): number;
+  runtimeVersion(): number;
+  deviceCount(): number;
+  setDevice(device: number): void;
+  getDevice(): number;
+  deviceInfo(device: number): NativeDeviceInfo;
+  /** Stream-ordered where the device has memory pools; 0 bytes gives 0n. */
+  malloc(bytes: number, stream: number): DevicePtr;
+  free(ptr: DevicePtr, stream: number): void;
+  /** Synchronous (the backend calls them on an idle stream only). */
+  memcpyHtoD(
+    dst: DevicePtr,
+    dstOff: number,
+    src: NativeBuf,
+    srcByteOffset: number,
+    bytes: number,
+    stream: number,
+  ): void;
+  memcpyDtoH(
+    dst: NativeBuf,
+    dstByteOffset: number,
+    src: DevicePtr,
+    srcOff: number,
+    bytes: number,
+    stream: number,
+  ): void;
+  /** Enqueued. */
+  memcpyDtoD(dst: DevicePtr, dstOff: number, src: DevicePtr, srcOff: number, bytes: number, stream: number): void;
+  memset(ptr: DevicePtr, off: number, value: number, bytes: number, stream: number): void;
+  streamCreate(): number;
+  streamDestroy(stream: number): void;
+  /** True once everything enqueued on the stream has completed. */
+  streamQuery(stream: number): boolean;
+  /** Blocks the event loop: tools and tests only. */
+  streamSynchronize(stream: number): void;
+  eventCreate(): number;
+  eventRecord(event: number, stream: number): void;
+  eventQuery(event: number): boolean;
+  eventDestroy(event: number): void;
+  /** dst = dst (combine) src, count elements, enqueued (native/cuda_reduce.cu). */
+  localReduce(
+    dtype: DType,
+    combine: Combine,
+    dst: DevicePtr,
+    dOff: number,
+    src: DevicePtr,
+    sOff: number,
+    count: number,
+    stream: number,
+  ): void;
+  /** dst = src * mul / div, count elements, enqueued. */
+  localScale(
+    dtype: DType,
+    dst: DevicePtr,
+    dOff: number,
+    src: DevicePtr,
+    sOff: number,
+    count: number,
+    mul: number,
+    div: number,
+    stream: number,
+  ): void;
+
+  /** blocking = false uses ncclCommInitRankConfig (NCCL >= 2.14): poll commGetAsyncError until not inProgress. */
+  commInitRank(nranks: number, id: Uint8Array, rank: number, blocking: boolean): number;
+  /** The communicator's state: success, inProgress, or the error that broke it. */
+  commGetAsyncError(comm: number): number;
+  /** ncclGetLastError's text ('' where NCCL lacks it). */
+  lastError(comm: number): string;
+  commCount(comm: number): number;
+  commFinalize(comm: number): number;
+  commDestroy(comm: number): void;
+  commAbort(comm: number): void;
+  groupStart(): void;
+  groupEnd(): number;
+  send(ptr: DevicePtr, off: number, count: number, dtype: DType, peer: number, comm: number, stream: number): number;
+  recv(ptr: DevicePtr, off: number, count: number, dtype: DType, peer: number, comm: number, stream: number): number;
+  allReduce(
+    sptr: DevicePtr,
+    soff: number,
+    rptr: DevicePtr,
+    roff: number,
+    count: number,
+    dtype: DType,
+    op: NcclOpName,
+    comm: number,
+    stream: number,
+  ): number;
+  broadcast(
+    sptr: DevicePtr,
+    soff: number,
+    rptr: DevicePtr,
+    roff: number,
+    count: number,
+    dtype: DType,
+    root: number,
+    comm: number,
+    stream: number,
+  ): number;
+  reduce(
+    sptr: DevicePtr,
+    soff: number,
+    rptr: DevicePtr,
+    roff: number,
+    count: number,
+    dtype: DType,
+    op: NcclOpName,
+    root: number,
+    comm: number,
+    stream: number,
+  ): number;
+  allGather(
+    sptr: DevicePtr,
+    soff: number,
+    rptr: DevicePtr,
+    roff: number,
+    sendcount: number,
+    dtype: DType,
+    comm: number,
+    stream: number,
+  ): number;
+  reduceScatter(
+    sptr: DevicePtr,
+    soff: number,
+    rptr: DevicePtr,
+    roff: number,
+    recvcount: number,
+    dtype: DType,
+    op: NcclOpName,
+    comm: number,
+    stream: number,
+  ): number;
+  /** NCCL >= 2.28 (NcclLibrary.optional.alltoAll). */
+  alltoAll(
+    sptr: DevicePtr,
+    soff: number,
+    rptr: DevicePtr,
+    roff: number,
+    count: number,
+    dtype: DType,
+    comm: number,
+    stream: number,
+  ): number;
+  /** NCCL >= 2.28. */
+  gather(
+    sptr: DevicePtr,
+    soff: number,
+    rptr: DevicePtr,
+    roff: number,
+    count: number,
+    dtype: DType,
+    root: number,
+    comm: number,
+    stream: number,
+  ): number;
+  /** NCCL >= 2.28. */
+  scatter(
+    sptr: DevicePtr,
+    soff: number,
+    rptr: DevicePtr,
+    roff: number,
+    count: number,
+    dtype: DType,
+    root: number,
+    comm: number,
+    stream: number,
+  ): number;
 }

@@ -42,6 +42,8 @@ export interface LaunchOptions {
   graceMs?: number;
   /** Extra environment for process ranks. */
   env?: NodeJS.ProcessEnv;
+  /** Extra environment for one rank (nccl: ranks sharing a GPU get their own NCCL_HOSTID by default). */
+  rankEnv?: (rank: number, localRank: number) => NodeJS.ProcessEnv;
   /** Where prefixed output goes (default: this process's stdout/stderr). */
   stdout?: (text: string) => void;
   stderr?: (text: string) => void;
@@ -167,6 +169,26 @@ export function nodeArgv(script: string, args: readonly string[]): string[] {
 
 interface MpiModule {
   mpirunCommand: (np: number, argv: string[]) => { cmd: string; args: string[] };
+}
+
+interface NcclModule {
+  ncclLaunchEnv: (o: { nprocs: number; nnodes: number }) => {
+    perRank: (rank: number) => Record<string, string>;
+    warning?: string;
+  };
+}
+
+/** The nccl backend's per-rank settings (more ranks than GPUs), or none where it cannot say. */
+async function ncclRankEnv(
+  nprocs: number,
+  nnodes: number,
+): Promise<ReturnType<NcclModule["ncclLaunchEnv"]> | undefined> {
+  try {
+    const m = (await import(new URL("../backends/nccl/index.js", import.meta.url).href)) as Partial<NcclModule>;
+    return m.ncclLaunchEnv?.({ nprocs, nnodes });
+  } catch {
+    return undefined;
+  }
 }
 
 async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
@@ -314,9 +336,18 @@ async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
       // mpirun's ranks inherit this environment and prefix their own lines (worker.ts).
       start(-1, argv, common, false);
     } else {
+      const shared = o.backend === "nccl" ? await ncclRankEnv(n, nnodes) : undefined;
+      if (shared?.warning) err(`${shared.warning}\n`);
       for (let local = 0; local < n; local++) {
         const rank = nodeRank * n + local;
-        const rankEnv = { ...common, RANK: String(rank), LOCAL_RANK: String(local), CCLAB_PREFIXED: "1" };
+        const rankEnv = {
+          ...common,
+          RANK: String(rank),
+          LOCAL_RANK: String(local),
+          CCLAB_PREFIXED: "1",
+          ...shared?.perRank(rank),
+          ...o.rankEnv?.(rank, local),
+        };
         start(rank, nodeArgv(worker, [o.program, ...(o.args ?? [])]), rankEnv, true);
       }
     }

@@ -1,0 +1,282 @@
+/**
+ * The differential test on the nccl backend: one algorithm on device buffers through the front
+ * API (the executor enqueues the whole schedule), NCCL's own collective (comm.builtin) on the
+ * same inputs, and the sequential oracle (src/collectives/reference.ts); both outputs must equal
+ * the oracle's bit for bit, and an out-of-place input must come back unchanged.
+ *
+ * Inputs are small integers (products of 1, 2 and -1 for prod; premulsum's scalar is 2), so
+ * every order of reduction gives the same bits in every dtype, float16 and bfloat16 included, as
+ * nccl-tests' -c inputs: any difference is a bug, not rounding. Every rank can rebuild every
+ * rank's input from the case's seed, so each checks its own output against the oracle without
+ * any extra communication.
+ *
+ * Cases come from a seeded generator (every rank draws the same ones); dtypes cycle so float16
+ * and bfloat16 come up in every run of at least ten cases. NCCL has no bitwise reductions, so
+ * for band/bor/bxor only the algorithm is checked.
+ */
+import { allocate, type Buffers, invoke, type Shape } from "../../collectives/dispatch.js";
+import { reference } from "../../collectives/reference.js";
+import type { Comm } from "../../comm.js";
+import type { View } from "../../core/buffer.js";
+import { DTYPES, type DType, dtypeInfo, setElement, type TypedArray, toValues } from "../../core/dtype.js";
+import { opLabel, type ReduceOp } from "../../core/op.js";
+import { Rng } from "../../core/random.js";
+import { HAS_IN_PLACE, layout, REDUCING, ROOTED } from "../../schedule/layout.js";
+import type { Algorithm } from "../../schedule/types.js";
+import type { NcclBuiltin } from "./builtin.js";
+import { readDevice, writeDevice } from "./index.js";
+
+export interface NcclCase {
+  readonly count: number;
+  readonly dtype: DType;
+  readonly op: ReduceOp;
+  readonly root: number;
+  readonly inPlace: boolean;
+  readonly segment?: number;
+  /** alltoallv: splits[src][dst]. */
+  readonly splits?: number[][];
+  readonly valueSeed: number;
+}
+
+const INT_OPS = ["sum", "prod", "min", "max", "avg", "band", "bor", "bxor"] as const;
+const FLOAT_OPS = ["sum", "prod", "min", "max", "avg"] as const;
+const BITWISE = new Set(["band", "bor", "bxor"]);
+
+function hash(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h >>> 0;
+}
+
+/** `runs` cases for `alg` at world size `size`, the same on every rank for the same seed. */
+export function ncclCases(
+  alg: Algorithm,
+  size: number,
+  runs: number,
+  seed: number,
+  dtypes: readonly DType[] = DTYPES,
+): NcclCase[] {
+  const rng = new Rng((seed ^ hash(`${alg.collective}/${alg.name}`)) >>> 0);
+  const reducing = REDUCING.has(alg.collective);
+  const inPlaceOk = HAS_IN_PLACE.has(alg.collective) && alg.inPlace !== false;
+  const out: NcclCase[] = [];
+  const start = rng.int(dtypes.length);
+  for (let i = 0; i < runs; i++) {
+    const dtype = alg.collective === "barrier" ? "uint8" : dtypes[(start + i) % dtypes.length]!;
+    const ops = dtypeInfo(dtype).kind === "float" ? FLOAT_OPS : INT_OPS;
+    const op: ReduceOp = !reducing
+      ? { name: "sum" }
+      : rng.int(6) === 0
+        ? { name: "premulsum", scalar: 2 }
+        : { name: ops[rng.int(ops.length)]! };
+    const counts = [0, 1, size - 1, size + 1, 3 * size + 5, 64 + rng.int(200), 2048 + rng.int(2048)];
+    const count = alg.collective === "barrier" || alg.collective === "alltoallv" ? 0 : counts[rng.int(counts.length)]!;
+    out.push({
+      count,
+      dtype,
+      op,
+      root: ROOTED.has(alg.collective) ? rng.int(size) : 0,
+      inPlace: inPlaceOk && rng.int(2) === 1,
+      segment: count > 0 && count < 64 && rng.int(2) === 1 ? 1 + rng.int(9) : undefined,
+      splits:
+        alg.collective === "alltoallv"
+          ? Array.from({ length: size }, () => Array.from({ length: size }, () => rng.int(5)))
+          : undefined,
+      valueSeed: rng.int(1_000_000_000),
+    });
+  }
+  return out;
+}
+
+/** Small integers the op keeps exact in every dtype, for `rank`'s input of `len` elements. */
+export function caseInput(c: NcclCase, rank: number, len: number): TypedArray {
+  const rng = new Rng((c.valueSeed * 7919 + rank * 104729 + 1) >>> 0);
+  const signed = !c.dtype.startsWith("uint");
+  const arr = new (dtypeInfo(c.dtype).array)(len);
+  for (let i = 0; i < len; i++) {
+    let v: number;
+    if (c.op.name === "prod") v = signed ? [1, 2, -1][rng.int(3)]! : 1 + rng.int(2);
+    else if (["band", "bor", "bxor", "min", "max"].includes(c.op.name)) v = signed ? rng.int(61) - 30 : rng.int(61);
+    else v = signed ? rng.int(9) - 4 : rng.int(5);
+    setElement(c.dtype, arr, i, v);
+  }
+  return arr;
+}
+
+export function describeNcclCase(alg: Algorithm, size: number, c: NcclCase): string {
+  return [
+    `${alg.collective}/${alg.name}`,
+    `n=${size}`,
+    `count=${c.count}`,
+    c.dtype,
+    opLabel(c.op),
+    ROOTED.has(alg.collective) ? `root=${c.root}` : "",
+    c.inPlace ? "in place" : "out of place",
+    c.segment !== undefined ? `segment=${c.segment}` : "",
+    c.splits ? `splits=${JSON.stringify(c.splits)}` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
+
+function shapeOf(alg: Algorithm, c: NcclCase, rank: number): Shape {
+  return {
+    collective: alg.collective,
+    count: c.count,
+    root: c.root,
+    dtype: c.dtype,
+    sendCounts: c.splits?.[rank],
+    recvCounts: c.splits?.map((row) => row[rank] ?? 0),
+  };
+}
+
+const same = (a: number | bigint | undefined, b: number | bigint | undefined) =>
+  a === b || (typeof a === "number" && typeof b === "number" && Number.isNaN(a) && Number.isNaN(b));
+const fmt = (xs: (number | bigint)[]) => `[${xs.slice(0, 16).map(String).join(", ")}${xs.length > 16 ? ", ..." : ""}]`;
+
+function compare(what: string, dtype: DType, got: TypedArray, want: TypedArray): string | undefined {
+  const g = toValues(dtype, got);
+  const w = toValues(dtype, want);
+  const bad = w.findIndex((v, i) => !same(v, g[i]));
+  if (bad < 0 && g.length === w.length) return undefined;
+  return `${what}: output[${bad}] = ${String(g[bad])}, the oracle says ${String(w[bad])} (got ${fmt(g)}, expected ${fmt(w)})`;
+}
+
+async function fillInput(b: Buffers, c: NcclCase, rank: number): Promise<TypedArray> {
+  const input = b.input as View;
+  const data = caseInput(c, rank, input.count);
+  await writeDevice(input, data);
+  return data;
+}
+
+/** NCCL's collective for the case, on buffers laid out as cclab's (aliased where in place). */
+async function runBuiltin(builtin: NcclBuiltin, comm: Comm, alg: Algorithm, c: NcclCase, b: Buffers): Promise<void> {
+  const input = b.input as View;
+  const output = b.output as View;
+  const rank = comm.rank;
+  const isRoot = rank === c.root;
+  switch (alg.collective) {
+    case "allreduce":
+      return builtin.allreduce(input, output, c.op);
+    case "broadcast":
+      if (isRoot && !c.inPlace) comm.copy(output, input);
+      return builtin.bcast(output, c.root);
+    case "reduce":
+      return builtin.reduce(input, isRoot ? output : null, c.op, c.root);
+    case "gather":
+      return builtin.gather(input, isRoot ? output : null, c.count, c.root);
+    case "scatter":
+      return builtin.scatter(isRoot ? input : null, output, c.count, c.root);
+    case "allgather":
+      return builtin.allgather(input, output, c.count);
+    case "reducescatter":
+      return builtin.reduceScatterBlock(input, output, c.count, c.op);
+    case "alltoall":
+      return builtin.alltoall(c.inPlace ? null : input, output, c.count);
+    case "alltoallv": {
+      const sc = c.splits![rank]!;
+      const rc = c.splits!.map((row) => row[rank] ?? 0);
+      const displs = (xs: number[]) => xs.map((_, i) => xs.slice(0, i).reduce((a, x) => a + x, 0));
+      return builtin.alltoallv(input, sc, displs(sc), output, rc, displs(rc));
+    }
+    case "barrier":
+      return builtin.barrier();
+  }
+}
+
+export interface CaseResult {
+  /** Differences of the algorithm from the oracle, of NCCL from the oracle ('' where none). */
+  readonly failures: string[];
+  /** Whether NCCL's own collective was run (not for bitwise ops). */
+  readonly builtinChecked: boolean;
+}
+
+/**
+ * Runs one case on this rank: the algorithm through `comm` (guarded or not), NCCL's builtin
+ * through `builtin`, both against the oracle. Every rank of the communicator calls it with the
+ * same case.
+ */
+export async function runNcclCase(comm: Comm, builtin: NcclBuiltin, alg: Algorithm, c: NcclCase): Promise<CaseResult> {
+  const n = comm.size;
+  const rank = comm.rank;
+  const shape = shapeOf(alg, c, rank);
+  const failures: string[] = [];
+  const inputs = Array.from({ length: n }, (_, r) =>
+    caseInput(c, r, layout({ ...shapeOf(alg, c, r), rank: r, size: n }).inputCount),
+  );
+  const want = reference(
+    {
+      collective: alg.collective,
+      size: n,
+      count: c.count,
+      root: c.root,
+      dtype: c.dtype,
+      op: c.op,
+      sendCounts: c.splits,
+    },
+    inputs,
+  )[rank] as TypedArray;
+
+  // The algorithm.
+  const b = allocate(comm, shape, c.inPlace);
+  const before = await fillInput(b, c, rank);
+  await invoke(comm, { ...shape, algorithm: alg.name, op: c.op, segment: c.segment }, b);
+  const got = await readDevice(b.output as View);
+  const diff = compare(`cclab ${alg.name}`, c.dtype, got, want);
+  if (diff) failures.push(diff);
+  const aliased = c.inPlace && !(ROOTED.has(alg.collective) && rank !== c.root);
+  if (!aliased && alg.collective !== "barrier") {
+    const after = await readDevice(b.input as View);
+    const changed = compare(`cclab ${alg.name} input (out of place, must not change)`, c.dtype, after, before);
+    if (changed) failures.push(changed);
+  }
+
+  // NCCL's own.
+  const builtinChecked = !BITWISE.has(c.op.name);
+  if (builtinChecked) {
+    const nb = allocate(comm, shape, c.inPlace);
+    await fillInput(nb, c, rank);
+    await runBuiltin(builtin, comm, alg, c, nb);
+    const ngot = await readDevice(nb.output as View);
+    const ndiff = compare("NCCL builtin", c.dtype, ngot, want);
+    if (ndiff) failures.push(ndiff);
+  }
+  for (const buf of [...b.memory]) (buf as { free?: () => void }).free?.();
+  return { failures, builtinChecked };
+}
+
+export interface AlgorithmResult {
+  readonly collective: string;
+  readonly algorithm: string;
+  readonly size: number;
+  readonly cases: number;
+  readonly builtinCases: number;
+  readonly failures: string[];
+}
+
+/** Every case of one algorithm on this rank; failures name the case and how to replay it. */
+export async function runNcclAlgorithm(
+  comm: Comm,
+  builtin: NcclBuiltin,
+  alg: Algorithm,
+  runs: number,
+  seed: number,
+  dtypes?: readonly DType[],
+): Promise<AlgorithmResult> {
+  const cases = ncclCases(alg, comm.size, runs, seed, dtypes);
+  const failures: string[] = [];
+  let builtinCases = 0;
+  for (const c of cases) {
+    const r = await runNcclCase(comm, builtin, alg, c);
+    if (r.builtinChecked) builtinCases++;
+    for (const f of r.failures) failures.push(`${describeNcclCase(alg, comm.size, c)}: rank ${comm.rank}: ${f}`);
+  }
+  return {
+    collective: alg.collective,
+    algorithm: alg.name,
+    size: comm.size,
+    cases: cases.length,
+    builtinCases,
+    failures,
+  };
+}

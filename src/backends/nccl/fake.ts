@@ -1,0 +1,867 @@
+/**
+ * An in-process stand-in for native/nccl.cc (NCCL plus the CUDA calls), so the nccl backend's
+ * TypeScript (stream ordering, isend/irecv batching, non-blocking enqueue, async-error polling,
+ * aborts, timeouts, builtin collectives, the differential harness) runs and is tested on machines
+ * without a GPU. Like the sim backend it is a model, not NCCL: device memory is host memory,
+ * every "GPU" runs its streams in order, a group's sends and receives match per (communicator,
+ * sender, receiver) in posting order once the group reaches the head of its stream, and a
+ * collective runs when it reaches the head of every member's stream. A matched send and receive
+ * of different sizes raises ncclInvalidUsage on both communicators (real NCCL would hang).
+ *
+ * Non-blocking enqueue is modelled too: with inProgressPolls > 0, ncclGroupEnd and collectives
+ * return ncclInProgress and their kernels reach the stream only after that many
+ * ncclCommGetAsyncError polls, so anything the backend enqueued in between would run first (and
+ * the tests would see it).
+ */
+import { randomBytes } from "node:crypto";
+import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
+import { type Combine, reduceArrays, scaleArrays } from "../../core/op.js";
+import {
+  type DevicePtr,
+  type NativeBuf,
+  type NativeDeviceInfo,
+  type NativeNccl,
+  NCCL_RESULT,
+  type NcclLibrary,
+  type NcclOpName,
+} from "../../native/types.js";
+import { MemoryStore } from "../../runtime/store.js";
+import type { NcclComm } from "./comm.js";
+import { initNccl } from "./index.js";
+
+export interface FakeOptions {
+  /** GPUs the fake reports (deviceCount). Default 1. */
+  readonly devices?: number;
+  /** ncclAlltoAll/ncclGather/ncclScatter present (NCCL >= 2.28). Default true. */
+  readonly nccl228?: boolean;
+  /** Polls of ncclCommGetAsyncError that report ncclInProgress after each group end or collective. Default 0. */
+  readonly inProgressPolls?: number;
+}
+
+const NAMES = [
+  "no error",
+  "unhandled cuda error",
+  "unhandled system error",
+  "internal error",
+  "invalid argument",
+  "invalid usage",
+  "remote process exited or there was a network error",
+  "NCCL operation in progress",
+  "operation timed out",
+];
+
+interface Item {
+  readonly type: "send" | "recv";
+  readonly member: Member;
+  readonly peer: number;
+  readonly bytes: number;
+  readonly mem: () => Uint8Array;
+  done: boolean;
+}
+
+interface Coll {
+  readonly name: string;
+  readonly send: () => Uint8Array | null;
+  readonly recv: () => Uint8Array | null;
+  readonly count: number;
+  readonly dtype: DType;
+  readonly op: NcclOpName;
+  readonly root: number;
+}
+
+type Op =
+  | { kind: "fn"; run: () => void }
+  | { kind: "event"; ev: { done: boolean } }
+  | { kind: "p2p"; items: Item[]; posted: boolean }
+  | { kind: "coll"; member: Member; call: Coll; posted: boolean; done: boolean };
+
+interface Group {
+  readonly id: string;
+  readonly nranks: number;
+  readonly members: (Member | undefined)[];
+  readonly channels: Map<string, { sends: Item[]; recvs: Item[] }>;
+  readonly colls: Op[][];
+}
+
+interface Deferred {
+  polls: number;
+  ran: boolean;
+  readonly run: () => void;
+}
+
+interface Member {
+  readonly group: Group;
+  readonly rank: number;
+  readonly native: FakeNative;
+  asyncError: number;
+  lastError: string;
+  aborted: boolean;
+  deferred: Deferred[];
+}
+
+/** One "node": the fake GPUs and NCCL communicators shared by the ranks of one test. */
+export class FakeNcclWorld {
+  readonly natives: FakeNative[] = [];
+  readonly groups = new Map<string, Group>();
+  readonly memory = new Map<DevicePtr, { owner: FakeNative; bytes: Uint8Array }>();
+  private nextPtr = 0x10000n;
+  private scheduled = false;
+
+  constructor(readonly options: FakeOptions = {}) {}
+
+  /** A new process's binding (one per rank). */
+  native(): FakeNative {
+    const n = new FakeNative(this);
+    this.natives.push(n);
+    return n;
+  }
+
+  allocate(owner: FakeNative, bytes: number): DevicePtr {
+    const p = this.nextPtr;
+    this.nextPtr += BigInt(Math.ceil(Math.max(bytes, 1) / 256) * 256 + 256);
+    this.memory.set(p, { owner, bytes: new Uint8Array(bytes) });
+    return p;
+  }
+
+  resolve(owner: FakeNative, ptr: DevicePtr, off: number, bytes: number): Uint8Array {
+    const m = this.memory.get(ptr);
+    if (!m) throw new Error(`fake cuda: ${ptr.toString(16)} is not an allocation (freed, or never allocated)`);
+    if (m.owner !== owner) throw new Error("fake cuda: pointer of another process's device");
+    if (off + bytes > m.bytes.length) {
+      throw new Error(`fake cuda: [${off}, ${off + bytes}) is outside an allocation of ${m.bytes.length} bytes`);
+    }
+    return m.bytes.subarray(off, off + bytes);
+  }
+
+  schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pump();
+    });
+  }
+
+  /** Runs every stream as far as it can go. */
+  pump(): void {
+    for (;;) {
+      let progress = false;
+      for (const n of this.natives) {
+        for (const q of n.streams.values()) if (this.drain(q)) progress = true;
+      }
+      if (this.match()) progress = true;
+      if (!progress) return;
+    }
+  }
+
+  private drain(q: Op[]): boolean {
+    let progress = false;
+    while (q.length > 0) {
+      const op = q[0]!;
+      if (op.kind === "fn") {
+        q.shift();
+        op.run();
+      } else if (op.kind === "event") {
+        q.shift();
+        op.ev.done = true;
+      } else if (op.kind === "p2p") {
+        if (!op.posted) {
+          op.posted = true;
+          for (const i of op.items) this.postItem(i);
+          progress = true;
+        }
+        if (!op.items.every((i) => i.done || i.member.aborted)) return progress;
+        q.shift();
+      } else {
+        if (op.member.aborted) {
+          q.shift();
+          progress = true;
+          continue;
+        }
+        if (!op.posted) {
+          op.posted = true;
+          op.member.group.colls[op.member.rank]!.push(op);
+          this.runCollectives(op.member.group);
+          progress = true;
+        }
+        if (!op.done) return progress;
+        q.shift();
+      }
+      progress = true;
+    }
+    return progress;
+  }
+
+  private postItem(i: Item): void {
+    const from = i.type === "send" ? i.member.rank : i.peer;
+    const to = i.type === "send" ? i.peer : i.member.rank;
+    const key = `${from}->${to}`;
+    const ch = i.member.group.channels.get(key) ?? { sends: [], recvs: [] };
+    i.member.group.channels.set(key, ch);
+    (i.type === "send" ? ch.sends : ch.recvs).push(i);
+  }
+
+  private match(): boolean {
+    let progress = false;
+    for (const g of this.groups.values()) {
+      for (const ch of g.channels.values()) {
+        while (ch.sends.length > 0 && ch.recvs.length > 0) {
+          const s = ch.sends.shift()!;
+          const r = ch.recvs.shift()!;
+          if (s.bytes !== r.bytes) {
+            for (const m of [s.member, r.member]) {
+              m.asyncError = NCCL_RESULT.invalidUsage;
+              m.lastError = `fake NCCL: rank ${s.member.rank} sent ${s.bytes} bytes, rank ${r.member.rank} expected ${r.bytes}`;
+            }
+          } else if (s.bytes > 0) {
+            r.mem().set(s.mem());
+          }
+          s.done = true;
+          r.done = true;
+          progress = true;
+        }
+      }
+    }
+    return progress;
+  }
+
+  private runCollectives(g: Group): void {
+    while (g.colls.every((q) => q.length > 0)) {
+      const heads = g.colls.map((q) => q.shift()!) as Extract<Op, { kind: "coll" }>[];
+      const names = new Set(heads.map((h) => `${h.call.name}/${h.call.count}/${h.call.dtype}/${h.call.root}`));
+      if (names.size > 1) {
+        for (const h of heads) {
+          h.member.asyncError = NCCL_RESULT.invalidUsage;
+          h.member.lastError = `fake NCCL: ranks called different collectives: ${[...names].join(" vs ")}`;
+        }
+      } else {
+        try {
+          collective(heads.map((h) => h.call));
+        } catch (e) {
+          for (const h of heads) {
+            h.member.asyncError = NCCL_RESULT.internalError;
+            h.member.lastError = `fake NCCL: ${e instanceof Error ? e.message : String(e)}`;
+          }
+        }
+      }
+      for (const h of heads) h.done = true;
+    }
+  }
+}
+
+/** The collective's effect on every rank's buffers (reductions in rank order, as the oracle). */
+function collective(calls: Coll[]): void {
+  const c = calls[0]!;
+  if (c.count === 0) return;
+  const n = calls.length;
+  const info = dtypeInfo(c.dtype);
+  const esz = info.bytes;
+  const typed = (u8: Uint8Array, count: number): TypedArray =>
+    new (info.array as unknown as new (b: ArrayBufferLike, o: number, l: number) => TypedArray)(
+      u8.buffer,
+      u8.byteOffset,
+      count,
+    );
+  const sends = calls.map((x) => x.send()?.slice() ?? null);
+  const reduced = (len: number, from: (r: number) => Uint8Array): Uint8Array => {
+    const acc = from(0).slice();
+    const combine: Combine = c.op === "avg" ? "sum" : c.op;
+    for (let r = 1; r < n; r++) reduceArrays(c.dtype, combine, typed(acc, len), 0, typed(from(r), len), 0, len);
+    if (c.op === "avg") scaleArrays(c.dtype, typed(acc, len), 0, typed(acc, len), 0, len, 1, n);
+    return acc;
+  };
+  const bytes = c.count * esz;
+  const put = (r: number, data: Uint8Array, at = 0) => calls[r]!.recv()?.set(data, at);
+  switch (c.name) {
+    case "allReduce": {
+      const acc = reduced(c.count, (r) => sends[r]!);
+      for (let r = 0; r < n; r++) put(r, acc);
+      break;
+    }
+    case "reduce":
+      put(
+        c.root,
+        reduced(c.count, (r) => sends[r]!),
+      );
+      break;
+    case "broadcast":
+      for (let r = 0; r < n; r++) put(r, sends[c.root]!);
+      break;
+    case "allGather":
+      for (let r = 0; r < n; r++) for (let s = 0; s < n; s++) put(r, sends[s]!, s * bytes);
+      break;
+    case "reduceScatter": {
+      const acc = reduced(c.count * n, (r) => sends[r]!);
+      for (let r = 0; r < n; r++) put(r, acc.subarray(r * bytes, (r + 1) * bytes));
+      break;
+    }
+    case "alltoAll":
+      for (let d = 0; d < n; d++) {
+        for (let s = 0; s < n; s++) put(d, sends[s]!.subarray(d * bytes, (d + 1) * bytes), s * bytes);
+      }
+      break;
+    case "gather":
+      for (let s = 0; s < n; s++) put(c.root, sends[s]!, s * bytes);
+      break;
+    case "scatter":
+      for (let r = 0; r < n; r++) put(r, sends[c.root]!.subarray(r * bytes, (r + 1) * bytes));
+      break;
+    default:
+      throw new Error(`fake NCCL: no collective ${c.name}`);
+  }
+}
+
+/** One process's binding: implements NativeNccl over FakeNcclWorld. */
+export class FakeNative implements NativeNccl {
+  readonly cuda = true;
+  readonly cudaRuntimeVersion = 13000;
+  readonly streams = new Map<number, Op[]>();
+  private readonly events = new Map<number, { done: boolean }>();
+  private readonly members = new Map<number, Member>();
+  private nextHandle = 1;
+  private device = 0;
+  private groupDepth = 0;
+  private groupItems: { item: Item; stream: number }[] = [];
+  /** Every commAbort, for tests. */
+  readonly aborted: number[] = [];
+
+  constructor(readonly world: FakeNcclWorld) {}
+
+  private get inProgressPolls(): number {
+    return this.world.options.inProgressPolls ?? 0;
+  }
+
+  load(): NcclLibrary {
+    return this.loaded();
+  }
+  loaded(): NcclLibrary {
+    const all = this.world.options.nccl228 ?? true;
+    return {
+      ok: true,
+      path: "(fake)",
+      version: 22809,
+      versionString: "2.28.9",
+      optional: {
+        commInitRankConfig: true,
+        commFinalize: true,
+        getLastError: true,
+        alltoAll: all,
+        gather: all,
+        scatter: all,
+      },
+    };
+  }
+  errorString(code: number): string {
+    return NAMES[code] ?? `unknown result code ${code}`;
+  }
+  getUniqueId(): Uint8Array {
+    return new Uint8Array(randomBytes(128));
+  }
+  driverVersion(): number {
+    return 13000;
+  }
+  runtimeVersion(): number {
+    return 13000;
+  }
+  deviceCount(): number {
+    return this.world.options.devices ?? 1;
+  }
+  setDevice(device: number): void {
+    if (device < 0 || device >= this.deviceCount()) throw cudaError(101, "cudaErrorInvalidDevice", "cudaSetDevice");
+    this.device = device;
+  }
+  getDevice(): number {
+    return this.device;
+  }
+  deviceInfo(device: number): NativeDeviceInfo {
+    return {
+      name: `Fake GPU ${device}`,
+      major: 9,
+      minor: 0,
+      totalMemory: 1 << 30,
+      pciBusId: `0000:0${device}:00.0`,
+      memoryPools: true,
+    };
+  }
+
+  private queue(stream: number): Op[] {
+    const q = this.streams.get(stream);
+    if (!q) throw new Error(`invalid or destroyed stream handle ${stream}`);
+    return q;
+  }
+  private enqueue(stream: number, op: Op): void {
+    this.queue(stream).push(op);
+    this.world.schedule();
+  }
+  private mem(ptr: DevicePtr, off: number, bytes: number): () => Uint8Array {
+    return () => this.world.resolve(this, ptr, off, bytes);
+  }
+  private typed(dtype: DType, ptr: DevicePtr, off: number, count: number): TypedArray {
+    const u8 = this.world.resolve(this, ptr, off, count * dtypeInfo(dtype).bytes);
+    return new (dtypeInfo(dtype).array as unknown as new (b: ArrayBufferLike, o: number, l: number) => TypedArray)(
+      u8.buffer,
+      u8.byteOffset,
+      count,
+    );
+  }
+
+  malloc(bytes: number, stream: number): DevicePtr {
+    this.queue(stream);
+    return bytes === 0 ? 0n : this.world.allocate(this, bytes);
+  }
+  free(ptr: DevicePtr, stream: number): void {
+    if (ptr === 0n) return;
+    this.enqueue(stream, { kind: "fn", run: () => this.world.memory.delete(ptr) });
+  }
+  private idleOrThrow(stream: number, what: string): void {
+    this.world.pump();
+    if (this.queue(stream).length > 0) {
+      throw new Error(`fake cuda: ${what} on a busy stream (the real call would block the event loop)`);
+    }
+  }
+  memcpyHtoD(dst: DevicePtr, dstOff: number, src: NativeBuf, srcOff: number, bytes: number, stream: number): void {
+    this.idleOrThrow(stream, "memcpyHtoD");
+    const s =
+      src instanceof ArrayBuffer ? new Uint8Array(src) : new Uint8Array(src.buffer, src.byteOffset, src.byteLength);
+    this.world.resolve(this, dst, dstOff, bytes).set(s.subarray(srcOff, srcOff + bytes));
+  }
+  memcpyDtoH(dst: NativeBuf, dstOff: number, src: DevicePtr, srcOff: number, bytes: number, stream: number): void {
+    this.idleOrThrow(stream, "memcpyDtoH");
+    const d =
+      dst instanceof ArrayBuffer ? new Uint8Array(dst) : new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength);
+    d.set(this.world.resolve(this, src, srcOff, bytes), dstOff);
+  }
+  memcpyDtoD(dst: DevicePtr, dstOff: number, src: DevicePtr, srcOff: number, bytes: number, stream: number): void {
+    this.enqueue(stream, {
+      kind: "fn",
+      run: () => this.world.resolve(this, dst, dstOff, bytes).set(this.world.resolve(this, src, srcOff, bytes).slice()),
+    });
+  }
+  memset(ptr: DevicePtr, off: number, value: number, bytes: number, stream: number): void {
+    this.enqueue(stream, { kind: "fn", run: () => this.world.resolve(this, ptr, off, bytes).fill(value) });
+  }
+  private nextStream = 1;
+  streamCreate(): number {
+    const h = this.nextStream++;
+    this.streams.set(h, []);
+    return h;
+  }
+  streamDestroy(stream: number): void {
+    this.streams.delete(stream);
+  }
+  streamQuery(stream: number): boolean {
+    this.world.pump();
+    return this.queue(stream).length === 0;
+  }
+  streamSynchronize(stream: number): void {
+    this.idleOrThrow(stream, "streamSynchronize (would deadlock a single-threaded fake)");
+  }
+  private nextEvent = 1;
+  eventCreate(): number {
+    const h = this.nextEvent++;
+    this.events.set(h, { done: true });
+    return h;
+  }
+  eventRecord(event: number, stream: number): void {
+    const ev = this.events.get(event);
+    if (!ev) throw new Error(`invalid or destroyed event handle ${event}`);
+    ev.done = false;
+    this.enqueue(stream, { kind: "event", ev });
+  }
+  eventQuery(event: number): boolean {
+    this.world.pump();
+    const ev = this.events.get(event);
+    if (!ev) throw new Error(`invalid or destroyed event handle ${event}`);
+    return ev.done;
+  }
+  eventDestroy(event: number): void {
+    this.events.delete(event);
+  }
+  localReduce(
+    dtype: DType,
+    combine: Combine,
+    dst: DevicePtr,
+    dOff: number,
+    src: DevicePtr,
+    sOff: number,
+    count: number,
+    stream: number,
+  ): void {
+    if (dtypeInfo(dtype).kind === "float" && (combine === "band" || combine === "bor" || combine === "bxor")) {
+      throw new TypeError("reduce op is bitwise and does not apply to a floating-point dtype");
+    }
+    this.enqueue(stream, {
+      kind: "fn",
+      run: () =>
+        reduceArrays(
+          dtype,
+          combine,
+          this.typed(dtype, dst, dOff, count),
+          0,
+          this.typed(dtype, src, sOff, count),
+          0,
+          count,
+        ),
+    });
+  }
+  localScale(
+    dtype: DType,
+    dst: DevicePtr,
+    dOff: number,
+    src: DevicePtr,
+    sOff: number,
+    count: number,
+    mul: number,
+    div: number,
+    stream: number,
+  ): void {
+    this.enqueue(stream, {
+      kind: "fn",
+      run: () =>
+        scaleArrays(
+          dtype,
+          this.typed(dtype, dst, dOff, count),
+          0,
+          this.typed(dtype, src, sOff, count),
+          0,
+          count,
+          mul,
+          div,
+        ),
+    });
+  }
+
+  // ---- NCCL ----
+
+  private member(comm: number): Member {
+    const m = this.members.get(comm);
+    if (!m) throw new Error(`invalid or destroyed communicator handle ${comm}`);
+    return m;
+  }
+
+  commInitRank(nranks: number, id: Uint8Array, rank: number, blocking: boolean): number {
+    if (blocking) throw new Error("fake NCCL: blocking communicators would deadlock ranks sharing one thread");
+    const key = Buffer.from(id).toString("hex");
+    let g = this.world.groups.get(key);
+    if (!g) {
+      g = { id: key, nranks, members: [], channels: new Map(), colls: Array.from({ length: nranks }, () => []) };
+      this.world.groups.set(key, g);
+    }
+    if (g.nranks !== nranks) throw ncclError(NCCL_RESULT.invalidArgument, "ncclCommInitRank", this);
+    if (rank < 0 || rank >= nranks || g.members[rank])
+      throw ncclError(NCCL_RESULT.invalidArgument, "ncclCommInitRank", this);
+    const m: Member = { group: g, rank, native: this, asyncError: 0, lastError: "", aborted: false, deferred: [] };
+    g.members[rank] = m;
+    const h = this.nextHandle++;
+    this.members.set(h, m);
+    return h;
+  }
+  commGetAsyncError(comm: number): number {
+    const m = this.member(comm);
+    this.world.pump();
+    if (m.asyncError !== NCCL_RESULT.success) return m.asyncError;
+    const g = m.group;
+    for (let r = 0; r < g.nranks; r++) if (!g.members[r]) return NCCL_RESULT.inProgress;
+    for (const d of m.deferred) {
+      if (d.polls > 0) d.polls--;
+      if (d.polls === 0 && !d.ran) {
+        d.ran = true;
+        d.run();
+      }
+    }
+    m.deferred = m.deferred.filter((d) => !d.ran);
+    return m.deferred.length > 0 ? NCCL_RESULT.inProgress : NCCL_RESULT.success;
+  }
+  /** Test hook: an asynchronous error on a communicator (a peer died, a network error). */
+  injectAsyncError(comm: number, code: number = NCCL_RESULT.remoteError, message = "fake: injected"): void {
+    const m = this.member(comm);
+    m.asyncError = code;
+    m.lastError = message;
+  }
+  lastError(comm: number): string {
+    return this.members.get(comm)?.lastError ?? "";
+  }
+  commCount(comm: number): number {
+    return this.member(comm).group.nranks;
+  }
+  commFinalize(comm: number): number {
+    this.member(comm);
+    return NCCL_RESULT.success;
+  }
+  private drop(comm: number, abort: boolean): void {
+    const m = this.member(comm);
+    this.members.delete(comm);
+    if (abort) {
+      m.aborted = true;
+      this.aborted.push(comm);
+    }
+    for (const ch of m.group.channels.values()) {
+      for (const list of [ch.sends, ch.recvs]) {
+        for (let i = list.length - 1; i >= 0; i--) {
+          if (list[i]!.member === m) list.splice(i, 1)[0]!.done = true;
+        }
+      }
+    }
+    this.world.schedule();
+  }
+  commDestroy(comm: number): void {
+    this.drop(comm, false);
+  }
+  commAbort(comm: number): void {
+    this.drop(comm, true);
+  }
+  groupStart(): void {
+    this.groupDepth++;
+  }
+  groupEnd(): number {
+    if (this.groupDepth === 0) throw ncclError(NCCL_RESULT.invalidUsage, "ncclGroupEnd", this);
+    this.groupDepth--;
+    if (this.groupDepth > 0) return NCCL_RESULT.success;
+    const all = this.groupItems;
+    this.groupItems = [];
+    if (all.length === 0) return NCCL_RESULT.success;
+    const stream = all[0]!.stream;
+    const op: Op = { kind: "p2p", items: all.map((a) => a.item), posted: false };
+    return this.launch([...new Set(all.map((a) => a.item.member))], () => this.enqueue(stream, op));
+  }
+  /** Enqueues now, or after inProgressPolls polls of every member's async error. */
+  private launch(members: Member[], run: () => void): number {
+    if (this.inProgressPolls <= 0) {
+      run();
+      return NCCL_RESULT.success;
+    }
+    const d: Deferred = { polls: this.inProgressPolls, ran: false, run };
+    for (const m of members) m.deferred.push(d);
+    return NCCL_RESULT.inProgress;
+  }
+  private p2p(
+    type: "send" | "recv",
+    ptr: DevicePtr,
+    off: number,
+    count: number,
+    dtype: DType,
+    peer: number,
+    comm: number,
+    stream: number,
+  ): number {
+    const m = this.member(comm);
+    this.queue(stream);
+    if (peer < 0 || peer >= m.group.nranks)
+      throw ncclError(NCCL_RESULT.invalidArgument, `nccl${type === "send" ? "Send" : "Recv"}`, this);
+    const bytes = count * dtypeInfo(dtype).bytes;
+    const item: Item = { type, member: m, peer, bytes, mem: this.mem(ptr, off, bytes), done: false };
+    if (this.groupDepth > 0) {
+      this.groupItems.push({ item, stream });
+      return NCCL_RESULT.success;
+    }
+    return this.launch([m], () => this.enqueue(stream, { kind: "p2p", items: [item], posted: false }));
+  }
+  send(ptr: DevicePtr, off: number, count: number, dtype: DType, peer: number, comm: number, stream: number): number {
+    return this.p2p("send", ptr, off, count, dtype, peer, comm, stream);
+  }
+  recv(ptr: DevicePtr, off: number, count: number, dtype: DType, peer: number, comm: number, stream: number): number {
+    return this.p2p("recv", ptr, off, count, dtype, peer, comm, stream);
+  }
+  private coll(
+    name: string,
+    comm: number,
+    stream: number,
+    send: [DevicePtr, number, number] | null,
+    recv: [DevicePtr, number, number] | null,
+    count: number,
+    dtype: DType,
+    op: NcclOpName = "sum",
+    root = 0,
+  ): number {
+    if (this.groupDepth > 0) throw new Error("fake NCCL: collectives inside a group are not modelled");
+    const m = this.member(comm);
+    this.queue(stream);
+    const at = (b: [DevicePtr, number, number] | null) => (b && b[0] !== 0n ? this.mem(b[0], b[1], b[2]) : () => null);
+    const call: Coll = { name, send: at(send), recv: at(recv), count, dtype, op, root };
+    return this.launch([m], () => this.enqueue(stream, { kind: "coll", member: m, call, posted: false, done: false }));
+  }
+  allReduce(
+    sp: DevicePtr,
+    so: number,
+    rp: DevicePtr,
+    ro: number,
+    count: number,
+    dtype: DType,
+    op: NcclOpName,
+    comm: number,
+    stream: number,
+  ): number {
+    const b = count * dtypeInfo(dtype).bytes;
+    return this.coll("allReduce", comm, stream, [sp, so, b], [rp, ro, b], count, dtype, op);
+  }
+  broadcast(
+    sp: DevicePtr,
+    so: number,
+    rp: DevicePtr,
+    ro: number,
+    count: number,
+    dtype: DType,
+    root: number,
+    comm: number,
+    stream: number,
+  ): number {
+    const b = count * dtypeInfo(dtype).bytes;
+    const isRoot = this.member(comm).rank === root;
+    return this.coll("broadcast", comm, stream, isRoot ? [sp, so, b] : null, [rp, ro, b], count, dtype, "sum", root);
+  }
+  reduce(
+    sp: DevicePtr,
+    so: number,
+    rp: DevicePtr,
+    ro: number,
+    count: number,
+    dtype: DType,
+    op: NcclOpName,
+    root: number,
+    comm: number,
+    stream: number,
+  ): number {
+    const b = count * dtypeInfo(dtype).bytes;
+    const isRoot = this.member(comm).rank === root;
+    return this.coll("reduce", comm, stream, [sp, so, b], isRoot ? [rp, ro, b] : null, count, dtype, op, root);
+  }
+  allGather(
+    sp: DevicePtr,
+    so: number,
+    rp: DevicePtr,
+    ro: number,
+    count: number,
+    dtype: DType,
+    comm: number,
+    stream: number,
+  ): number {
+    const b = count * dtypeInfo(dtype).bytes;
+    const n = this.member(comm).group.nranks;
+    return this.coll("allGather", comm, stream, [sp, so, b], [rp, ro, b * n], count, dtype);
+  }
+  reduceScatter(
+    sp: DevicePtr,
+    so: number,
+    rp: DevicePtr,
+    ro: number,
+    count: number,
+    dtype: DType,
+    op: NcclOpName,
+    comm: number,
+    stream: number,
+  ): number {
+    const b = count * dtypeInfo(dtype).bytes;
+    const n = this.member(comm).group.nranks;
+    return this.coll("reduceScatter", comm, stream, [sp, so, b * n], [rp, ro, b], count, dtype, op);
+  }
+  private need228(name: string): void {
+    if (this.world.options.nccl228 === false) throw new Error(`${name} needs NCCL 2.28 or newer`);
+  }
+  alltoAll(
+    sp: DevicePtr,
+    so: number,
+    rp: DevicePtr,
+    ro: number,
+    count: number,
+    dtype: DType,
+    comm: number,
+    stream: number,
+  ): number {
+    this.need228("ncclAlltoAll");
+    const b = count * dtypeInfo(dtype).bytes;
+    const n = this.member(comm).group.nranks;
+    return this.coll("alltoAll", comm, stream, [sp, so, b * n], [rp, ro, b * n], count, dtype);
+  }
+  gather(
+    sp: DevicePtr,
+    so: number,
+    rp: DevicePtr,
+    ro: number,
+    count: number,
+    dtype: DType,
+    root: number,
+    comm: number,
+    stream: number,
+  ): number {
+    this.need228("ncclGather");
+    const b = count * dtypeInfo(dtype).bytes;
+    const m = this.member(comm);
+    const recv: [DevicePtr, number, number] | null = m.rank === root ? [rp, ro, b * m.group.nranks] : null;
+    return this.coll("gather", comm, stream, [sp, so, b], recv, count, dtype, "sum", root);
+  }
+  scatter(
+    sp: DevicePtr,
+    so: number,
+    rp: DevicePtr,
+    ro: number,
+    count: number,
+    dtype: DType,
+    root: number,
+    comm: number,
+    stream: number,
+  ): number {
+    this.need228("ncclScatter");
+    const b = count * dtypeInfo(dtype).bytes;
+    const m = this.member(comm);
+    const send: [DevicePtr, number, number] | null = m.rank === root ? [sp, so, b * m.group.nranks] : null;
+    return this.coll("scatter", comm, stream, send, [rp, ro, b], count, dtype, "sum", root);
+  }
+}
+
+function cudaError(code: number, name: string, context: string): Error {
+  return Object.assign(new Error(`${context}: cuda error ${code}: ${name}`), {
+    engine: "cuda",
+    code,
+    engineMessage: name,
+    context,
+  });
+}
+
+function ncclError(code: number, context: string, n: FakeNative): Error {
+  const msg = n.errorString(code);
+  return Object.assign(new Error(`${context}: nccl error ${code}: ${msg}`), {
+    engine: "nccl",
+    code,
+    engineMessage: msg,
+    context,
+  });
+}
+
+export interface FakeRunOptions extends FakeOptions {
+  readonly timeoutMs?: number;
+  /** Called with each rank's abort error (default: ignore; the failing promise carries it). */
+  readonly onAbort?: (rank: number, e: Error) => void;
+}
+
+/**
+ * Runs fn on n ranks of one fake world (each rank its own FakeNative, as its own process would
+ * have), with the store and initNccl as cclab run would use them; destroys the comms after.
+ */
+export async function runFakeRanks<T>(
+  n: number,
+  fn: (comm: NcclComm, native: FakeNative, world: FakeNcclWorld) => Promise<T>,
+  o: FakeRunOptions = {},
+): Promise<T[]> {
+  const world = new FakeNcclWorld(o);
+  const timeoutMs = o.timeoutMs ?? 30_000;
+  const store = new MemoryStore(undefined, timeoutMs);
+  const natives = Array.from({ length: n }, () => world.native());
+  const comms = await Promise.all(
+    natives.map((native, rank) =>
+      initNccl({
+        rank,
+        size: n,
+        localRank: rank,
+        store,
+        native,
+        timeoutMs,
+        onAbort: (e) => o.onAbort?.(rank, e),
+      }),
+    ),
+  );
+  try {
+    return await Promise.all(comms.map((c, r) => fn(c, natives[r]!, world)));
+  } finally {
+    for (const c of comms) c.destroy();
+  }
+}
