@@ -27,7 +27,7 @@ node --import tsx --input-type=module -e '
   console.log("nccl:", JSON.stringify({ ok: d.ok, devices: d.devices, driver: d.driverVersion, library: d.library, problems: d.problems }, null, 1));
 ' 2>&1 | tee -a "$out/summary.txt"
 log "cclab verify --backend nccl"
-CCLAB_NCCL_NP="${CCLAB_NCCL_NP:-2,3,4}" CCLAB_TIMEOUT=120 node src/cli/bin.js verify --backend nccl --runs 4 --seed 1 \
+CCLAB_NCCL_NP="${CCLAB_NCCL_NP:-4}" CCLAB_TIMEOUT=120 node src/cli/bin.js verify --backend nccl --runs 4 --seed 1 \
   > "$out/verify.txt" 2>&1
 echo "verify exit $?" | tee -a "$out/summary.txt"
 tail -45 "$out/verify.txt"
