@@ -16,6 +16,7 @@ import { type DType, dtypeInfo, isDType, parseDType } from "../../core/dtype.js"
 import { AbortError, InvalidArgumentError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
 import { toEngineError } from "../../native/load.js";
+import { NonMemberComm } from "../../nonmember.js";
 import type { KVStore } from "../../runtime/store.js";
 import { NcclBuiltin } from "./builtin.js";
 import { type CommRef, type DeviceBuffer, isDeviceBuffer, type NcclDevice, type P2PItem } from "./device.js";
@@ -188,7 +189,7 @@ export class NcclComm implements Comm, CommRef {
     const key = `${this.key}/split${this.splits++}`;
     const worldRanks = ranks.map((r) => this.worldRanks[r]!);
     const me = ranks.indexOf(this.rank);
-    if (me < 0) return new NcclNonMember(this.proc.worldRank, worldRanks);
+    if (me < 0) return new NonMemberComm("nccl", this.proc.worldRank, worldRanks);
     return createComm(this.proc, { key, rank: me, size: ranks.length, worldRanks });
   }
 
@@ -343,57 +344,4 @@ export async function createComm(proc: NcclProcess, o: CreateCommOptions): Promi
   const ref: CommRef = { handle, rank: o.rank };
   await dev.commReady(ref, where);
   return new NcclComm(proc, handle, o.rank, o.size, o.worldRanks, o.key);
-}
-
-/** What a non-member of a subgroup gets (torch's GroupMember.NON_GROUP_MEMBER): rank -1, every call fails. */
-export class NcclNonMember implements Comm {
-  readonly backend = "nccl";
-  readonly rank = -1;
-  readonly size: number;
-  constructor(
-    private readonly worldRank: number,
-    readonly worldRanks: readonly number[],
-  ) {
-    this.size = worldRanks.length;
-  }
-  private fail(op: string): never {
-    throw new InvalidArgumentError(
-      { op },
-      `rank ${this.worldRank} (world) is not a member of group [${this.worldRanks.join(", ")}]`,
-    );
-  }
-  async send(): Promise<void> {
-    this.fail("send");
-  }
-  async recv(): Promise<void> {
-    this.fail("recv");
-  }
-  isend(): Work {
-    this.fail("isend");
-  }
-  irecv(): Work {
-    this.fail("irecv");
-  }
-  async group(): Promise<void> {
-    this.fail("group");
-  }
-  async split(): Promise<Comm> {
-    this.fail("split");
-  }
-  alloc(): DataBuffer {
-    this.fail("alloc");
-  }
-  copy(): void {
-    this.fail("copy");
-  }
-  reduceInto(): void {
-    this.fail("reduceInto");
-  }
-  scale(): void {
-    this.fail("scale");
-  }
-  async synchronize(): Promise<void> {
-    this.fail("synchronize");
-  }
-  destroy(): void {}
 }

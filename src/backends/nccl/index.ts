@@ -20,8 +20,9 @@ import { createComm, type NcclComm, type NcclProcess } from "./comm.js";
 import { type DeviceBuffer, isDeviceBuffer, NcclDevice } from "./device.js";
 import { sharedGpuEnv } from "./env.js";
 
+export { NonMemberComm } from "../../nonmember.js";
 export { NcclBuiltin } from "./builtin.js";
-export { NcclComm, NcclNonMember, type NcclProcess } from "./comm.js";
+export { NcclComm, type NcclProcess } from "./comm.js";
 export { DeviceBuffer, isDeviceBuffer, NcclDevice } from "./device.js";
 export { sharedGpuEnv } from "./env.js";
 
