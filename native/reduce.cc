@@ -12,66 +12,6 @@
 
 namespace cclab {
 
-static inline uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-static inline float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-uint16_t FloatToHalf(float value) {
-  const uint32_t x = Bits(value);
-  const uint32_t sign = (x >> 16) & 0x8000;
-  const int32_t exp = (x >> 23) & 0xff;
-  uint32_t mant = x & 0x7fffff;
-  if (exp == 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  int32_t e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const uint32_t shift = 14 - e;
-    const uint32_t half = 1u << (shift - 1);
-    const uint32_t rest = mant & ((1u << shift) - 1);
-    uint32_t r = mant >> shift;
-    if (rest > half || (rest == half && (r & 1))) r++;
-    return sign | r;
-  }
-  const uint32_t rest = mant & 0x1fff;
-  mant >>= 13;
-  if (rest > 0x1000 || (rest == 0x1000 && (mant & 1))) {
-    mant++;
-    if (mant == 0x400) {
-      mant = 0;
-      e++;
-      if (e >= 0x1f) return sign | 0x7c00;
-    }
-  }
-  return sign | (e << 10) | mant;
-}
-
-float HalfToFloat(uint16_t bits) {
-  const float sign = (bits & 0x8000) ? -1.0f : 1.0f;
-  const uint32_t exp = (bits >> 10) & 0x1f;
-  const uint32_t mant = bits & 0x3ff;
-  if (exp == 0) return sign * static_cast<float>(mant) * 0x1p-24f;  // exact
-  // JavaScript's NaN is the canonical positive quiet NaN, whatever the half's payload.
-  if (exp == 0x1f) return mant ? std::numeric_limits<float>::quiet_NaN() : sign * INFINITY;
-  return FromBits(((bits & 0x8000u) << 16) | ((exp - 15 + 127) << 23) | (mant << 13));
-}
-
-uint16_t FloatToBFloat16(float value) {
-  const uint32_t x = Bits(value);
-  if ((x & 0x7f800000) == 0x7f800000 && (x & 0x7fffff)) return ((x >> 16) | 0x40) & 0xffff;
-  const uint32_t rounded = x + 0x7fff + ((x >> 16) & 1);
-  return (rounded >> 16) & 0xffff;
-}
-
-float BFloat16ToFloat(uint16_t bits) { return FromBits(static_cast<uint32_t>(bits) << 16); }
 
 namespace {
 
