@@ -146,4 +146,29 @@ describe("the checker rejects what is wrong", () => {
       /rank \d: leaves the barrier without having heard from rank\(s\) [\d, ]+/,
     );
   });
+
+  it("a step without a label is refused (labels are what traces and deadlock messages show)", () => {
+    const alg = broken(allreduceRing, (ctx, steps) =>
+      steps.map((s, i) => (ctx.rank === 2 && i === 1 ? { ...s, label: "" } : s)),
+    );
+    expect(errorsOf(alg, { size: 4, count: 4 }).join("\n")).toMatch(/rank 2, step 1 \(''\): the step has no label/);
+  });
+
+  it("in place, copying the input onto itself is flagged as a wasted copy", () => {
+    const alg = broken(allreduceRing, (ctx, steps) =>
+      ctx.inPlace
+        ? [step("copy input", [], [copy(region("output", 0, ctx.count), region("input", 0, ctx.count))]), ...steps]
+        : steps,
+    );
+    expect(errorsOf(alg, { size: 2, count: 2, inPlace: true }).join("\n")).toMatch(
+      /rank 0, step 0 \('copy input'\): copy out\[0:2\] <- in\[0:2\] copies memory onto itself/,
+    );
+  });
+
+  it("a byte formula that gives NaN is an error outside alltoallv", () => {
+    const alg: Algorithm = { ...allreduceRing, cost: { ...allreduceRing.cost, sentElements: () => Number.NaN } };
+    expect(errorsOf(alg, { size: 3, count: 3 })).toEqual([
+      "allreduce/ring (n=3, count=3): cost: header's 2(n-1)/n · count · s gives no number (NaN) for n=3, count=3",
+    ]);
+  });
 });

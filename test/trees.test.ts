@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { binaryTree, binaryTreeHeight, type Tree, treeDepth, treeHeight } from "../algorithms/topology/binary_tree.js";
+import { binomialTree } from "../algorithms/topology/binomial.js";
 import { doubleBinaryTree, doubleBinaryTreeRoots } from "../algorithms/topology/double_binary_tree.js";
+import { ring } from "../algorithms/topology/ring.js";
 import {
   mergeByTick,
   treeAllreduce,
@@ -184,5 +186,57 @@ describe("tree_pipeline", () => {
         }
       }
     }
+  });
+});
+
+describe("every topology builder rejects a rank outside the communicator, naming itself", () => {
+  // [builder name in the message, call with (rank, size)]
+  const builders: [string, (rank: number, size: number) => unknown][] = [
+    ["binaryTree", (r, n) => binaryTree(r, n)],
+    ["doubleBinaryTree", (r, n) => doubleBinaryTree(r, n)],
+    ["binomialTree", (r, n) => binomialTree(r, n)],
+    ["ring", (r, n) => ring(r, n)],
+    ["ring (root)", (r, n) => ring(0, n, r)],
+  ];
+  it.each(builders)("%s", (name, build) => {
+    for (const [rank, size] of [
+      [4, 4],
+      [-1, 4],
+      [0, 0],
+      [1.5, 4],
+      [0, 2.5],
+      [5, 4],
+    ] as const) {
+      // A bad size fails ring's rank check before its root check.
+      if (name === "ring (root)" && !(Number.isInteger(size) && size >= 1)) continue;
+      expect(() => build(rank, size), `${name}(${rank}, ${size})`).toThrow(
+        `${name}: rank ${rank} out of range for size ${size}`,
+      );
+    }
+    // The edges of the valid range build without complaint.
+    for (const [rank, size] of [
+      [0, 1],
+      [3, 4],
+      [0, 4],
+    ] as const) {
+      expect(() => build(rank, size)).not.toThrow();
+    }
+  });
+});
+
+describe("binomialTree", () => {
+  it("root spans the next power of two: children of vrank 0 for n = 5 are 4, 2, 1", () => {
+    expect(binomialTree(0, 5)).toEqual({ parent: -1, children: [4, 2, 1], subtree: 5 });
+    expect(binomialTree(0, 4)).toEqual({ parent: -1, children: [2, 1], subtree: 4 });
+    expect(binomialTree(4, 5)).toEqual({ parent: 0, children: [], subtree: 1 });
+    expect(binomialTree(6, 8)).toEqual({ parent: 4, children: [7], subtree: 2 });
+  });
+});
+
+describe("ring", () => {
+  it("vrank counts from the root; next and prev wrap", () => {
+    expect(ring(1, 4, 2)).toEqual({ vrank: 3, next: 2, prev: 0 });
+    expect(ring(0, 4)).toEqual({ vrank: 0, next: 1, prev: 3 });
+    expect(ring(3, 4, 3)).toEqual({ vrank: 0, next: 0, prev: 2 });
   });
 });

@@ -15,9 +15,11 @@
  *      / \     / \     /  \     \
  *     1   3   5   7   9   11    13
  */
-import { invariant } from "../../src/core/assert.js";
+import { checkRank } from "./rank.js";
 
 /** One rank's place in a tree: parent -1 at the root; children in NCCL's order (down0, down1). */
+export { checkRank };
+
 export interface TreeNode {
   readonly parent: number;
   readonly children: readonly number[];
@@ -25,13 +27,6 @@ export interface TreeNode {
 
 /** A whole tree over ranks 0..size-1, as a function of the rank (trees are pure, like NCCL's). */
 export type Tree = (rank: number) => TreeNode;
-
-export function checkRank(what: string, rank: number, size: number): void {
-  invariant(
-    Number.isInteger(size) && size >= 1 && Number.isInteger(rank) && rank >= 0 && rank < size,
-    () => `${what}: rank ${rank} out of range for size ${size}`,
-  );
-}
 
 /** ncclGetBtree: rank's parent and children in the binary tree over `size` ranks rooted at 0. */
 export function binaryTree(rank: number, size: number): TreeNode {

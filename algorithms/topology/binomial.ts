@@ -8,7 +8,7 @@
  * receives them in reverse. The subtree of v is the contiguous vrank range [v, v + subtree),
  * which is what lets gather and scatter move a whole subtree as one message.
  */
-import { invariant } from "../../src/core/assert.js";
+import { checkRank } from "./rank.js";
 
 export interface BinomialNode {
   /** Parent vrank; -1 at the root. */
@@ -35,10 +35,7 @@ export function subtreeSize(vrank: number, size: number): number {
 }
 
 export function binomialTree(vrank: number, size: number): BinomialNode {
-  invariant(
-    Number.isInteger(size) && size >= 1 && Number.isInteger(vrank) && vrank >= 0 && vrank < size,
-    () => `binomialTree: vrank ${vrank} out of range for size ${size}`,
-  );
+  checkRank("binomialTree", vrank, size);
   const top = span(vrank, size);
   const children: number[] = [];
   for (let mask = top >> 1; mask >= 1; mask >>= 1) {

@@ -4,7 +4,7 @@
  * ranks in order. Rotated by a root, the ring starts at the root: position (vrank) 0 is the
  * root and the last position's next wraps back to it, which chain algorithms use to stop.
  */
-import { invariant } from "../../src/core/assert.js";
+import { checkRank } from "./rank.js";
 
 export interface RingNeighbors {
   /** Position in the ring counted from the root: (rank - root + size) % size. */
@@ -23,7 +23,7 @@ export const ringPrev = (rank: number, size: number): number => (rank - 1 + size
 
 /** next/prev of `rank` in the ring of `size` ranks; `root` only sets where the ring starts (vrank 0). */
 export function ring(rank: number, size: number, root = 0): RingNeighbors {
-  invariant(size >= 1 && rank >= 0 && rank < size, () => `ring: rank ${rank} outside size ${size}`);
-  invariant(root >= 0 && root < size, () => `ring: root ${root} outside size ${size}`);
+  checkRank("ring", rank, size);
+  checkRank("ring (root)", root, size);
   return { vrank: mod(rank - root, size), next: ringNext(rank, size), prev: ringPrev(rank, size) };
 }

@@ -165,6 +165,8 @@ export function checkAlgorithm(alg: Algorithm, args: CallArgs, options: CheckOpt
     const st = ranks[r] as RankState;
     const s = st.steps[st.at];
     if (!s) return;
+    // Labels are what traces, timeouts and deadlock messages show: every step needs one.
+    if (s.label.trim() === "") fail(`${stepName(st, r)}: the step has no label`);
     checkRaces(st, s, (m) => fail(`${stepName(st, r)}: ${m}`));
     st.pending = s.transfers.length;
     if (s.transfers.length > 0) st.commSteps++;
@@ -220,6 +222,9 @@ export function checkAlgorithm(alg: Algorithm, args: CallArgs, options: CheckOpt
       if (l.kind === "copy") {
         if (overlapsPartially(st, l.dst, l.src)) {
           fail(`${stepName(st, r)}: copy ${regionText(l.dst)} <- ${regionText(l.src)} overlaps itself`);
+        } else if (l.dst.count > 0 && sameMemory(st, l.dst, l.src)) {
+          // Harmless on the host, but a wasted kernel or memcpy on a GPU: usually an in-place case missed.
+          fail(`${stepName(st, r)}: copy ${regionText(l.dst)} <- ${regionText(l.src)} copies memory onto itself`);
         }
         write(st, l.dst, src, (m) => fail(`${stepName(st, r)}: ${m}`));
       } else {
@@ -265,7 +270,10 @@ export function checkAlgorithm(alg: Algorithm, args: CallArgs, options: CheckOpt
     if (wantSteps !== steps) {
       fail(`cost: header says ${alg.cost.stepsFormula} = ${wantSteps} steps, the schedule has ${steps}`);
     }
-    if (!Number.isNaN(wantSent) && wantSent !== sentElements) {
+    // NaN says "no formula": only alltoallv may say so, its bytes depend on the split matrix.
+    if (Number.isNaN(wantSent) && alg.collective !== "alltoallv") {
+      fail(`cost: header's ${alg.cost.bytesFormula} gives no number (NaN) for n=${n}, count=${args.count}`);
+    } else if (!Number.isNaN(wantSent) && wantSent !== sentElements) {
       fail(
         `cost: header says ${alg.cost.bytesFormula} = ${wantSent} elements sent per rank (max), the schedule sends ${sentElements}`,
       );
@@ -322,6 +330,12 @@ function write(st: RankState, r: Region, cells: Sym[], fail: (m: string) => void
 function span(st: RankState, r: Region): { arr: Sym[]; from: number; to: number } {
   const m = st.mem[r.buf];
   return { arr: m.arr, from: m.base + r.offset, to: m.base + r.offset + r.count };
+}
+
+function sameMemory(st: RankState, a: Region, b: Region): boolean {
+  const x = span(st, a);
+  const y = span(st, b);
+  return x.arr === y.arr && x.from === y.from && x.to === y.to;
 }
 
 function overlapsPartially(st: RankState, a: Region, b: Region): boolean {
