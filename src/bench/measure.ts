@@ -1,13 +1,12 @@
 /**
  * The timing loop for process backends (mpi, nccl), the same on every rank, as nccl-tests'
- * BenchTime: per size and per variant (out of place, in place, then the engine's own
- * collective out of place), warm-up calls, a barrier, `iters` back-to-back calls timed on each
- * rank, the maximum over ranks as the time; then the inputs are reset, outputs set to a
- * sentinel, one more call is made and every output element is checked against the oracle.
+ * BenchTime: per size, warm-up calls, then back-to-back calls timed after a barrier with the
+ * maximum over ranks as the time — for the hand-rolled algorithm out of place and in place and
+ * for the engine's own collective out of place, interleaved in rounds so drifting load on a
+ * shared machine hits all three alike. Then, per variant, the inputs are reset, outputs set to
+ * a sentinel, one more call is made and every output element is checked against the oracle.
  */
-
-import type { Buffers } from "../collectives/dispatch.js";
-import { invoke } from "../collectives/dispatch.js";
+import { type Buffers, invoke } from "../collectives/dispatch.js";
 import { HostBuffer, isHostBuffer, type View, view } from "../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
@@ -158,15 +157,38 @@ async function check(
   return wrong;
 }
 
-/** Times `iters` calls after `warmup` (µs per call on this rank). */
-async function timeCalls(bc: BenchComm, call: () => unknown, warmup: number, iters: number): Promise<number> {
-  for (let i = 0; i < warmup; i++) await call();
-  await bc.comm.synchronize();
-  await bc.barrier();
-  const t0 = performance.now();
-  for (let i = 0; i < iters; i++) await call();
-  await bc.comm.synchronize();
-  return ((performance.now() - t0) * 1000) / iters;
+interface Variant {
+  readonly bufs: Buffers;
+  /** The view holding this rank's result. */
+  readonly result: View | undefined;
+  run(): unknown;
+}
+
+/** Rounds of timing; each round runs every variant's batch once, so load that drifts hits them alike. */
+export const ROUNDS = 4;
+
+/**
+ * Times `iters` calls of each variant (µs per call, the maximum over ranks of each rank's mean),
+ * as nccl-tests times a batch of back-to-back calls after a barrier, but in ROUNDS interleaved
+ * batches (hand-rolled out of place, in place, built-in, then again): on a shared machine the
+ * ratio between them then reflects the algorithms, not which one ran while something else did.
+ */
+async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<number[]> {
+  const total = variants.map(() => 0);
+  const rounds = Math.min(ROUNDS, iters);
+  for (let r = 0; r < rounds; r++) {
+    const batch = Math.floor(iters / rounds) + (r < iters % rounds ? 1 : 0);
+    for (const [k, v] of variants.entries()) {
+      await bc.barrier();
+      const t0 = performance.now();
+      for (let i = 0; i < batch; i++) await v.run();
+      await bc.comm.synchronize();
+      total[k] = (total[k] as number) + (performance.now() - t0) * 1000;
+    }
+  }
+  const out: number[] = [];
+  for (const t of total) out.push(await bc.maxOverRanks(t / iters));
+  return out;
 }
 
 /** RSS high-water mark, bytes. */
@@ -198,54 +220,39 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
 
   for (const [index, { count, size }] of shapes.entries()) {
     const alg = resolveAlgorithm(o, n, count);
-    const variant = async (inPlace: boolean): Promise<Measurement> => {
-      const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
-      const call = () =>
-        invoke(
-          comm,
-          {
-            collective: o.collective,
-            count,
-            root: o.root,
-            dtype: o.dtype,
-            algorithm: alg,
-            op: o.op,
-            segment: o.segment,
-          },
-          bufs,
-        );
-      await prepare(bc, p, bufs);
-      const us = await bc.maxOverRanks(await timeCalls(bc, call, o.warmupIters, o.iters));
-      await prepare(bc, p, bufs);
-      await bc.barrier();
-      await call();
-      await comm.synchronize();
-      const wrong = await bc.sumOverRanks(await check(bc, p, o, count, bufs.output));
-      progress.tick(`${size} B ${inPlace ? "in place" : "out of place"}`);
-      return { timeUs: us, algbw: algBandwidth(size, us), busbw: busBandwidth(o.collective, n, size, us), wrong };
-    };
-    const outOfPlace = await variant(false);
-    const inPlace = await variant(true);
     const last = index === shapes.length - 1;
-    if (last) handPeak = await bc.maxOverRanks(maxRss() - baseline);
-
-    const bufs = viewsFor(mem, comm, o.collective, count, o.root, false);
-    const b = builtinCall(comm.builtin, o, comm.rank, count, bufs);
-    await prepare(bc, p, bufs);
-    const bus = await bc.maxOverRanks(await timeCalls(bc, b.run, o.warmupIters, o.iters));
-    await prepare(bc, p, bufs);
-    await bc.barrier();
-    await b.run();
-    await comm.synchronize();
-    const bwrong = await bc.sumOverRanks(await check(bc, p, o, count, b.result));
-    if (last) allPeak = await bc.maxOverRanks(maxRss() - baseline);
-    progress.tick(`${size} B ${engineName}`);
-    const builtin: Measurement = {
-      timeUs: bus,
-      algbw: algBandwidth(size, bus),
-      busbw: busBandwidth(o.collective, n, size, bus),
-      wrong: bwrong,
+    const hand = (inPlace: boolean): Variant => {
+      const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
+      const call = { collective: o.collective, count, root: o.root, dtype: o.dtype, algorithm: alg, op: o.op };
+      return { bufs, result: bufs.output, run: () => invoke(comm, { ...call, segment: o.segment }, bufs) };
     };
+    const outBufs = viewsFor(mem, comm, o.collective, count, o.root, false);
+    const b = builtinCall(comm.builtin, o, comm.rank, count, outBufs);
+    const variants: Variant[] = [hand(false), hand(true), { bufs: outBufs, result: b.result, run: b.run }];
+
+    // Warm-up, hand-rolled first. At the largest size it is also the memory probe: as many calls
+    // as the timed loop makes, then the RSS high-water mark before the built-in has run there.
+    await prepare(bc, p, outBufs);
+    const warm = last ? Math.max(o.warmupIters, o.iters) : o.warmupIters;
+    for (const v of variants.slice(0, 2)) for (let i = 0; i < warm; i++) await v.run();
+    await comm.synchronize();
+    if (last) handPeak = await bc.maxOverRanks(maxRss() - baseline);
+    for (let i = 0; i < o.warmupIters; i++) await b.run();
+
+    const us = await timeInterleaved(bc, variants, o.iters);
+    const measured: Measurement[] = [];
+    for (const [k, v] of variants.entries()) {
+      await prepare(bc, p, v.bufs);
+      await bc.barrier();
+      await v.run();
+      await comm.synchronize();
+      const wrong = await bc.sumOverRanks(await check(bc, p, o, count, v.result));
+      const t = us[k] as number;
+      measured.push({ timeUs: t, algbw: algBandwidth(size, t), busbw: busBandwidth(o.collective, n, size, t), wrong });
+      progress.tick(`${size} B ${k === 0 ? "out of place" : k === 1 ? "in place" : engineName}`);
+    }
+    if (last) allPeak = await bc.maxOverRanks(maxRss() - baseline);
+    const [outOfPlace, inPlace, builtin] = measured as [Measurement, Measurement, Measurement];
     rows.push({
       size,
       count,

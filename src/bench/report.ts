@@ -7,6 +7,7 @@
  */
 import Table from "cli-table3";
 import { bytesText } from "../viz/svg.js";
+import { ROUNDS } from "./measure.js";
 import type { BenchResult, BenchRow, Measurement } from "./types.js";
 
 /** nccl-tests' time format: 2 decimals below 100 µs, 1 below 10 ms, none above. */
@@ -115,7 +116,7 @@ export function reportLines(result: BenchResult, sizes: { min: number; max: numb
     );
   } else {
     out.push(
-      `# time: wall clock per call, the maximum over ranks of ${result.iters} back-to-back calls after ${result.warmupIters} warm-up calls and a barrier`,
+      `# time: wall clock per call, the maximum over ranks of the mean of ${result.iters} calls, timed back to back after a barrier in ${Math.min(ROUNDS, result.iters)} rounds interleaving out of place, in place and built-in; ${result.warmupIters} warm-up calls each`,
       `# built-in: ${result.builtinName} on the same buffers in the same run, out of place; ratio = hand-rolled out-of-place algbw / built-in algbw`,
     );
   }
@@ -133,7 +134,7 @@ export function reportLines(result: BenchResult, sizes: { min: number; max: numb
   const m = result.memory;
   if (m) {
     out.push(
-      `# Peak memory per rank at ${bytesText(m.messageBytes)}: hand-rolled ${bytesText(Math.round(m.handRolledPeakBytes))} over the pre-buffer RSS = ${m.handRolledRatio.toFixed(2)}x the message (${bytesText(m.bufferBytes)} of it the benchmark's send/recv buffers); with the built-in too ${m.builtinRatio.toFixed(2)}x`,
+      `# Peak memory per rank at ${bytesText(m.messageBytes)}: hand-rolled ${bytesText(Math.round(m.handRolledPeakBytes))} over the pre-buffer RSS = ${m.handRolledRatio.toFixed(2)}x the message (${bytesText(m.bufferBytes)} of it the benchmark's send/recv buffers); with the built-in too ${m.builtinRatio.toFixed(2)}x${m.messageBytes < 16 * 1024 * 1024 ? " (below 16 MiB the runtime's own growth dominates these ratios)" : ""}`,
     );
   }
   out.push("#");
