@@ -193,7 +193,8 @@ describe("every topology builder rejects a rank outside the communicator, naming
   // [builder name in the message, call with (rank, size)]
   const builders: [string, (rank: number, size: number) => unknown][] = [
     ["binaryTree", (r, n) => binaryTree(r, n)],
-    ["doubleBinaryTree", (r, n) => doubleBinaryTree(r, n)],
+    ["doubleBinaryTree", (r, n) => doubleBinaryTree(r, n, 0)],
+    ["doubleBinaryTree", (r, n) => doubleBinaryTree(r, n, 1)],
     ["binomialTree", (r, n) => binomialTree(r, n)],
     ["ring", (r, n) => ring(r, n)],
     ["ring (root)", (r, n) => ring(0, n, r)],
