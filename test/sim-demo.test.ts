@@ -1,4 +1,5 @@
 /** `cclab demo` prints the seed 003 chain, the explained send-send deadlock and its three fixes. */
+import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { demo, formatTensor } from "../src/cli/demo.js";
 import { tensor } from "../src/core/buffer.js";
@@ -41,5 +42,15 @@ describe("cclab demo", () => {
     lines.length = 0;
     await demo();
     expect(lines).toEqual(first);
+  });
+});
+
+describe("npm start (the README's quick start)", () => {
+  it("runs the demo, then verifies every algorithm, and exits 0", () => {
+    const r = spawnSync("npm", ["start"], { encoding: "utf8", timeout: 110_000 });
+    const out = `${r.stdout}\n${r.stderr}`;
+    expect(r.status, out).toBe(0);
+    expect(out).toContain("deadlock");
+    expect(out).toMatch(/(\d+) of \1 algorithms verified in/);
   });
 });
