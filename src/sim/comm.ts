@@ -9,7 +9,7 @@ import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View } from "..
 import { type DType, isDType, parseDType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp, reduceArrays, scaleArrays } from "../core/op.js";
-import { NonMemberComm } from "../nonmember.js";
+import { checkSplitRanks, NonMemberComm } from "../split.js";
 import { type CommInfo, copyElements, SimOp, type World } from "./world.js";
 
 export { NonMemberComm };
@@ -147,21 +147,7 @@ export class SimComm implements Comm {
 
   async split(ranks: readonly number[]): Promise<Comm> {
     this.live("split");
-    const site = { rank: this.rank, op: "split", arg: "ranks" };
-    if (!Array.isArray(ranks) || ranks.length === 0) {
-      throw new InvalidArgumentError(site, "expected a non-empty array of ranks");
-    }
-    const seen = new Set<number>();
-    for (const r of ranks) {
-      if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= this.size) {
-        throw new InvalidArgumentError(
-          site,
-          `${String(r)} in [${ranks.join(", ")}] is not a rank of this communicator (ranks 0..${this.size - 1})`,
-        );
-      }
-      if (seen.has(r)) throw new InvalidArgumentError(site, `rank ${r} appears twice in [${ranks.join(", ")}]`);
-      seen.add(r);
-    }
+    checkSplitRanks(this.rank, this.size, ranks);
     const { group, rank } = await this.world.split(this.info, this.rank, this.splits++, ranks);
     return rank >= 0 ? new SimComm(this.world, group, rank) : new NonMemberComm("sim", this.me, group.members);
   }

@@ -14,7 +14,7 @@ import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/
 import { engineCall } from "../../native/load.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import type { NativeMpi } from "../../native/types.js";
-import { NonMemberComm } from "../../nonmember.js";
+import { checkSplitRanks, NonMemberComm } from "../../split.js";
 import { MpiBuiltin } from "./builtin.js";
 import type { Pollable, Progress } from "./progress.js";
 
@@ -222,20 +222,7 @@ export class MpiComm implements Comm {
 
   async split(ranks: readonly number[]): Promise<Comm> {
     this.checkLive("split");
-    const site = { rank: this.rank, op: "split", arg: "ranks" };
-    if (!Array.isArray(ranks) || ranks.length === 0)
-      throw new InvalidArgumentError(site, "expected a non-empty array of ranks");
-    const seen = new Set<number>();
-    for (const r of ranks) {
-      if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= this.size) {
-        throw new InvalidArgumentError(
-          site,
-          `${String(r)} in [${ranks.join(", ")}] is not a rank of this communicator (ranks 0..${this.size - 1})`,
-        );
-      }
-      if (seen.has(r)) throw new InvalidArgumentError(site, `rank ${r} appears twice in [${ranks.join(", ")}]`);
-      seen.add(r);
-    }
+    checkSplitRanks(this.rank, this.size, ranks);
     const key = ranks.indexOf(this.rank);
     const worldRanks = ranks.map((r) => this.worldRanks[r]!);
     // Collective over this communicator: every rank calls it, non-members with MPI_UNDEFINED.

@@ -16,8 +16,8 @@ import { type DType, dtypeInfo, isDType, parseDType } from "../../core/dtype.js"
 import { AbortError, InvalidArgumentError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
 import { toEngineError } from "../../native/load.js";
-import { NonMemberComm } from "../../nonmember.js";
 import type { KVStore } from "../../runtime/store.js";
+import { checkSplitRanks, NonMemberComm } from "../../split.js";
 import { NcclBuiltin } from "./builtin.js";
 import { type CommRef, type DeviceBuffer, isDeviceBuffer, type NcclDevice, type P2PItem } from "./device.js";
 
@@ -172,20 +172,7 @@ export class NcclComm implements Comm, CommRef {
 
   async split(ranks: readonly number[]): Promise<Comm> {
     this.checkLive("split");
-    const site = { rank: this.rank, op: "split", arg: "ranks" };
-    if (!Array.isArray(ranks) || ranks.length === 0)
-      throw new InvalidArgumentError(site, "expected a non-empty array of ranks");
-    const seen = new Set<number>();
-    for (const r of ranks) {
-      if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= this.size) {
-        throw new InvalidArgumentError(
-          site,
-          `${String(r)} in [${ranks.join(", ")}] is not a rank of this communicator (ranks 0..${this.size - 1})`,
-        );
-      }
-      if (seen.has(r)) throw new InvalidArgumentError(site, `rank ${r} appears twice in [${ranks.join(", ")}]`);
-      seen.add(r);
-    }
+    checkSplitRanks(this.rank, this.size, ranks);
     const key = `${this.key}/split${this.splits++}`;
     const worldRanks = ranks.map((r) => this.worldRanks[r]!);
     const me = ranks.indexOf(this.rank);
