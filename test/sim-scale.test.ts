@@ -14,6 +14,7 @@ const N = 1024;
 describe("1024 simulated ranks", () => {
   it("every rank exchanges with both ring neighbours in one group", async () => {
     const trace = new Trace();
+    const t0 = performance.now();
     const got = await spawn(
       N,
       async (c) => {
@@ -34,9 +35,14 @@ describe("1024 simulated ranks", () => {
       },
       { trace },
     );
+    const ms = performance.now() - t0;
+    const rssMiB = process.resourceUsage().maxRSS / 1024;
     for (let r = 0; r < N; r++) {
       expect(got[r]).toEqual([(r + N - 1) % N, 1, (r + 1) % N, -1]);
     }
+    console.log(
+      `1024-rank grouped ring exchange on sim: ${ms.toFixed(0)} ms, peak RSS of this worker ${rssMiB.toFixed(0)} MiB`,
+    );
     expect(trace.events).toHaveLength(4 * N);
     expect(trace.bytesSent(N).every((b) => b === 16)).toBe(true);
   });
