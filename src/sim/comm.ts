@@ -4,17 +4,16 @@
  * NonMemberComm, whose every call fails with the same message the other backends use.
  */
 
+import { checkHostView, checkPeer, checkSplitRanks, type HostView } from "../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
-import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View } from "../core/buffer.js";
-import { type DType, isDType, parseDType } from "../core/dtype.js";
+import { type DataBuffer, HostBuffer, type View } from "../core/buffer.js";
+import { type DType, parseDType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp, reduceArrays, scaleArrays } from "../core/op.js";
-import { checkSplitRanks, NonMemberComm } from "../split.js";
+import { NonMemberComm } from "../nonmember.js";
 import { type CommInfo, copyElements, SimOp, type World } from "./world.js";
 
 export { NonMemberComm };
-
-type HostView = View & { readonly buffer: HostBuffer };
 
 export class SimComm implements Comm {
   readonly backend = "sim";
@@ -43,39 +42,6 @@ export class SimComm implements Comm {
     }
   }
 
-  private checkPeer(peer: unknown, op: string): number {
-    if (typeof peer !== "number" || !Number.isInteger(peer) || peer < 0 || peer >= this.size) {
-      throw new InvalidArgumentError(
-        { rank: this.rank, op, arg: "peer" },
-        `peer ${String(peer)} is not a rank of this communicator (ranks 0..${this.size - 1})`,
-      );
-    }
-    return peer;
-  }
-
-  private checkView(v: unknown, op: string, arg: string): HostView {
-    const site = { rank: this.rank, op, arg };
-    if (!isView(v)) throw new InvalidArgumentError(site, "expected a View (see view() in core/buffer)");
-    if (!isDType(v.buffer.dtype)) throw new InvalidArgumentError(site, `unknown dtype ${String(v.buffer.dtype)}`);
-    if (!isHostBuffer(v.buffer)) {
-      throw new InvalidArgumentError(
-        site,
-        `the sim backend works on host memory; this buffer is on ${v.buffer.location}`,
-      );
-    }
-    const { offset, count } = v;
-    if (!Number.isInteger(offset) || !Number.isInteger(count) || offset < 0 || count < 0) {
-      throw new InvalidArgumentError(site, `offset ${offset} and count ${count} must be non-negative integers`);
-    }
-    if (offset + count > v.buffer.count) {
-      throw new InvalidArgumentError(
-        site,
-        `view [${offset}, ${offset + count}) is outside its buffer of ${v.buffer.count} elements`,
-      );
-    }
-    return v as HostView;
-  }
-
   private checkLabel(options: OpOptions | undefined, op: string): string | undefined {
     const label = options?.label;
     if (label !== undefined && typeof label !== "string") {
@@ -85,8 +51,8 @@ export class SimComm implements Comm {
   }
 
   private make(kind: "send" | "recv", v: unknown, peer: unknown, label: string | undefined, op: string): SimOp {
-    const hv = this.checkView(v, op, "view");
-    const p = this.checkPeer(peer, op);
+    const hv = checkHostView(this.rank, v, op, "view", "sim");
+    const p = checkPeer(this.rank, this.size, peer, op);
     return new SimOp(kind, this.info, this.me, this.info.members[p]!, this.rank, p, hv, label, this.world.round);
   }
 
@@ -168,8 +134,8 @@ export class SimComm implements Comm {
 
   private pair(op: string, dst: View, src: View): [HostView, HostView] {
     this.live(op);
-    const d = this.checkView(dst, op, "dst");
-    const s = this.checkView(src, op, "src");
+    const d = checkHostView(this.rank, dst, op, "dst", "sim");
+    const s = checkHostView(this.rank, src, op, "src", "sim");
     if (d.buffer.dtype !== s.buffer.dtype || d.count !== s.count) {
       throw new InvalidArgumentError(
         { rank: this.rank, op, arg: "src" },

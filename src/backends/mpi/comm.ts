@@ -6,15 +6,17 @@
  * sender's byte count and dtype before anything lands, so mismatches become a MismatchError
  * naming both ranks and sizes (MPI alone would only report a larger send, as truncation).
  */
+
+import { checkHostView, checkPeer, checkSplitRanks } from "../../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
-import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View } from "../../core/buffer.js";
-import { DTYPES, type DType, dtypeInfo, isDType, parseDType } from "../../core/dtype.js";
+import { type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
+import { DTYPES, type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
 import { EngineError, InvalidArgumentError, MismatchError, TimeoutError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
 import { engineCall } from "../../native/load.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import type { NativeMpi } from "../../native/types.js";
-import { checkSplitRanks, NonMemberComm } from "../../split.js";
+import { NonMemberComm } from "../../nonmember.js";
 import { MpiBuiltin } from "./builtin.js";
 import type { Pollable, Progress } from "./progress.js";
 
@@ -108,39 +110,6 @@ export class MpiComm implements Comm {
     if (this.destroyed) throw new InvalidArgumentError({ rank: this.rank, op }, "this communicator was destroyed");
   }
 
-  private checkPeer(peer: unknown, op: string): number {
-    if (typeof peer !== "number" || !Number.isInteger(peer) || peer < 0 || peer >= this.size) {
-      throw new InvalidArgumentError(
-        { rank: this.rank, op, arg: "peer" },
-        `peer ${String(peer)} is not a rank of this communicator (ranks 0..${this.size - 1})`,
-      );
-    }
-    return peer;
-  }
-
-  private checkView(v: unknown, op: string, arg = "view"): View {
-    const site = { rank: this.rank, op, arg };
-    if (!isView(v)) throw new InvalidArgumentError(site, "expected a View (see view() in core/buffer)");
-    if (!isDType(v.buffer.dtype)) throw new InvalidArgumentError(site, `unknown dtype ${String(v.buffer.dtype)}`);
-    if (!isHostBuffer(v.buffer)) {
-      throw new InvalidArgumentError(
-        site,
-        `the mpi backend works on host memory; this buffer is on ${v.buffer.location}`,
-      );
-    }
-    const { offset, count } = v;
-    if (!Number.isInteger(offset) || !Number.isInteger(count) || offset < 0 || count < 0) {
-      throw new InvalidArgumentError(site, `offset ${offset} and count ${count} must be non-negative integers`);
-    }
-    if (offset + count > v.buffer.count) {
-      throw new InvalidArgumentError(
-        site,
-        `view [${offset}, ${offset + count}) is outside its buffer of ${v.buffer.count} elements`,
-      );
-    }
-    return v;
-  }
-
   private post(t: Transfer, timeoutMs = this.proc.timeoutMs): MpiWork {
     const work = new MpiWork(this.proc.progress);
     const op = t.kind === "send" ? new SendOp(this, t, work, timeoutMs) : new RecvOp(this, t, work, timeoutMs);
@@ -174,7 +143,12 @@ export class MpiComm implements Comm {
   private transfer(kind: "send" | "recv", view: View, peer: number, options?: OpOptions): MpiWork {
     const op = kind;
     this.checkLive(op);
-    return this.post({ kind, peer: this.checkPeer(peer, op), view: this.checkView(view, op), label: options?.label });
+    return this.post({
+      kind,
+      peer: checkPeer(this.rank, this.size, peer, op),
+      view: checkHostView(this.rank, view, op, "view", "mpi"),
+      label: options?.label,
+    });
   }
 
   send(view: View, peer: number, options?: OpOptions): Promise<void> {
@@ -212,8 +186,8 @@ export class MpiComm implements Comm {
       }
       return {
         kind: o.kind,
-        peer: this.checkPeer(o.peer, "group"),
-        view: this.checkView(o.view, "group", `ops[${i}].view`),
+        peer: checkPeer(this.rank, this.size, o.peer, "group"),
+        view: checkHostView(this.rank, o.view, "group", `ops[${i}].view`, "mpi"),
         label: o.label ?? options?.label,
       };
     });
@@ -245,8 +219,8 @@ export class MpiComm implements Comm {
   }
 
   private sameShape(op: string, dst: View, src: View): [HostBuffer, HostBuffer] {
-    this.checkView(dst, op, "dst");
-    this.checkView(src, op, "src");
+    checkHostView(this.rank, dst, op, "dst", "mpi");
+    checkHostView(this.rank, src, op, "src", "mpi");
     if (dst.buffer.dtype !== src.buffer.dtype || dst.count !== src.count) {
       throw new InvalidArgumentError(
         { rank: this.rank, op, arg: "src" },

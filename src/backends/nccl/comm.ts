@@ -10,14 +10,16 @@
  * mismatch hangs (or corrupts) as it would in NCCL, and the wait times out naming the rank and
  * the last operations enqueued. Checked mode (CCLAB_CHECK) catches mismatches before they run.
  */
+
+import { checkPeer, checkSplitRanks, checkView } from "../../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
-import { type DataBuffer, isView, type View } from "../../core/buffer.js";
-import { type DType, dtypeInfo, isDType, parseDType } from "../../core/dtype.js";
+import type { DataBuffer, View } from "../../core/buffer.js";
+import { type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
 import { AbortError, InvalidArgumentError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
 import { toEngineError } from "../../native/load.js";
+import { NonMemberComm } from "../../nonmember.js";
 import type { KVStore } from "../../runtime/store.js";
-import { checkSplitRanks, NonMemberComm } from "../../split.js";
 import { NcclBuiltin } from "./builtin.js";
 import { type CommRef, type DeviceBuffer, isDeviceBuffer, type NcclDevice, type P2PItem } from "./device.js";
 
@@ -66,32 +68,11 @@ export class NcclComm implements Comm, CommRef {
       throw new AbortError(`rank ${this.rank}: ${op}: the communicator was aborted: ${this.aborted.message}`);
   }
 
-  private checkPeer(peer: unknown, op: string): number {
-    if (typeof peer !== "number" || !Number.isInteger(peer) || peer < 0 || peer >= this.size) {
-      throw new InvalidArgumentError(
-        { rank: this.rank, op, arg: "peer" },
-        `peer ${String(peer)} is not a rank of this communicator (ranks 0..${this.size - 1})`,
-      );
-    }
-    return peer;
-  }
-
   /** @internal A view of this process's device memory (any buffer will do for 0 elements). */
-  checkView(v: unknown, op: string, arg = "view"): View {
+  checkView(view: unknown, op: string, arg = "view"): View {
     const site = { rank: this.rank, op, arg };
-    if (!isView(v)) throw new InvalidArgumentError(site, "expected a View (see view() in core/buffer)");
-    if (!isDType(v.buffer.dtype)) throw new InvalidArgumentError(site, `unknown dtype ${String(v.buffer.dtype)}`);
-    const { offset, count } = v;
-    if (!Number.isInteger(offset) || !Number.isInteger(count) || offset < 0 || count < 0) {
-      throw new InvalidArgumentError(site, `offset ${offset} and count ${count} must be non-negative integers`);
-    }
-    if (offset + count > v.buffer.count) {
-      throw new InvalidArgumentError(
-        site,
-        `view [${offset}, ${offset + count}) is outside its buffer of ${v.buffer.count} elements`,
-      );
-    }
-    if (count === 0) return v;
+    const v = checkView(this.rank, view, op, arg);
+    if (v.count === 0) return v;
     if (!isDeviceBuffer(v.buffer)) {
       throw new InvalidArgumentError(
         site,
@@ -124,7 +105,7 @@ export class NcclComm implements Comm, CommRef {
 
   private transferItem(kind: "send" | "recv", view: View, peer: number, options?: OpOptions): P2PItem {
     this.checkLive(kind);
-    const p = this.checkPeer(peer, kind);
+    const p = checkPeer(this.rank, this.size, peer, kind);
     const v = this.checkView(view, kind);
     return this.item(kind, v, p, options?.label);
   }
@@ -161,7 +142,7 @@ export class NcclComm implements Comm, CommRef {
           `expected 'send' or 'recv', got ${JSON.stringify((o as { kind?: unknown } | null)?.kind)}`,
         );
       }
-      const peer = this.checkPeer(o.peer, "group");
+      const peer = checkPeer(this.rank, this.size, o.peer, "group");
       const v = this.checkView(o.view, "group", `ops[${i}].view`);
       return this.item(o.kind, v, peer, o.label ?? options?.label);
     });

@@ -20,7 +20,7 @@ import { createComm, type NcclComm, type NcclProcess } from "./comm.js";
 import { type DeviceBuffer, isDeviceBuffer, NcclDevice } from "./device.js";
 import { sharedGpuEnv } from "./env.js";
 
-export { NonMemberComm } from "../../split.js";
+export { NonMemberComm } from "../../nonmember.js";
 export { NcclBuiltin } from "./builtin.js";
 export { NcclComm, type NcclProcess } from "./comm.js";
 export { DeviceBuffer, isDeviceBuffer, NcclDevice } from "./device.js";
