@@ -2,6 +2,8 @@
  * The argument checks every backend makes at its boundary (sim, mpi, nccl), so a bad peer, view
  * or split gets the same message, naming the rank, the operation and the argument, everywhere.
  */
+
+import type { P2POp } from "./comm.js";
 import { type HostBuffer, isHostBuffer, isView, type View } from "./core/buffer.js";
 import { isDType } from "./core/dtype.js";
 import { InvalidArgumentError } from "./core/errors.js";
@@ -66,4 +68,21 @@ export function checkSplitRanks(rank: number, size: number, ranks: readonly numb
     if (seen.has(r)) throw new InvalidArgumentError(site, `rank ${r} appears twice in [${ranks.join(", ")}]`);
     seen.add(r);
   }
+}
+
+/** group's `ops`: an array whose every entry is a send or a recv (peers and views are checked per op). */
+export function checkP2POps(rank: number, ops: unknown): readonly P2POp[] {
+  if (!Array.isArray(ops)) {
+    throw new InvalidArgumentError({ rank, op: "group", arg: "ops" }, "expected an array of P2POp");
+  }
+  ops.forEach((o: unknown, i) => {
+    const kind = (o as { kind?: unknown } | null)?.kind;
+    if (o === null || typeof o !== "object" || (kind !== "send" && kind !== "recv")) {
+      throw new InvalidArgumentError(
+        { rank, op: "group", arg: `ops[${i}].kind` },
+        `expected 'send' or 'recv', got ${JSON.stringify(kind)}`,
+      );
+    }
+  });
+  return ops as readonly P2POp[];
 }

@@ -150,6 +150,13 @@ export function foldedChunks(f: Fold, count: number): Chunk[] {
   }));
 }
 
+/** Steps of a folded recursive doubling/halving: log2 of the power of two, plus fold in and out. */
+export function foldedSteps(n: number, count: number): number {
+  if (count === 0 || n === 1) return 0;
+  const f = foldToPowerOfTwo(0, n);
+  return Math.log2(f.pof2) + (f.rem > 0 ? 2 : 0);
+}
+
 export const allgatherRecursiveDoubling: Algorithm = {
   collective: "allgather",
   name: "recursive_doubling",
@@ -158,11 +165,7 @@ export const allgatherRecursiveDoubling: Algorithm = {
   cost: {
     stepsFormula: "⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0)",
     bytesFormula: "(n-1) · count · s; (n-1+n) · count · s on a folded odd rank",
-    steps: (n, count) => {
-      if (count === 0 || n === 1) return 0;
-      const f = foldToPowerOfTwo(0, n);
-      return Math.log2(f.pof2) + (f.rem > 0 ? 2 : 0);
-    },
+    steps: foldedSteps,
     sentElements: (n, count) => {
       if (count === 0 || n === 1) return 0;
       const f = foldToPowerOfTwo(0, n);

@@ -61,7 +61,7 @@
  */
 import { copy, recv, reduce, region, send, step } from "../../src/schedule/build.js";
 import type { Algorithm, Region, Schedule, ScheduleContext } from "../../src/schedule/types.js";
-import { type Fold, foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
+import { type Fold, foldedSteps, foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
 
 /**
  * An all-reduce over `out` on any size, by folding (MPICH's rem handling): each even rank of the
@@ -97,11 +97,7 @@ export const allreduceRecursiveDoubling: Algorithm = {
   cost: {
     stepsFormula: "⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0)",
     bytesFormula: "(⌊log2 n⌋ + (n ≠ 2^k ? 1 : 0)) · count · s",
-    steps: (n, count) => {
-      if (count === 0 || n === 1) return 0;
-      const f = foldToPowerOfTwo(0, n);
-      return Math.log2(f.pof2) + (f.rem > 0 ? 2 : 0);
-    },
+    steps: foldedSteps,
     sentElements: (n, count) => {
       if (n === 1) return 0;
       const f = foldToPowerOfTwo(0, n);

@@ -68,7 +68,7 @@
 import { invariant } from "../../src/core/assert.js";
 import { type Chunk, copy, mapPeers, recv, reduce, region, send, step, sub } from "../../src/schedule/build.js";
 import type { Algorithm, Region, Schedule, ScheduleContext } from "../../src/schedule/types.js";
-import { chunkSpan, chunksText, foldedChunks, foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
+import { chunkSpan, chunksText, foldedChunks, foldedSteps, foldToPowerOfTwo } from "../allgather/recursive_doubling.js";
 
 /**
  * In place over `buf` among `size` ranks (a power of two): on entry every rank's buf holds its
@@ -135,11 +135,7 @@ export const reducescatterRecursiveHalving: Algorithm = {
   cost: {
     stepsFormula: "⌊log2 n⌋ + (n ≠ 2^k ? 2 : 0)",
     bytesFormula: "(n-1) · count · s; n · count · s on a folded even rank",
-    steps: (n, count) => {
-      if (count === 0 || n === 1) return 0;
-      const f = foldToPowerOfTwo(0, n);
-      return Math.log2(f.pof2) + (f.rem > 0 ? 2 : 0);
-    },
+    steps: foldedSteps,
     sentElements: (n, count) => {
       if (count === 0 || n === 1) return 0;
       const f = foldToPowerOfTwo(0, n);

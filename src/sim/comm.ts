@@ -4,7 +4,7 @@
  * NonMemberComm, whose every call fails with the same message the other backends use.
  */
 
-import { checkHostView, checkPeer, checkSplitRanks, type HostView } from "../checks.js";
+import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, type HostView } from "../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
 import { type DataBuffer, HostBuffer, type View } from "../core/buffer.js";
 import { type DType, parseDType } from "../core/dtype.js";
@@ -92,18 +92,10 @@ export class SimComm implements Comm {
 
   async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
     this.live("group");
-    if (!Array.isArray(ops)) {
-      throw new InvalidArgumentError({ rank: this.rank, op: "group", arg: "ops" }, "expected an array of P2POp");
-    }
+    checkP2POps(this.rank, ops);
     const groupLabel = this.checkLabel(options, "group");
     // Validate everything before posting anything: a group is posted whole or not at all.
     const made = ops.map((o: P2POp, i) => {
-      if (o === null || typeof o !== "object" || (o.kind !== "send" && o.kind !== "recv")) {
-        throw new InvalidArgumentError(
-          { rank: this.rank, op: "group", arg: `ops[${i}].kind` },
-          `expected 'send' or 'recv', got ${JSON.stringify((o as { kind?: unknown } | null)?.kind)}`,
-        );
-      }
       const label = this.checkLabel(o, `group ops[${i}] ${o.kind}`) ?? groupLabel;
       return this.make(o.kind, o.view, o.peer, label, `group ops[${i}] ${o.kind}`);
     });

@@ -7,7 +7,7 @@
  * naming both ranks and sizes (MPI alone would only report a larger send, as truncation).
  */
 
-import { checkHostView, checkPeer, checkSplitRanks } from "../../checks.js";
+import { checkHostView, checkP2POps, checkPeer, checkSplitRanks } from "../../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
 import { type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
@@ -174,23 +174,16 @@ export class MpiComm implements Comm {
 
   async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
     this.checkLive("group");
-    if (!Array.isArray(ops))
-      throw new InvalidArgumentError({ rank: this.rank, op: "group", arg: "ops" }, "expected an array of P2POp");
+    checkP2POps(this.rank, ops);
     // Validate everything before posting anything: a group is posted whole or not at all.
-    const transfers = ops.map((o: P2POp, i): Transfer => {
-      if (o?.kind !== "send" && o?.kind !== "recv") {
-        throw new InvalidArgumentError(
-          { rank: this.rank, op: "group", arg: `ops[${i}].kind` },
-          `expected 'send' or 'recv', got ${JSON.stringify((o as { kind?: unknown } | null)?.kind)}`,
-        );
-      }
-      return {
+    const transfers = ops.map(
+      (o: P2POp, i): Transfer => ({
         kind: o.kind,
         peer: checkPeer(this.rank, this.size, o.peer, "group"),
         view: checkHostView(this.rank, o.view, "group", `ops[${i}].view`, "mpi"),
         label: o.label ?? options?.label,
-      };
-    });
+      }),
+    );
     await Promise.all(transfers.map((t) => this.post(t).wait()));
   }
 

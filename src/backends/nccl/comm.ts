@@ -11,7 +11,7 @@
  * the last operations enqueued. Checked mode (CCLAB_CHECK) catches mismatches before they run.
  */
 
-import { checkPeer, checkSplitRanks, checkView } from "../../checks.js";
+import { checkP2POps, checkPeer, checkSplitRanks, checkView } from "../../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
 import type { DataBuffer, View } from "../../core/buffer.js";
 import { type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
@@ -132,16 +132,9 @@ export class NcclComm implements Comm, CommRef {
 
   async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
     this.checkLive("group");
-    if (!Array.isArray(ops))
-      throw new InvalidArgumentError({ rank: this.rank, op: "group", arg: "ops" }, "expected an array of P2POp");
+    checkP2POps(this.rank, ops);
     // Validate everything before posting anything: a group is posted whole or not at all.
     const items = ops.map((o: P2POp, i): P2PItem => {
-      if (o?.kind !== "send" && o?.kind !== "recv") {
-        throw new InvalidArgumentError(
-          { rank: this.rank, op: "group", arg: `ops[${i}].kind` },
-          `expected 'send' or 'recv', got ${JSON.stringify((o as { kind?: unknown } | null)?.kind)}`,
-        );
-      }
       const peer = checkPeer(this.rank, this.size, o.peer, "group");
       const v = this.checkView(o.view, "group", `ops[${i}].view`);
       return this.item(o.kind, v, peer, o.label ?? options?.label);
