@@ -5,8 +5,9 @@
  * operation and the argument; past this point only internal invariants are asserted.
  */
 import { deserialize, serialize } from "node:v8";
+import { checkView } from "../checks.js";
 import type { Comm } from "../comm.js";
-import { asView, type DataBuffer, isHostBuffer, overlaps, type View } from "../core/buffer.js";
+import { asView, type DataBuffer, isHostBuffer, isView, overlaps, type View } from "../core/buffer.js";
 import { type DType, dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, opLabel, parseOp, type ReduceOp } from "../core/op.js";
@@ -85,16 +86,44 @@ function checkRoot(comm: Comm, name: string, root: unknown): number {
   return r;
 }
 
-function checkBuf(comm: Comm, name: string, arg: string, b: Buf | undefined, want: number, dtype?: DType): View {
+/** A buffer or view argument, checked: its dtype known and its elements inside its buffer. */
+function viewArg(comm: Comm, name: string, arg: string, b: unknown): View {
+  if (isView(b)) return checkView(comm.rank, b, name, arg);
+  const isBuffer = typeof b === "object" && b !== null && "dtype" in b && "count" in b && "location" in b;
+  if (!isBuffer) {
+    throw new InvalidArgumentError(site(comm, name, arg), `expected a buffer or a View, got ${describe(b)}`);
+  }
+  return checkView(comm.rank, asView(b as DataBuffer), name, arg);
+}
+
+function describe(x: unknown): string {
+  if (x === null || x === undefined) return String(x);
+  if (typeof x === "object") return x.constructor?.name ?? "object";
+  return `${typeof x} ${JSON.stringify(x)}`;
+}
+
+/** `b` as a view of exactly `want` elements, of the dtype of the call's `against` buffer. */
+function checkBuf(
+  comm: Comm,
+  name: string,
+  arg: string,
+  b: Buf | undefined,
+  want: number,
+  dtype?: DType,
+  against = "input",
+): View {
   if (b === undefined) {
     throw new InvalidArgumentError(site(comm, name, arg), `is required here (${want} elements)`);
   }
-  const v = asView(b);
+  const v = viewArg(comm, name, arg, b);
   if (v.count !== want) {
     throw new InvalidArgumentError(site(comm, name, arg), `must have ${want} elements, has ${v.count}`);
   }
   if (dtype !== undefined && v.buffer.dtype !== dtype) {
-    throw new InvalidArgumentError(site(comm, name, arg), `dtype ${v.buffer.dtype} differs from the input's ${dtype}`);
+    throw new InvalidArgumentError(
+      site(comm, name, arg),
+      `dtype ${v.buffer.dtype} differs from the ${against}'s ${dtype}`,
+    );
   }
   return v;
 }
@@ -191,7 +220,7 @@ function opFor(comm: Comm, name: string, options: ReduceOptions, dtype: DType): 
 export async function allReduce(comm: Comm, buf: Buf, options: ReduceOptions & { output?: Buf } = {}): Promise<void> {
   const name = "allReduce";
   checkMember(comm, name);
-  const input = asView(buf);
+  const input = viewArg(comm, name, "buf", buf);
   const dtype = input.buffer.dtype;
   const output = options.output ? checkBuf(comm, name, "options.output", options.output, input.count, dtype) : input;
   const op = opFor(comm, name, options, dtype);
@@ -207,7 +236,7 @@ export async function broadcast(
   const name = "broadcast";
   checkMember(comm, name);
   const root = checkRoot(comm, name, options.root);
-  const v = asView(buf);
+  const v = viewArg(comm, name, "buf", buf);
   const output = options.output ? checkBuf(comm, name, "options.output", options.output, v.count, v.buffer.dtype) : v;
   const input = comm.rank === root ? v : undefined;
   await run(comm, {
@@ -227,7 +256,7 @@ export async function reduce(comm: Comm, buf: Buf, options: ReduceOptions & Root
   const name = "reduce";
   checkMember(comm, name);
   const root = checkRoot(comm, name, options.root);
-  const input = asView(buf);
+  const input = viewArg(comm, name, "buf", buf);
   const dtype = input.buffer.dtype;
   const op = opFor(comm, name, options, dtype);
   const output =
@@ -244,7 +273,7 @@ export async function gather(comm: Comm, input: Buf, options: CollectiveOptions 
   const name = "gather";
   checkMember(comm, name);
   const root = checkRoot(comm, name, options.root);
-  const inp = asView(input);
+  const inp = viewArg(comm, name, "input", input);
   const dtype = inp.buffer.dtype;
   const output =
     comm.rank === root
@@ -262,10 +291,12 @@ export async function scatter(
   const name = "scatter";
   checkMember(comm, name);
   const root = checkRoot(comm, name, options.root);
-  const out = asView(output);
+  const out = viewArg(comm, name, "output", output);
   const dtype = out.buffer.dtype;
   const input =
-    comm.rank === root ? checkBuf(comm, name, "options.input", options.input, out.count * comm.size, dtype) : undefined;
+    comm.rank === root
+      ? checkBuf(comm, name, "options.input", options.input, out.count * comm.size, dtype, "output")
+      : undefined;
   await run(comm, { collective: "scatter", name, input, output: out, count: out.count, dtype, root, options });
 }
 
@@ -273,7 +304,7 @@ export async function scatter(
 export async function allGather(comm: Comm, output: Buf, input: Buf, options: CollectiveOptions = {}): Promise<void> {
   const name = "allGather";
   checkMember(comm, name);
-  const inp = asView(input);
+  const inp = viewArg(comm, name, "input", input);
   const dtype = inp.buffer.dtype;
   const out = checkBuf(comm, name, "output", output, inp.count * comm.size, dtype);
   await run(comm, { collective: "allgather", name, input: inp, output: out, count: inp.count, dtype, options });
@@ -283,9 +314,9 @@ export async function allGather(comm: Comm, output: Buf, input: Buf, options: Co
 export async function reduceScatter(comm: Comm, output: Buf, input: Buf, options: ReduceOptions = {}): Promise<void> {
   const name = "reduceScatter";
   checkMember(comm, name);
-  const out = asView(output);
+  const out = viewArg(comm, name, "output", output);
   const dtype = out.buffer.dtype;
-  const inp = checkBuf(comm, name, "input", input, out.count * comm.size, dtype);
+  const inp = checkBuf(comm, name, "input", input, out.count * comm.size, dtype, "output");
   const op = opFor(comm, name, options, dtype);
   await run(comm, { collective: "reducescatter", name, input: inp, output: out, count: out.count, dtype, op, options });
 }
@@ -294,7 +325,7 @@ export async function reduceScatter(comm: Comm, output: Buf, input: Buf, options
 export async function allToAll(comm: Comm, output: Buf, input: Buf, options: CollectiveOptions = {}): Promise<void> {
   const name = "allToAll";
   checkMember(comm, name);
-  const inp = asView(input);
+  const inp = viewArg(comm, name, "input", input);
   const dtype = inp.buffer.dtype;
   if (inp.count % comm.size !== 0) {
     throw new InvalidArgumentError(
@@ -331,7 +362,7 @@ export async function allToAllv(comm: Comm, output: Buf, input: Buf, options: Sp
   const sendCounts = splits("inputSplits");
   const recvCounts = splits("outputSplits");
   const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const inp = asView(input);
+  const inp = viewArg(comm, name, "input", input);
   const dtype = inp.buffer.dtype;
   checkBuf(comm, name, "input", input, total(sendCounts), dtype);
   const out = checkBuf(comm, name, "output", output, total(recvCounts), dtype);
