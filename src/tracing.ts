@@ -12,9 +12,10 @@
  * trace; wrapping a sim comm is for tests comparing the two.
  */
 import type { Comm, OpOptions, P2POp, Work } from "./comm.js";
-import type { DataBuffer, View } from "./core/buffer.js";
+import type { View } from "./core/buffer.js";
 import { type DType, dtypeInfo } from "./core/dtype.js";
 import type { ReduceOp } from "./core/op.js";
+import { CommLayer } from "./layer.js";
 import type { Trace, TraceEvent, TraceKind } from "./trace.js";
 
 /** Microseconds since the Unix epoch, with sub-microsecond resolution; the same clock in every process of one machine. */
@@ -27,27 +28,16 @@ export interface TracingOptions {
   readonly now?: () => number;
 }
 
-export class TracingComm implements Comm {
-  readonly backend: string;
+export class TracingComm extends CommLayer {
   private readonly now: () => number;
 
   constructor(
-    readonly inner: Comm,
+    inner: Comm,
     readonly trace: Trace,
     options: TracingOptions = {},
   ) {
-    this.backend = inner.backend;
+    super(inner);
     this.now = options.now ?? sharedClockMicros;
-  }
-
-  get rank(): number {
-    return this.inner.rank;
-  }
-  get size(): number {
-    return this.inner.size;
-  }
-  get worldRanks(): readonly number[] {
-    return this.inner.worldRanks;
   }
 
   private world(rank: number): number {
@@ -76,14 +66,14 @@ export class TracingComm implements Comm {
     });
   }
 
-  send(v: View, peer: number, options?: OpOptions): Promise<void> {
+  override send(v: View, peer: number, options?: OpOptions): Promise<void> {
     const start = this.now();
     return this.inner.send(v, peer, options).then(() => {
       this.event("send", v, peer, options?.label, start, this.now());
     });
   }
 
-  recv(v: View, peer: number, options?: OpOptions): Promise<void> {
+  override recv(v: View, peer: number, options?: OpOptions): Promise<void> {
     const start = this.now();
     return this.inner.recv(v, peer, options).then(() => {
       this.event("recv", v, peer, options?.label, start, this.now());
@@ -110,15 +100,15 @@ export class TracingComm implements Comm {
     };
   }
 
-  isend(v: View, peer: number, options?: OpOptions): Work {
+  override isend(v: View, peer: number, options?: OpOptions): Work {
     return this.traced("send", v, peer, options, this.inner.isend(v, peer, options));
   }
 
-  irecv(v: View, peer: number, options?: OpOptions): Work {
+  override irecv(v: View, peer: number, options?: OpOptions): Work {
     return this.traced("recv", v, peer, options, this.inner.irecv(v, peer, options));
   }
 
-  async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
+  override async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
     const start = this.now();
     await this.inner.group(ops, options);
     const end = this.now();
@@ -130,30 +120,20 @@ export class TracingComm implements Comm {
     return new TracingComm(await this.inner.split(ranks), this.trace, { now: this.now });
   }
 
-  alloc(dtype: DType, count: number): DataBuffer {
-    return this.inner.alloc(dtype, count);
-  }
-
   private local(kind: "copy" | "reduce" | "scale", dst: View, f: () => void): void {
     const start = this.now();
     f();
     this.event(kind, dst, undefined, undefined, start, this.now());
   }
 
-  copy(dst: View, src: View): void {
+  override copy(dst: View, src: View): void {
     this.local("copy", dst, () => this.inner.copy(dst, src));
   }
-  reduceInto(dst: View, src: View, op: ReduceOp): void {
+  override reduceInto(dst: View, src: View, op: ReduceOp): void {
     this.local("reduce", dst, () => this.inner.reduceInto(dst, src, op));
   }
-  scale(dst: View, src: View, mul: number, div: number): void {
+  override scale(dst: View, src: View, mul: number, div: number): void {
     this.local("scale", dst, () => this.inner.scale(dst, src, mul, div));
-  }
-  synchronize(): Promise<void> {
-    return this.inner.synchronize();
-  }
-  destroy(): void {
-    this.inner.destroy();
   }
 }
 

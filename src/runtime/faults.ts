@@ -12,9 +12,8 @@
 
 import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
 import { view as makeView, type View } from "../core/buffer.js";
-import type { DType } from "../core/dtype.js";
 import { CclabError, InvalidArgumentError } from "../core/errors.js";
-import type { ReduceOp } from "../core/op.js";
+import { CommLayer } from "../layer.js";
 import { findLayer } from "./guard.js";
 
 export type Fault =
@@ -97,29 +96,19 @@ interface Counter {
   n: number;
 }
 
-export class FaultyComm implements Comm {
-  readonly backend: string;
+export class FaultyComm extends CommLayer {
   private readonly mine: readonly Fault[];
 
   constructor(
-    readonly inner: Comm,
+    inner: Comm,
     faults: readonly Fault[],
     private readonly options: FaultOptions,
     private readonly counter: Counter = { n: 0 },
   ) {
-    this.backend = inner.backend;
+    super(inner);
     this.mine = faults.filter((f) => f.rank === options.rank);
   }
 
-  get rank(): number {
-    return this.inner.rank;
-  }
-  get size(): number {
-    return this.inner.size;
-  }
-  get worldRanks(): readonly number[] {
-    return this.inner.worldRanks;
-  }
   /** For the front API: how much to change this rank's collective counts. */
   get countDelta(): number {
     return countDelta(this.mine, this.options.rank);
@@ -184,10 +173,10 @@ export class FaultyComm implements Comm {
     return f(delta);
   }
 
-  send(v: View, peer: number, options?: OpOptions): Promise<void> {
+  override send(v: View, peer: number, options?: OpOptions): Promise<void> {
     return this.call(`send to ${peer}`, (d) => this.inner.send(this.skew(v, d), peer, options));
   }
-  recv(v: View, peer: number, options?: OpOptions): Promise<void> {
+  override recv(v: View, peer: number, options?: OpOptions): Promise<void> {
     return this.call(`recv from ${peer}`, (d) => this.inner.recv(this.skew(v, d), peer, options));
   }
   private post(what: string, f: (delta: number) => Work): Work {
@@ -199,13 +188,13 @@ export class FaultyComm implements Comm {
     posted.catch(() => {}); // surfaced by wait()
     return { wait: () => posted.then((w) => w.wait()), test: () => inner?.test() ?? false };
   }
-  isend(v: View, peer: number, options?: OpOptions): Work {
+  override isend(v: View, peer: number, options?: OpOptions): Work {
     return this.post(`isend to ${peer}`, (d) => this.inner.isend(this.skew(v, d), peer, options));
   }
-  irecv(v: View, peer: number, options?: OpOptions): Work {
+  override irecv(v: View, peer: number, options?: OpOptions): Work {
     return this.post(`irecv from ${peer}`, (d) => this.inner.irecv(this.skew(v, d), peer, options));
   }
-  group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
+  override group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
     return this.call("group", (d) =>
       this.inner.group(d ? ops.map((o) => ({ ...o, view: this.skew(o.view, d) })) : ops, options),
     );
@@ -213,24 +202,6 @@ export class FaultyComm implements Comm {
   async split(ranks: readonly number[]): Promise<Comm> {
     const sub = await this.inner.split(ranks);
     return new FaultyComm(sub, this.mine, this.options, this.counter);
-  }
-  alloc(dtype: DType, count: number) {
-    return this.inner.alloc(dtype, count);
-  }
-  copy(dst: View, src: View): void {
-    this.inner.copy(dst, src);
-  }
-  reduceInto(dst: View, src: View, op: ReduceOp): void {
-    this.inner.reduceInto(dst, src, op);
-  }
-  scale(dst: View, src: View, mul: number, div: number): void {
-    this.inner.scale(dst, src, mul, div);
-  }
-  synchronize(): Promise<void> {
-    return this.inner.synchronize();
-  }
-  destroy(): void {
-    this.inner.destroy();
   }
 }
 

@@ -7,10 +7,9 @@
  */
 
 import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
-import type { DataBuffer, View } from "../core/buffer.js";
-import type { DType } from "../core/dtype.js";
+import type { View } from "../core/buffer.js";
 import { AbortError, InvalidArgumentError, TimeoutError } from "../core/errors.js";
-import type { ReduceOp } from "../core/op.js";
+import { CommLayer } from "../layer.js";
 import type { KVStore, StoreClient } from "./store.js";
 
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -135,18 +134,17 @@ function whoAborted(info: AbortInfo): string {
 }
 
 /** The communicator a guard hands out. */
-export class GuardedComm implements Comm {
-  readonly backend: string;
+export class GuardedComm extends CommLayer {
   readonly timeoutMs: number;
   readonly watch: AbortWatch;
   private readonly unwatch: () => void;
   private calledOnAbort = false;
 
   constructor(
-    readonly inner: Comm,
+    inner: Comm,
     private readonly options: GuardOptions,
   ) {
-    this.backend = inner.backend;
+    super(inner);
     this.timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
     if (!(this.timeoutMs > 0)) {
       throw new InvalidArgumentError(
@@ -160,16 +158,6 @@ export class GuardedComm implements Comm {
       this.calledOnAbort = true;
       options.onAbort?.(info);
     });
-  }
-
-  get rank(): number {
-    return this.inner.rank;
-  }
-  get size(): number {
-    return this.inner.size;
-  }
-  get worldRanks(): readonly number[] {
-    return this.inner.worldRanks;
   }
 
   private peerName(peer: number, dir: "to" | "from"): string {
@@ -217,11 +205,11 @@ export class GuardedComm implements Comm {
     });
   }
 
-  send(view: View, peer: number, options?: OpOptions): Promise<void> {
+  override send(view: View, peer: number, options?: OpOptions): Promise<void> {
     const site = { op: "send", peer: this.peerName(peer, "to"), label: options?.label };
     return this.run(site, () => this.inner.send(view, peer, options));
   }
-  recv(view: View, peer: number, options?: OpOptions): Promise<void> {
+  override recv(view: View, peer: number, options?: OpOptions): Promise<void> {
     const site = { op: "recv", peer: this.peerName(peer, "from"), label: options?.label };
     return this.run(site, () => this.inner.recv(view, peer, options));
   }
@@ -236,15 +224,15 @@ export class GuardedComm implements Comm {
       test: () => w.test(),
     };
   }
-  isend(view: View, peer: number, options?: OpOptions): Work {
+  override isend(view: View, peer: number, options?: OpOptions): Work {
     const site = { op: "isend", peer: this.peerName(peer, "to"), label: options?.label };
     return this.guardWork(site, () => this.inner.isend(view, peer, options));
   }
-  irecv(view: View, peer: number, options?: OpOptions): Work {
+  override irecv(view: View, peer: number, options?: OpOptions): Work {
     const site = { op: "irecv", peer: this.peerName(peer, "from"), label: options?.label };
     return this.guardWork(site, () => this.inner.irecv(view, peer, options));
   }
-  group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
+  override group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
     const peers = ops.map((o) => `${o.kind} ${o.kind === "send" ? "to" : "from"} ${o.peer}`).join(", ");
     return this.run({ op: "group", peer: `(${peers})`, label: options?.label ?? ops[0]?.label }, () =>
       this.inner.group(ops, options),
@@ -254,19 +242,7 @@ export class GuardedComm implements Comm {
     const sub = await this.run({ op: "split", peer: `[${ranks.join(", ")}]` }, () => this.inner.split(ranks));
     return new GuardedComm(sub, { ...this.options, watch: this.watch, timeoutMs: this.timeoutMs });
   }
-  alloc(dtype: DType, count: number): DataBuffer {
-    return this.inner.alloc(dtype, count);
-  }
-  copy(dst: View, src: View): void {
-    this.inner.copy(dst, src);
-  }
-  reduceInto(dst: View, src: View, op: ReduceOp): void {
-    this.inner.reduceInto(dst, src, op);
-  }
-  scale(dst: View, src: View, mul: number, div: number): void {
-    this.inner.scale(dst, src, mul, div);
-  }
-  synchronize(): Promise<void> {
+  override synchronize(): Promise<void> {
     return this.run({ op: "synchronize" }, () => this.inner.synchronize());
   }
   /** Aborts this job from outside a call (a failed rank publishes its error this way). */
@@ -275,7 +251,7 @@ export class GuardedComm implements Comm {
     this.watch.fire(info);
     return publishAbort(this.options.store, this.watch.job, info);
   }
-  destroy(): void {
+  override destroy(): void {
     this.unwatch();
     this.inner.destroy();
   }
