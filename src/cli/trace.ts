@@ -18,7 +18,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Command, Option } from "commander";
 import { allGatherObject } from "../collectives/api.js";
-import { allocate, invoke, type Shape } from "../collectives/dispatch.js";
+import { allocate, invoke, type Shape, shapeOf } from "../collectives/dispatch.js";
 import type { Comm } from "../comm.js";
 import { view, zeros } from "../core/buffer.js";
 import { dtypeInfo } from "../core/dtype.js";
@@ -82,14 +82,8 @@ export function defaultTraceCall(alg: Algorithm, size: number): TraceCall {
 export function shapeFor(alg: Algorithm, call: TraceCall, rank: number): Shape {
   // alltoallv needs per-peer counts: explain's matrix, the same one its step table shows.
   const matrix = alg.collective === "alltoallv" ? explainArgs(alg, call.size).sendCounts : undefined;
-  return {
-    collective: alg.collective,
-    count: call.count,
-    root: call.root,
-    dtype: alg.collective === "barrier" ? "uint8" : "float32",
-    sendCounts: matrix?.[rank],
-    recvCounts: matrix?.map((row) => row[rank] ?? 0),
-  };
+  const dtype = alg.collective === "barrier" ? "uint8" : "float32";
+  return shapeOf(alg.collective, { count: call.count, root: call.root, dtype, splits: matrix }, rank);
 }
 
 /** Runs one collective on the sim backend with a Trace recorder and returns its events. */

@@ -21,6 +21,30 @@ export interface Shape {
   readonly recvCounts?: readonly number[];
 }
 
+/**
+ * A test case's call as seen by `rank`: alltoallv's split matrix (splits[src][dst]) becomes this
+ * rank's row of send counts and column of receive counts.
+ */
+export function shapeOf(
+  collective: Collective,
+  c: {
+    readonly count: number;
+    readonly root: number;
+    readonly dtype: DType;
+    readonly splits?: readonly (readonly number[])[];
+  },
+  rank: number,
+): Shape {
+  return {
+    collective,
+    count: c.count,
+    root: c.root,
+    dtype: c.dtype,
+    sendCounts: c.splits?.[rank],
+    recvCounts: c.splits?.map((row) => row[rank] ?? 0),
+  };
+}
+
 export interface Buffers {
   readonly layout: Layout;
   readonly input?: View;

@@ -12,7 +12,7 @@
  * fill inputs with the same `caseValues`.
  */
 import fc from "fast-check";
-import { allocate, invoke } from "../collectives/dispatch.js";
+import { allocate, invoke, shapeOf } from "../collectives/dispatch.js";
 import { reference } from "../collectives/reference.js";
 import type { Comm } from "../comm.js";
 import { isHostBuffer, type View } from "../core/buffer.js";
@@ -199,14 +199,7 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
   const run = async (world: Comm): Promise<RankResult | undefined> => {
     const comm = c.members ? await world.split(c.members) : world;
     if (comm.rank < 0) return undefined;
-    const shape = {
-      collective: alg.collective,
-      count: c.count,
-      root: c.root,
-      dtype: c.dtype,
-      sendCounts: c.splits?.[comm.rank],
-      recvCounts: c.splits?.map((row) => row[comm.rank] ?? 0),
-    };
+    const shape = shapeOf(alg.collective, c, comm.rank);
     const b = allocate(comm, shape, c.inPlace);
     const inArr = hostArray(b.input as View);
     fill(inArr, c.dtype, caseValues(c, comm.rank, inArr.length));

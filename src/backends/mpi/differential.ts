@@ -31,8 +31,7 @@
  * machine epsilon (2^-52, 2^-23, 2^-10, 2^-7 for float64, float32, float16, bfloat16).
  */
 import { hostname } from "node:os";
-import { allocate, type Buffers, invoke, type Shape } from "../../collectives/dispatch.js";
-import type { Comm } from "../../comm.js";
+import { allocate, type Buffers, invoke, type Shape, shapeOf } from "../../collectives/dispatch.js";
 import { tensor, type View, view, zeros } from "../../core/buffer.js";
 import { type DType, type TypedArray, toValues } from "../../core/dtype.js";
 import { ROOTED } from "../../schedule/layout.js";
@@ -60,17 +59,6 @@ export function agrees(dtype: DType, got: number | bigint | undefined, want: num
 
 const errText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 const offsets = (counts: readonly number[]) => counts.map((_, i) => counts.slice(0, i).reduce((a, b) => a + b, 0));
-
-function shapeOf(alg: Algorithm, c: Case, comm: Comm): Shape {
-  return {
-    collective: alg.collective,
-    count: c.count,
-    root: c.root,
-    dtype: c.dtype,
-    sendCounts: c.splits?.[comm.rank],
-    recvCounts: c.splits?.map((row) => row[comm.rank] ?? 0),
-  };
-}
 
 /**
  * MPI's own collective on `input` (this rank's input values), laid out like the case (in place
@@ -130,7 +118,7 @@ function builtinOutput(comm: MpiComm, c: Case, shape: Shape, input: TypedArray):
 
 /** This rank's verdict on a data-moving case: undefined when it agrees with MPI's built-in. */
 async function dataCase(comm: MpiComm, alg: Algorithm, c: Case): Promise<string | undefined> {
-  const shape = shapeOf(alg, c, comm);
+  const shape = shapeOf(alg.collective, c, comm.rank);
   const b = allocate(comm, shape, c.inPlace);
   const inArr = hostArray(b.input as View);
   fill(inArr, c.dtype, caseValues(c, comm.rank, inArr.length));
@@ -173,7 +161,7 @@ async function barrierCase(comm: MpiComm, alg: Algorithm, c: Case): Promise<stri
   const late = c.valueSeed % comm.size;
   if (comm.rank === late) await new Promise((r) => setTimeout(r, BARRIER_LATE_MS));
   const entered = Date.now();
-  const shape = shapeOf(alg, c, comm);
+  const shape = shapeOf(alg.collective, c, comm.rank);
   await invoke(comm, { ...shape, algorithm: alg.name, segment: c.segment }, allocate(comm, shape, false));
   const left = Date.now();
   const all = zeros("float64", 3 * comm.size);

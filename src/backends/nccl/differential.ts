@@ -14,7 +14,7 @@
  * and bfloat16 come up in every run of at least ten cases. NCCL has no bitwise reductions, so
  * for band/bor/bxor only the algorithm is checked.
  */
-import { allocate, type Buffers, invoke, type Shape } from "../../collectives/dispatch.js";
+import { allocate, type Buffers, invoke, shapeOf } from "../../collectives/dispatch.js";
 import { reference } from "../../collectives/reference.js";
 import type { Comm } from "../../comm.js";
 import type { View } from "../../core/buffer.js";
@@ -119,17 +119,6 @@ export function describeNcclCase(alg: Algorithm, size: number, c: NcclCase): str
     .join(", ");
 }
 
-function shapeOf(alg: Algorithm, c: NcclCase, rank: number): Shape {
-  return {
-    collective: alg.collective,
-    count: c.count,
-    root: c.root,
-    dtype: c.dtype,
-    sendCounts: c.splits?.[rank],
-    recvCounts: c.splits?.map((row) => row[rank] ?? 0),
-  };
-}
-
 const same = (a: number | bigint | undefined, b: number | bigint | undefined) =>
   a === b || (typeof a === "number" && typeof b === "number" && Number.isNaN(a) && Number.isNaN(b));
 const fmt = (xs: (number | bigint)[]) => `[${xs.slice(0, 16).map(String).join(", ")}${xs.length > 16 ? ", ..." : ""}]`;
@@ -199,10 +188,10 @@ export interface CaseResult {
 export async function runNcclCase(comm: Comm, builtin: NcclBuiltin, alg: Algorithm, c: NcclCase): Promise<CaseResult> {
   const n = comm.size;
   const rank = comm.rank;
-  const shape = shapeOf(alg, c, rank);
+  const shape = shapeOf(alg.collective, c, rank);
   const failures: string[] = [];
   const inputs = Array.from({ length: n }, (_, r) =>
-    caseInput(c, r, layout({ ...shapeOf(alg, c, r), rank: r, size: n }).inputCount),
+    caseInput(c, r, layout({ ...shapeOf(alg.collective, c, r), rank: r, size: n }).inputCount),
   );
   const want = reference(
     {
