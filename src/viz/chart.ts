@@ -1,6 +1,6 @@
 /**
- * A line chart as SVG, for `cclab model --sweep`: one line per algorithm over the group size
- * (log2 x), the modelled time on y, and dashed markers where two lines cross.
+ * A line chart as SVG, log2 x: `cclab model --sweep` (modelled time against group size, dashed
+ * markers where two lines cross) and `cclab bench --chart` (busbw against message size).
  */
 import { esc, px, svgDocument, timeText } from "./svg.js";
 
@@ -8,6 +8,8 @@ export interface Series {
   readonly name: string;
   /** [x, y] with x > 0 (log scale), in increasing x. */
   readonly points: readonly (readonly [number, number])[];
+  /** Drawn dashed (a reference line rather than a measurement). */
+  readonly dashed?: boolean;
 }
 
 export interface Marker {
@@ -25,22 +27,28 @@ export interface ChartOptions {
   readonly yIsTime?: boolean;
   /** Log-scale y (times that span decades). Default false. */
   readonly logY?: boolean;
+  /** Text of an x tick at a power of two (default the number). */
+  readonly xText?: (x: number) => string;
+  /** Hover text of a point (default none). */
+  readonly pointText?: (x: number, y: number) => string;
+  /** Smallest x the axis starts at, at most (default 2). */
+  readonly xFloor?: number;
 }
 
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"];
 
 export function lineChartSvg(o: ChartOptions): string {
-  const width = 860;
+  const width = 960;
   const height = 520;
   const left = 90;
-  const right = 200;
+  const right = 300;
   const top = 56;
   const bottom = 70;
   const plotW = width - left - right;
   const plotH = height - top - bottom;
   const xs = o.series.flatMap((s) => s.points.map((p) => p[0])).filter((v) => v > 0);
   const ys = o.series.flatMap((s) => s.points.map((p) => p[1]));
-  const xMin = Math.min(...xs, 2);
+  const xMin = Math.max(1, Math.min(...xs, o.xFloor ?? 2));
   const xMax = Math.max(...xs, xMin * 2);
   const lx = (v: number) => Math.log2(v);
   const yMax0 = Math.max(...ys, 1e-9);
@@ -59,12 +67,17 @@ export function lineChartSvg(o: ChartOptions): string {
     `<text x="${left + plotW / 2}" y="${height - 22}" font-size="13" text-anchor="middle">${esc(o.xLabel)}</text>`,
     `<text x="22" y="${top + plotH / 2}" font-size="13" text-anchor="middle" transform="rotate(-90 22 ${top + plotH / 2})">${esc(o.yLabel)}</text>`,
   );
-  for (let e = Math.ceil(lx(xMin)); e <= Math.floor(lx(xMax)); e++) {
+  // A grid line at every power of two; at most about 12 labels, so long size sweeps stay legible.
+  const e0 = Math.ceil(lx(xMin));
+  const e1 = Math.floor(lx(xMax));
+  const every = Math.max(1, Math.ceil((e1 - e0 + 1) / 12));
+  for (let e = e0; e <= e1; e++) {
     const gx = X(2 ** e);
-    body.push(
-      `<line x1="${px(gx)}" y1="${top}" x2="${px(gx)}" y2="${top + plotH}" stroke="#eee"/>`,
-      `<text x="${px(gx)}" y="${top + plotH + 16}" text-anchor="middle">${2 ** e}</text>`,
-    );
+    body.push(`<line x1="${px(gx)}" y1="${top}" x2="${px(gx)}" y2="${top + plotH}" stroke="#eee"/>`);
+    if ((e - e0) % every === 0) {
+      const text = o.xText ? o.xText(2 ** e) : String(2 ** e);
+      body.push(`<text class="xtick" x="${px(gx)}" y="${top + plotH + 16}" text-anchor="middle">${esc(text)}</text>`);
+    }
   }
   const yTicks: number[] = [];
   if (o.logY) for (let e = y0; e <= y1; e++) yTicks.push(10 ** e);
@@ -72,7 +85,7 @@ export function lineChartSvg(o: ChartOptions): string {
   for (const v of yTicks) {
     body.push(
       `<line x1="${left}" y1="${px(Y(v))}" x2="${left + plotW}" y2="${px(Y(v))}" stroke="#eee"/>`,
-      `<text x="${left - 6}" y="${px(Y(v) + 4)}" text-anchor="end">${esc(yText(v))}</text>`,
+      `<text class="ytick" x="${left - 6}" y="${px(Y(v) + 4)}" text-anchor="end">${esc(yText(v))}</text>`,
     );
   }
   body.push("</g>");
@@ -99,16 +112,20 @@ export function lineChartSvg(o: ChartOptions): string {
   body.push('<g class="series">');
   o.series.forEach((s, i) => {
     const c = COLORS[i % COLORS.length] as string;
+    const dash = s.dashed ? ' stroke-dasharray="6,4"' : "";
     const pts = s.points.map(([a, b]) => `${px(X(a))},${px(Y(b))}`).join(" ");
+    const hover = (a: number, b: number) => (o.pointText ? `<title>${esc(o.pointText(a, b))}</title>` : "");
     body.push(
       `<g class="line" data-name="${esc(s.name)}">`,
-      `<polyline points="${pts}" fill="none" stroke="${c}" stroke-width="2"/>`,
-      ...s.points.map(([a, b]) => `<circle cx="${px(X(a))}" cy="${px(Y(b))}" r="3" fill="${c}"/>`),
+      `<polyline points="${pts}" fill="none" stroke="${c}" stroke-width="2"${dash}/>`,
+      ...s.points.map(
+        ([a, b]) => `<circle cx="${px(X(a))}" cy="${px(Y(b))}" r="3" fill="${c}">${hover(a, b)}</circle>`,
+      ),
       "</g>",
     );
     const ly = top + 10 + i * 20;
     body.push(
-      `<line x1="${left + plotW + 14}" y1="${ly}" x2="${left + plotW + 38}" y2="${ly}" stroke="${c}" stroke-width="2"/>`,
+      `<line x1="${left + plotW + 14}" y1="${ly}" x2="${left + plotW + 38}" y2="${ly}" stroke="${c}" stroke-width="2"${dash}/>`,
       `<text x="${left + plotW + 44}" y="${ly + 4}" font-size="12">${esc(s.name)}</text>`,
     );
   });
@@ -118,6 +135,7 @@ export function lineChartSvg(o: ChartOptions): string {
 
 /** 1, 2 or 5 times a power of ten, at least v. */
 function niceCeil(v: number): number {
+  if (!(v > 0)) return 1;
   const p = 10 ** Math.floor(Math.log10(v));
   for (const m of [1, 2, 5, 10]) if (m * p >= v) return m * p;
   return 10 * p;
