@@ -6,24 +6,13 @@
  */
 import { type Command, InvalidArgumentError as CommanderError, Option } from "commander";
 import { runBench } from "../bench/index.js";
-import { parseBytes } from "../bench/metrics.js";
 import { dtypeAlias } from "../bench/plan.js";
 import { BENCH_BACKENDS, BENCH_COLLECTIVES, type BenchBackend, type BenchCollective } from "../bench/types.js";
 import { DTYPES, isDType } from "../core/dtype.js";
 import { parseOp } from "../core/op.js";
 import { betaFromGBps } from "../model/alphabeta.js";
 import { parseBeta } from "./model.js";
-import { intOption, numberOption } from "./options.js";
-
-function bytesOption(flag: string) {
-  return (value: string): number => {
-    try {
-      return parseBytes(value);
-    } catch (e) {
-      throw new CommanderError(`${flag}: ${(e as Error).message}`);
-    }
-  };
-}
+import { intOption, numberOption, sizeOption } from "./options.js";
 
 function factorOption(value: string): number {
   const f = Number(value);
@@ -84,8 +73,8 @@ export function registerBench(program: Command): void {
       "number of ranks (default 4; inside an MPI job, the job's size)",
       intOption("-n", 1, 4096),
     )
-    .option("-b, --minbytes <size>", "smallest message: 8, 1K, 1M, 1G", bytesOption("-b"), 1024)
-    .option("-e, --maxbytes <size>", "largest message", bytesOption("-e"), 64 * 1024 * 1024)
+    .option("-b, --minbytes <size>", "smallest message: 8, 1K, 1M, 1G", sizeOption("-b"), 1024)
+    .option("-e, --maxbytes <size>", "largest message", sizeOption("-e"), 64 * 1024 * 1024)
     .option("-f, --stepfactor <f>", "multiply the size by f each step", factorOption, 2)
     .option("--iters <n>", "timed iterations per size (nccl-tests' -n)", intOption("--iters", 1), 20)
     .option("-w, --warmup_iters <n>", "warm-up iterations per size", intOption("-w", 0), 5)
@@ -102,7 +91,7 @@ export function registerBench(program: Command): void {
     .option(
       "--sim-max-bytes <size>",
       "sim: execute and check sizes up to this (larger: model only)",
-      bytesOption("--sim-max-bytes"),
+      sizeOption("--sim-max-bytes"),
       4 * 1024 * 1024,
     )
     .action(async (collective: string, f: BenchFlags) => {

@@ -1,5 +1,6 @@
 /** Parsers for CLI option values, with messages that name the flag. */
 import { InvalidArgumentError as CommanderError } from "commander";
+import { parseBytes } from "../bench/metrics.js";
 
 export function intOption(flag: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
@@ -19,12 +20,13 @@ export function numberOption(flag: string) {
   };
 }
 
-/** 1K, 64M, 1G, 8 (bytes): nccl-tests' size syntax. */
+/** 1K, 64M, 1G, 8 (bytes): nccl-tests' size syntax (parseBytes, shared with cclab bench). */
 export function sizeOption(flag: string) {
   return (value: string): number => {
-    const m = /^(\d+(?:\.\d+)?)([KMG]?)B?$/i.exec(value.trim());
-    if (!m) throw new CommanderError(`${flag} must be a size like 8, 1K, 64M or 1G, got '${value}'`);
-    const mult = { "": 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[(m[2] ?? "").toUpperCase() as "" | "K" | "M" | "G"];
-    return Math.round(Number(m[1]) * mult);
+    try {
+      return parseBytes(value);
+    } catch (e) {
+      throw new CommanderError(`${flag}: ${(e as Error).message}`);
+    }
   };
 }
