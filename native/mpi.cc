@@ -89,7 +89,7 @@ struct Bytes {
   size_t length;  // bytes from ptr to the end of the underlying view
 };
 
-// A TypedArray/ArrayBuffer/DataView argument plus a byte offset; null/undefined -> nullptr.
+// A TypedArray/ArrayBuffer argument plus a byte offset; null/undefined (only) -> nullptr.
 Bytes Buffer(const Napi::CallbackInfo& info, size_t i, size_t offsetArg, bool nullable = false) {
   Napi::Env env = info.Env();
   Napi::Value v = info[i];
@@ -109,6 +109,10 @@ Bytes Buffer(const Napi::CallbackInfo& info, size_t i, size_t offsetArg, bool nu
   }
   const int off = Int(info, offsetArg, "byteOffset");
   if (off < 0 || static_cast<size_t>(off) > len) throw Napi::RangeError::New(env, "byteOffset is outside the buffer");
+  // An empty array may have no storage (Data() is null), but nullptr is reserved for a missing
+  // argument (MPI_IN_PLACE in the collectives): give it a valid address MPI will never touch.
+  static uint8_t empty;
+  if (base == nullptr) return {&empty, 0};
   return {base + off, len - off};
 }
 

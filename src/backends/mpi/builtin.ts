@@ -34,11 +34,7 @@ export class MpiBuiltin {
         `the mpi backend works on host memory, not ${v.buffer.location}`,
       );
     }
-    // An empty TypedArray reaches C as a null pointer, which the addon reads as MPI_IN_PLACE.
-    return {
-      data: v.buffer.data.length > 0 ? v.buffer.data : new Uint8Array(1),
-      off: v.offset * dtypeInfo(v.buffer.dtype).bytes,
-    };
+    return { data: v.buffer.data, off: v.offset * dtypeInfo(v.buffer.dtype).bytes };
   }
 
   private call<T>(op: string, fn: () => T): T {
