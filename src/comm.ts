@@ -16,6 +16,11 @@ import type { ReduceOp } from "./core/op.js";
 export interface OpOptions {
   /** Shown in traces, deadlock explanations and timeout errors, e.g. 'allreduce/ring step 3'. */
   readonly label?: string;
+  /**
+   * Messages between two ranks match in posting order per channel (default 0), on backends whose
+   * `channels` is true; elsewhere every channel is one.
+   */
+  readonly channel?: number;
 }
 
 export interface P2POp {
@@ -23,6 +28,24 @@ export interface P2POp {
   readonly peer: number;
   readonly view: View;
   readonly label?: string;
+}
+
+/**
+ * A collective about to run on a communicator, as checked mode compares it across ranks
+ * (torch's TORCH_DISTRIBUTED_DEBUG fingerprint): the front API announces every call before any
+ * data moves.
+ */
+export interface CollectiveEvent {
+  /** This communicator's collective sequence number (0, 1, ...). */
+  readonly seq: number;
+  readonly collective: string;
+  readonly algorithm: string;
+  readonly count: number;
+  readonly dtype: string;
+  /** Reduction op, or '' for collectives without one. */
+  readonly op: string;
+  /** -1 for rootless collectives. */
+  readonly root: number;
 }
 
 /** A posted non-blocking operation (torch's Work, MPI_Request). */
@@ -41,6 +64,8 @@ export interface Comm {
   readonly size: number;
   /** World ranks of the members, in communicator-rank order. */
   readonly worldRanks: readonly number[];
+  /** Whether messages on different channels (OpOptions.channel) match independently. */
+  readonly channels?: boolean;
 
   send(view: View, peer: number, options?: OpOptions): Promise<void>;
   recv(view: View, peer: number, options?: OpOptions): Promise<void>;
@@ -64,6 +89,12 @@ export interface Comm {
   reduceInto(dst: View, src: View, op: ReduceOp): void;
   /** Local dst <- src * mul / div (premulsum's pre-scaling, avg's final division). */
   scale(dst: View, src: View, mul: number, div: number): void;
+  /**
+   * Called by the front API before each collective, before any data moves: wrapper layers of the
+   * runtime hook checked mode and fault injection in here. Backends leave it out.
+   */
+  beforeCollective?(e: CollectiveEvent): Promise<void>;
+
   /** Settles once every local operation and transfer issued so far is complete (a no-op on host backends). */
   synchronize(): Promise<void>;
 

@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { agrees } from "../src/backends/mpi/differential.js";
 import { mpiSizes } from "../src/backends/mpi/verify.js";
-import { allAlgorithms } from "../src/registry.js";
+import { allAlgorithms } from "../src/schedule/registry.js";
 import { mpiSkipReason } from "./support/mpi.js";
 
 const skip = mpiSkipReason("mpi differential tests") !== "";

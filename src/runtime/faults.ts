@@ -10,11 +10,10 @@
  * An operation is one call of send, recv, isend, irecv or group, counted from 1 per process.
  */
 
-import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
+import type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "../comm.js";
 import { view as makeView, type View } from "../core/buffer.js";
 import { CclabError, InvalidArgumentError } from "../core/errors.js";
 import { CommLayer } from "../layer.js";
-import { findLayer } from "./guard.js";
 
 export type Fault =
   | { readonly kind: "kill"; readonly rank: number; readonly at: number }
@@ -109,9 +108,9 @@ export class FaultyComm extends CommLayer {
     this.mine = faults.filter((f) => f.rank === options.rank);
   }
 
-  /** For the front API: how much to change this rank's collective counts. */
-  get countDelta(): number {
-    return countDelta(this.mine, this.options.rank);
+  /** A count fault shifts only what this rank announces, so checked mode can be shown catching it. */
+  override beforeCollective(e: CollectiveEvent): Promise<void> {
+    return super.beforeCollective({ ...e, count: e.count + countDelta(this.mine, this.options.rank) });
   }
 
   /** Counts the operation, dies if told to; returns its delay and count change. */
@@ -209,9 +208,4 @@ export class FaultyComm extends CommLayer {
 export function withFaults(comm: Comm, faults: readonly Fault[], options: FaultOptions): Comm {
   if (!faults.some((f) => f.rank === options.rank)) return comm;
   return new FaultyComm(comm, faults, options);
-}
-
-/** The count change fault injection asks of this comm's rank, for the front API (0 without faults). */
-export function faultCountDelta(comm: Comm): number {
-  return findLayer(comm, (c): c is FaultyComm => c instanceof FaultyComm)?.countDelta ?? 0;
 }

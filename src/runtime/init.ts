@@ -15,11 +15,10 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Comm } from "../comm.js";
 import { AbortError, CclabError, InvalidArgumentError, UnavailableError } from "../core/errors.js";
-import { checkedFromEnv } from "./checked.js";
+import { checkedFromEnv, withChecks } from "./checked.js";
 import { isLoopback, type JobEnv, readJobEnv } from "./env.js";
 import { type Fault, faultsFromEnv, withFaults } from "./faults.js";
 import { type AbortInfo, AbortWatch, abortKey, defaultTimeoutMs, GuardedComm, publishAbort } from "./guard.js";
-import { attachRuntime } from "./registry.js";
 import { type KVStore, StoreClient, StoreServer } from "./store.js";
 
 export interface InitOptions {
@@ -126,7 +125,8 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
     throw e;
   }
   const faults = options.faults ?? faultsFromEnv(env);
-  const comm = new GuardedComm(withFaults(inner, faults, { rank: job.rank, mode: "exit" }), {
+  const checked = withChecks(inner, options.check ?? checkedFromEnv(env), { store, timeoutMs, watch });
+  const comm = new GuardedComm(withFaults(checked, faults, { rank: job.rank, mode: "exit" }), {
     store,
     rank: job.rank,
     timeoutMs,
@@ -134,14 +134,6 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
     watch,
   });
   hosting.set(comm, { job, store, server, watch });
-  attachRuntime(comm, {
-    rank: job.rank,
-    size: job.size,
-    store,
-    watch,
-    timeoutMs,
-    checked: options.check ?? checkedFromEnv(env),
-  });
   return comm;
 }
 

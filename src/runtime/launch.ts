@@ -10,13 +10,12 @@ import { hostname } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Comm } from "../comm.js";
 import { InvalidArgumentError, RankError, UnavailableError } from "../core/errors.js";
-import { checkedFromEnv } from "./checked.js";
+import { checkedFromEnv, withChecks } from "./checked.js";
 import { DEFAULT_MASTER_PORT, isLoopback } from "./env.js";
 import { FaultyComm, parseFaults, withFaults } from "./faults.js";
 import { type AbortInfo, AbortWatch, abortKey, defaultTimeoutMs, GuardedComm, parseAbort } from "./guard.js";
 import { loadProgram } from "./init.js";
 import { LinePrefixer, RankOutput } from "./output.js";
-import { attachRuntime } from "./registry.js";
 import { type KVStore, MemoryStore, makeToken, StoreClient, StoreServer } from "./store.js";
 
 export const BACKENDS = ["sim", "mpi", "nccl"] as const;
@@ -124,7 +123,10 @@ async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
     await sim.spawn(n, (comm) =>
       output.run(comm.rank, async () => {
         const rank = comm.rank;
-        const faulty = withFaults(comm, faults, { rank, mode: "throw" });
+        const faulty = withFaults(withChecks(comm, checked, { store, timeoutMs, watch }), faults, {
+          rank,
+          mode: "throw",
+        });
         if (faulty instanceof FaultyComm) faulties.push(faulty);
         const c = new GuardedComm(faulty, {
           store,
@@ -133,7 +135,6 @@ async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
           job,
           watch,
         });
-        attachRuntime(c, { rank, size: n, store, watch, timeoutMs, checked });
         try {
           await prog.main(c, [...(o.args ?? [])]);
         } catch (e) {

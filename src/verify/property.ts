@@ -12,33 +12,26 @@
  * fill inputs with the same `caseValues`.
  */
 import fc from "fast-check";
-import { allocate, invoke, shapeOf } from "../collectives/dispatch.js";
+import { allocate, invoke } from "../collectives/dispatch.js";
 import { reference } from "../collectives/reference.js";
 import type { Comm } from "../comm.js";
 import { isHostBuffer, type View } from "../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, setElement, type TypedArray, toValues } from "../core/dtype.js";
 import { opLabel, type ReduceOp } from "../core/op.js";
 import { Rng } from "../core/random.js";
-import { HAS_IN_PLACE, REDUCING, ROOTED } from "../schedule/layout.js";
-import type { Algorithm } from "../schedule/types.js";
+import type { Algorithm } from "../schedule/dsl.js";
 import { SEMANTICS, type Semantics, spawn } from "../sim/index.js";
+import { rankCall, specOf } from "../specs/index.js";
+import type { CollectiveCall } from "../specs/types.js";
 
-export interface Case {
-  readonly size: number;
+/** One property-test case: the call, and where and how it runs. */
+export interface Case extends CollectiveCall {
   /** World ranks of the subgroup the collective runs on, or undefined for the whole world. */
   readonly members?: readonly number[];
   readonly worldSize: number;
-  readonly count: number;
-  readonly dtype: DType;
-  readonly op: ReduceOp;
-  readonly root: number;
-  readonly inPlace: boolean;
   readonly semantics: Semantics;
   readonly seed: number;
   readonly chaos: boolean;
-  readonly segment: number;
-  /** alltoallv: sendCounts[src][dst]. */
-  readonly splits?: number[][];
   readonly valueSeed: number;
 }
 
@@ -74,9 +67,10 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
           )
         : fc.constant(1);
   return sizeArb.chain((size) => {
-    const rooted = ROOTED.has(alg.collective);
-    const reducing = REDUCING.has(alg.collective);
-    const inPlaceOk = HAS_IN_PLACE.has(alg.collective) && alg.inPlace !== false;
+    const spec = specOf(alg.collective);
+    const rooted = spec.rooted;
+    const reducing = spec.reducing;
+    const inPlaceOk = spec.inPlace && alg.inPlace !== false;
     return fc
       .record({
         count: fc.oneof(
@@ -118,11 +112,13 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
         const members =
           r.extra > 0 ? new Rng(r.memberSeed + 1).shuffle([...Array(worldSize).keys()]).slice(0, size) : undefined;
         return {
+          collective: spec.name,
           size,
           members: members?.sort((a, b) => a - b),
           worldSize,
-          count: alg.collective === "barrier" || alg.collective === "alltoallv" ? 0 : r.count,
-          dtype: alg.collective === "barrier" ? "uint8" : r.dtype,
+          count: spec.counted ? r.count : 0,
+          // No data (the barrier): its own dtype.
+          dtype: spec.counted || spec.name === "alltoallv" ? r.dtype : spec.defaultDtype,
           op,
           root: rooted ? r.root : 0,
           inPlace: r.inPlace,
@@ -130,7 +126,7 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
           seed: r.seed,
           chaos: r.chaos,
           segment: r.segment,
-          splits: alg.collective === "alltoallv" ? r.splits : undefined,
+          splits: spec.name === "alltoallv" ? r.splits : undefined,
           valueSeed: r.valueSeed,
         };
       });
@@ -199,13 +195,13 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
   const run = async (world: Comm): Promise<RankResult | undefined> => {
     const comm = c.members ? await world.split(c.members) : world;
     if (comm.rank < 0) return undefined;
-    const shape = shapeOf(alg.collective, c, comm.rank);
-    const b = allocate(comm, shape, c.inPlace);
+    const rc = rankCall(c, comm.rank);
+    const b = allocate(comm, rc);
     const inArr = hostArray(b.input as View);
     fill(inArr, c.dtype, caseValues(c, comm.rank, inArr.length));
     inputs[comm.rank] = inArr.slice() as TypedArray;
     const before = toValues(c.dtype, inArr);
-    await invoke(comm, { ...shape, algorithm: alg.name, op: c.op, segment: c.segment }, b);
+    await invoke(comm, rc, alg.name, b);
     return {
       out: toValues(c.dtype, hostArray(b.output as View)),
       inputBefore: before,
@@ -214,18 +210,7 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
   };
   const results = await spawn(c.worldSize, run, { semantics: c.semantics, seed: c.seed, chaos: c.chaos });
   const group = results.filter((r): r is RankResult => r !== undefined);
-  const want = reference(
-    {
-      collective: alg.collective,
-      size: c.size,
-      count: c.count,
-      root: c.root,
-      dtype: c.dtype,
-      op: c.op,
-      sendCounts: c.splits,
-    },
-    inputs,
-  );
+  const want = reference(c, inputs);
   for (let r = 0; r < c.size; r++) {
     const got = (group[r] as RankResult).out;
     const exp = toValues(c.dtype, want[r] as TypedArray);
@@ -234,7 +219,7 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
       return `rank ${r} output[${bad}] = ${String(got[bad])}, the oracle says ${String(exp[bad])} (output ${fmt(got)}, expected ${fmt(exp)})`;
     }
     const g = group[r] as RankResult;
-    const aliased = c.inPlace && !(ROOTED.has(alg.collective) && r !== c.root);
+    const aliased = c.inPlace && !(specOf(c.collective).rooted && r !== c.root);
     if (!aliased && g.inputAfter.some((v, i) => !same(v, g.inputBefore[i]))) {
       return `rank ${r}: the input buffer changed (${fmt(g.inputBefore)} -> ${fmt(g.inputAfter)}); out of place it must not`;
     }
