@@ -4,7 +4,7 @@
  * every backend with this; it shares no code with the algorithms.
  */
 import { type DType, dtypeInfo, type TypedArray } from "../core/dtype.js";
-import { combineOf, type ReduceOp, reduceArrays, scaleArrays } from "../core/op.js";
+import { combineOf, type ReduceOp, reduceArrays, scaleArrays, sumScaling } from "../core/op.js";
 import { layout } from "../schedule/layout.js";
 import type { Collective } from "../schedule/types.js";
 
@@ -33,18 +33,23 @@ export function reference(args: ReferenceArgs, inputs: readonly TypedArray[]): T
   const outs = Array.from({ length: n }, (_, r) => make(outLen(r)));
   const input = (r: number) => inputs[r] as TypedArray;
 
-  /** Element-wise reduction over all ranks of input[r][from .. from+len), in rank order. */
+  /**
+   * Element-wise reduction over all ranks of input[r][from .. from+len), in rank order, with
+   * docs/semantics.md's arithmetic (op.ts) and scaling (sumScaling: each contribution
+   * pre-multiplied, the sum post-divided, as the op and dtype say).
+   */
+  const { premul, postdiv } = sumScaling(op, dtype, n);
   const reduced = (from: number, len: number): TypedArray => {
     const acc = make(len);
     const contrib = (r: number): TypedArray => {
       const x = make(len);
       x.set(input(r).subarray(from, from + len) as never);
-      if (op.name === "premulsum") scaleArrays(dtype, x, 0, x, 0, len, op.scalar ?? 1, 1);
+      if (premul !== undefined) scaleArrays(dtype, x, 0, x, 0, len, premul, 1);
       return x;
     };
     acc.set(contrib(0) as never);
     for (let r = 1; r < n; r++) reduceArrays(dtype, combineOf(op), acc, 0, contrib(r), 0, len);
-    if (op.name === "avg") scaleArrays(dtype, acc, 0, acc, 0, len, 1, n);
+    if (postdiv !== undefined) scaleArrays(dtype, acc, 0, acc, 0, len, 1, postdiv);
     return acc;
   };
 

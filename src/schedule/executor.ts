@@ -4,13 +4,15 @@
  * copies and reductions. It never looks at data; on a stream-ordered backend (nccl) the
  * group and the local operations only enqueue, and the host synchronises once at the end.
  *
- * avg and premulsum live here, not in algorithms: premulsum scales this rank's contribution
- * into a temporary input first; avg divides the result by the size at the end.
+ * avg and premulsum live here, not in algorithms (sumScaling, docs/semantics.md): premulsum and
+ * float avg scale this rank's contribution into a temporary input first (by the scalar, by
+ * 1/size); integer avg divides the result by the size at the end.
  */
 
 import type { Comm, P2POp } from "../comm.js";
 import { invariant } from "../core/assert.js";
 import { type DataBuffer, type View, view } from "../core/buffer.js";
+import { sumScaling } from "../core/op.js";
 import { bufferSizes } from "./context.js";
 import { layout, REDUCING } from "./layout.js";
 import type { Algorithm, BufferName, Region, ScheduleContext } from "./types.js";
@@ -72,11 +74,11 @@ export async function execute(
   const output = bound.output ?? emptyView(comm, ctx);
   let run = ctx;
 
-  const { op } = ctx;
-  if (op.name === "premulsum" && REDUCING.has(ctx.collective) && sizes.input > 0) {
+  const { premul, postdiv } = REDUCING.has(ctx.collective) ? sumScaling(ctx.op, ctx.dtype, ctx.size) : {};
+  if (premul !== undefined && sizes.input > 0) {
     // Scale a copy: the caller's input stays untouched, so the schedule now runs out of place.
     const scaled = view(comm.alloc(ctx.dtype, sizes.input));
-    comm.scale(scaled, input, op.scalar ?? 1, 1);
+    comm.scale(scaled, input, premul, 1);
     input = scaled;
     run = { ...ctx, inPlace: false };
   }
@@ -87,9 +89,9 @@ export async function execute(
   } finally {
     release();
   }
-  if (op.name === "avg" && REDUCING.has(ctx.collective)) {
+  if (postdiv !== undefined) {
     const out = layout(ctx).outputCount;
-    if (out > 0) comm.scale(output, output, 1, ctx.size);
+    if (out > 0) comm.scale(output, output, 1, postdiv);
   }
 }
 
