@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { builtinNotOracle } from "../src/backends/mpi/differential.js";
 import { mpirunCommand } from "../src/backends/mpi/index.js";
+import { runFakeRanks } from "../src/backends/nccl/fake.js";
 import { allReduce } from "../src/collectives/api.js";
 import { view, zeros } from "../src/core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, type TypedArray } from "../src/core/dtype.js";
@@ -209,6 +210,18 @@ describe("issue 15 items 1-5 on the sim backend (semantics.md F2, F3, F4, A2, P1
       expect(failures).toEqual([]);
     });
   }
+});
+
+describe("issue 15 items 1-5 on the nccl backend's fake engine (no GPU; the same cases run on GPUs in test/gpu)", () => {
+  const cases = semanticsCases();
+  it(`items 1-5: ${cases.length} cases, every rank`, async () => {
+    const failures: string[] = [];
+    for (const c of cases) {
+      const errs = await runFakeRanks(c.size, (comm) => runSemanticsCase(c, comm));
+      for (const e of errs) if (e) failures.push(`${c.name}: ${e}`);
+    }
+    expect(failures).toEqual([]);
+  });
 });
 
 describe("A3, O1: every rank of an all-reduce ends with the same bytes, on arbitrary floats (sim)", () => {

@@ -1,12 +1,15 @@
 /**
  * The cases of issue 15's items 1-5, each holding a rule of docs/semantics.md, written once and
- * run on the sim backend (test/semantics.test.ts) and under mpirun on the mpi backend
- * (test/fixtures/mpi/semantics.ts). Each case runs on every rank of a communicator of `size`
- * ranks and returns undefined or what went wrong on that rank.
+ * run on the sim backend and the nccl backend's fake engine (test/semantics.test.ts), under
+ * mpirun on the mpi backend (test/fixtures/mpi/semantics.ts) and on GPUs (test/gpu/semantics.ts).
+ * Each case runs on every rank of a communicator of `size` ranks and returns undefined or what
+ * went wrong on that rank.
  *
  * Expected values are written out by hand from the rules (a table of bits per case), not
  * computed by src/core/op.ts, so a wrong implementation cannot agree with itself.
  */
+
+import { readDevice, writeDevice } from "../../src/backends/nccl/index.js";
 import { allocate, invoke, shapeOf } from "../../src/collectives/dispatch.js";
 import type { Comm } from "../../src/comm.js";
 import { type HostBuffer, isHostBuffer, type View, view } from "../../src/core/buffer.js";
@@ -101,10 +104,17 @@ const B: Record<(typeof FLOATS)[number], Record<string, bigint>> = {
   },
 };
 
-function host(v: View, what: string): TypedArray {
-  if (!isHostBuffer(v.buffer)) throw new Error(`${what}: these cases need host memory`);
-  const b = v.buffer as HostBuffer;
-  return b.data.subarray(v.offset, v.offset + v.count) as TypedArray;
+/** The view's elements as a host array: its own memory on sim and mpi, a copy from the device on nccl. */
+async function read(v: View): Promise<TypedArray> {
+  if (!isHostBuffer(v.buffer)) return readDevice(v);
+  return (v.buffer as HostBuffer).data.subarray(v.offset, v.offset + v.count) as TypedArray;
+}
+/** Fills the view with `bits` (element i gets bits(i)). */
+async function fill(v: View, dtype: DType, bitsOf: (i: number) => bigint): Promise<void> {
+  const arr = new (dtypeInfo(dtype).array)(v.count);
+  for (let i = 0; i < v.count; i++) setBits(dtype, arr, i, bitsOf(i));
+  if (isHostBuffer(v.buffer)) (v.buffer as HostBuffer).data.set(arr as never, v.offset);
+  else await writeDevice(v, arr);
 }
 
 /**
@@ -123,11 +133,10 @@ async function reduceBits(
   const count = want.length;
   const shape = shapeOf(collective, { count, root: 0, dtype }, comm.rank);
   const b = allocate(comm, shape, false);
-  const inp = host(b.input as View, "input");
-  for (const [i, x] of (inputs[comm.rank] ?? []).entries()) setBits(dtype, inp, i, x);
+  await fill(b.input as View, dtype, (i) => inputs[comm.rank]?.[i] ?? 0n);
   await invoke(comm, { ...shape, algorithm, op }, b);
   if (collective === "reduce" && comm.rank !== 0) return undefined;
-  const out = host(b.output as View, "output");
+  const out = await read(b.output as View);
   for (let i = 0; i < count; i++) {
     const got = bitsAt(dtype, out, i);
     if (got !== want[i]) {
@@ -339,10 +348,9 @@ async function moveBits(
     return wide ? sign | 0x7ff0000000000000n | k : sign | 0x7f800000n | k; // signaling NaNs with payload k
   };
   const b = allocate(comm, shape, false);
-  const inp = host(b.input as View, "input");
-  for (let i = 0; i < inp.length; i++) setBits(dtype, inp, i, bits(comm.rank, i));
+  await fill(b.input as View, dtype, (i) => bits(comm.rank, i));
   await invoke(comm, { ...shape, algorithm }, b);
-  const outArr = host(b.output as View, "output");
+  const outArr = await read(b.output as View);
   // Where each output element comes from: (source rank, source index).
   const from = (j: number): [number, number] | undefined => {
     switch (collective) {
