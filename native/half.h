@@ -14,16 +14,16 @@
 
 namespace cclab {
 
-CCLAB_HD inline uint32_t Bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
+// The same bytes as another type of the same size (std::bit_cast, usable in device code).
+template <typename To, typename From>
+CCLAB_HD inline To BitCast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "BitCast needs types of one size");
+  To t;
+  memcpy(&t, &x, sizeof(To));
+  return t;
 }
-CCLAB_HD inline float FromBits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
+CCLAB_HD inline uint32_t Bits(float f) { return BitCast<uint32_t>(f); }
+CCLAB_HD inline float FromBits(uint32_t u) { return BitCast<float>(u); }
 
 CCLAB_HD inline uint16_t FloatToHalf(float value) {
   const uint32_t x = Bits(value);

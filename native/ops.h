@@ -21,20 +21,9 @@ namespace cclab {
 // sum prod min max band bor bxor (the order of the names in src/core/op.ts's Combine)
 enum class Combine { Sum, Prod, Min, Max, Band, Bor, Bxor };
 
-CCLAB_HD inline uint64_t Bits64(double d) {
-  uint64_t u;
-  memcpy(&u, &d, 8);
-  return u;
-}
-CCLAB_HD inline double FromBits64(uint64_t u) {
-  double d;
-  memcpy(&d, &u, 8);
-  return d;
-}
-
 // F2: a NaN result becomes the canonical NaN (CUDA's 0x7fffffff for float32; all ones for float64).
 CCLAB_HD inline float Canonical(float r) { return r != r ? FromBits(0x7fffffffu) : r; }
-CCLAB_HD inline double Canonical(double r) { return r != r ? FromBits64(0x7fffffffffffffffull) : r; }
+CCLAB_HD inline double Canonical(double r) { return r != r ? BitCast<double>(0x7fffffffffffffffull) : r; }
 
 
 // F3: fminf/fmaxf with -0 < +0 (PTX min.f32/max.f32, __hmin/__hmax). Both NaN: a NaN (made
@@ -57,52 +46,34 @@ template <typename T>
 struct Unsigned {
   using type = std::make_unsigned_t<T>;
 };
-template <>
-struct Unsigned<float> {
-  using type = float;
-};
-template <>
-struct Unsigned<double> {
-  using type = double;
-};
 
 template <typename T>
 constexpr bool kFloat = std::is_floating_point_v<T>;
 
-// One element: dst (op) src. Integers in the unsigned type (I1); int8*int8 is promoted to 32 bits
-// and still wraps.
+// Float a + b or a * b, rounded once (on the device explicitly, so nothing contracts), NaN canonical.
 template <Combine C, typename T>
-struct Op;
-template <typename T>
-struct Op<Combine::Sum, T> {
+CCLAB_HD inline T FloatArith(T a, T b) {
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(T) == 4) return Canonical(C == Combine::Sum ? __fadd_rn(a, b) : __fmul_rn(a, b));
+  else return Canonical(C == Combine::Sum ? __dadd_rn(a, b) : __dmul_rn(a, b));
+#else
+  return Canonical(C == Combine::Sum ? a + b : a * b);
+#endif
+}
+
+// One element: dst (op) src; the primary template is sum and prod. Integers in the unsigned type
+// (I1); int8*int8 is promoted to 32 bits and still wraps.
+template <Combine C, typename T>
+struct Op {
+  static_assert(C == Combine::Sum || C == Combine::Prod, "min, max and the bitwise ops are specialised below");
   CCLAB_HD static inline T f(T a, T b) {
     if constexpr (kFloat<T>) {
-#ifdef __CUDA_ARCH__
-      if constexpr (sizeof(T) == 4) return Canonical(__fadd_rn(a, b));
-      else return Canonical(__dadd_rn(a, b));
-#else
-      return Canonical(a + b);
-#endif
+      return FloatArith<C>(a, b);
     } else {
       using U = typename Unsigned<T>::type;
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-    }
-  }
-};
-template <typename T>
-struct Op<Combine::Prod, T> {
-  CCLAB_HD static inline T f(T a, T b) {
-    if constexpr (kFloat<T>) {
-#ifdef __CUDA_ARCH__
-      if constexpr (sizeof(T) == 4) return Canonical(__fmul_rn(a, b));
-      else return Canonical(__dmul_rn(a, b));
-#else
-      return Canonical(a * b);
-#endif
-    } else {
-      using U = typename Unsigned<T>::type;
-      using W = std::conditional_t<(sizeof(T) < 4), uint32_t, U>;
-      return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+      using W = std::conditional_t<(sizeof(T) < 4), uint32_t, U>;  // int8*int8 would promote to signed int
+      const W x = static_cast<U>(a), y = static_cast<U>(b);
+      return static_cast<T>(static_cast<U>(C == Combine::Sum ? x + y : x * y));
     }
   }
 };
@@ -173,7 +144,7 @@ CCLAB_HD inline T IntScalar(double x) {
 // infinities become 0, everything else is reduced modulo 2^N (ToInt8/ToUint8/ToInt32/ToUint32).
 template <typename T>
 CCLAB_HD inline T JsToInt(double r) {
-  if (((Bits64(r) >> 52) & 0x7ff) == 0x7ff) return 0;  // NaN, infinity
+  if (((BitCast<uint64_t>(r) >> 52) & 0x7ff) == 0x7ff) return 0;  // NaN, infinity
   return IntScalar<T>(r);
 }
 

@@ -14,6 +14,7 @@ import { builtinNotOracle } from "../src/backends/mpi/differential.js";
 import { mpirunCommand } from "../src/backends/mpi/index.js";
 import { runFakeRanks } from "../src/backends/nccl/fake.js";
 import { allReduce } from "../src/collectives/api.js";
+import type { Comm } from "../src/comm.js";
 import { view, zeros } from "../src/core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, type TypedArray } from "../src/core/dtype.js";
 import { InvalidArgumentError } from "../src/core/errors.js";
@@ -23,7 +24,7 @@ import { algorithmsOf } from "../src/registry.js";
 import { spawn } from "../src/sim/index.js";
 import type { Case } from "../src/verify/property.js";
 import { mpiSkipReason } from "./support/mpi.js";
-import { bits, runSemanticsCase, semanticsCases } from "./support/semantics-cases.js";
+import { bits, runSemanticsCase, type SemanticsCase, semanticsCases } from "./support/semantics-cases.js";
 
 const load = loadNative();
 const addon = load.ok ? load.addon : undefined;
@@ -197,17 +198,24 @@ describe("docs/semantics.md names every rule once, and a test here holds each", 
   });
 });
 
+type Ranks = <T>(n: number, fn: (comm: Comm) => Promise<T>) => Promise<T[]>;
+
+/** Every case on `size` ranks of a backend; every rank's failure, by case name. */
+async function failuresOf(cases: readonly SemanticsCase[], ranks: Ranks): Promise<string[]> {
+  const failures: string[] = [];
+  for (const c of cases) {
+    const errs = await ranks(c.size, (comm) => runSemanticsCase(c, comm));
+    for (const e of errs) if (e) failures.push(`${c.name}: ${e}`);
+  }
+  return failures;
+}
+
 describe("issue 15 items 1-5 on the sim backend (semantics.md F2, F3, F4, A2, P1, P2, M1)", () => {
   const cases = semanticsCases();
   for (const item of ["item 1", "item 2", "item 3", "item 4", "item 5"]) {
     const mine = cases.filter((c) => c.name.startsWith(`${item} `));
     it(`${item}: ${mine.length} cases, every rank`, async () => {
-      const failures: string[] = [];
-      for (const c of mine) {
-        const errs = await spawn(c.size, (comm) => runSemanticsCase(c, comm));
-        for (const e of errs) if (e) failures.push(`${c.name}: ${e}`);
-      }
-      expect(failures).toEqual([]);
+      expect(await failuresOf(mine, (n, fn) => spawn(n, fn))).toEqual([]);
     });
   }
 });
@@ -215,12 +223,7 @@ describe("issue 15 items 1-5 on the sim backend (semantics.md F2, F3, F4, A2, P1
 describe("issue 15 items 1-5 on the nccl backend's fake engine (no GPU; the same cases run on GPUs in test/gpu)", () => {
   const cases = semanticsCases();
   it(`items 1-5: ${cases.length} cases, every rank`, async () => {
-    const failures: string[] = [];
-    for (const c of cases) {
-      const errs = await runFakeRanks(c.size, (comm) => runSemanticsCase(c, comm));
-      for (const e of errs) if (e) failures.push(`${c.name}: ${e}`);
-    }
-    expect(failures).toEqual([]);
+    expect(await failuresOf(cases, (n, fn) => runFakeRanks(n, fn))).toEqual([]);
   });
 });
 
@@ -246,7 +249,8 @@ describe("A3, O1: every rank of an all-reduce ends with the same bytes, on arbit
           fc.constantFrom(...ops),
           fc.integer({ min: 1, max: 1_000_000 }),
           fc.integer({ min: 0, max: 2 ** 31 - 1 }),
-          async (n, count, dtype, op, seed, valueSeed) => {
+          fc.option(fc.integer({ min: 1, max: 9 }), { nil: undefined }),
+          async (n, count, dtype, op, seed, valueSeed, segment) => {
             const outs = await spawn(
               n,
               async (comm) => {
@@ -257,13 +261,16 @@ describe("A3, O1: every rank of an all-reduce ends with the same bytes, on arbit
                   s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
                   raw[i] = s >>> 24;
                 }
-                await allReduce(comm, view(buf), { op, algorithm: alg.name });
+                await allReduce(comm, view(buf), { op, algorithm: alg.name, segment });
                 return Array.from(raw);
               },
               { seed },
             );
             for (let r = 1; r < n; r++) {
-              expect(outs[r], `rank ${r} vs rank 0, n=${n} count=${count} ${dtype} ${op.name}`).toEqual(outs[0]);
+              expect(
+                outs[r],
+                `rank ${r} vs rank 0, n=${n} count=${count} ${dtype} ${op.name} segment=${segment}`,
+              ).toEqual(outs[0]);
             }
           },
         ),
