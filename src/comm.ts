@@ -62,7 +62,10 @@ export interface Comm {
   copy(dst: View, src: View): void;
   /** Local dst <- dst (op) src, element-wise; avg and premulsum combine as sum. */
   reduceInto(dst: View, src: View, op: ReduceOp): void;
-  /** Local dst <- src * mul / div (premulsum's pre-scaling, avg's final division). */
+  /**
+   * Local dst <- (src * mul) / div, mul taken in the element type (premulsum's and float avg's
+   * pre-scaling, integer avg's final division: scaleArrays, docs/semantics.md).
+   */
   scale(dst: View, src: View, mul: number, div: number): void;
   /** Settles once every local operation and transfer issued so far is complete (a no-op on host backends). */
   synchronize(): Promise<void>;
