@@ -66,6 +66,12 @@ export interface Comm {
   readonly worldRanks: readonly number[];
   /** Whether messages on different channels (OpOptions.channel) match independently. */
   readonly channels?: boolean;
+  /**
+   * True where operations run in the order they are issued, on a stream (nccl): a collective's
+   * plan is then issued step by step in program order (each step's transfers as one group), never
+   * reordered, since a transfer enqueued early would block the stream until its peer reaches it.
+   */
+  readonly streamOrdered?: boolean;
 
   send(view: View, peer: number, options?: OpOptions): Promise<void>;
   recv(view: View, peer: number, options?: OpOptions): Promise<void>;
@@ -87,7 +93,10 @@ export interface Comm {
   copy(dst: View, src: View): void;
   /** Local dst <- dst (op) src, element-wise; avg and premulsum combine as sum. */
   reduceInto(dst: View, src: View, op: ReduceOp): void;
-  /** Local dst <- src * mul / div (premulsum's pre-scaling, avg's final division). */
+  /**
+   * Local dst <- (src * mul) / div, mul taken in the element type (premulsum's and float avg's
+   * pre-scaling, integer avg's final division: scaleArrays, docs/semantics.md).
+   */
   scale(dst: View, src: View, mul: number, div: number): void;
   /**
    * Called by the front API before each collective, before any data moves: wrapper layers of the

@@ -61,6 +61,9 @@ export abstract class CommLayer implements Comm {
   get channels(): boolean | undefined {
     return this.inner.channels;
   }
+  get streamOrdered(): boolean | undefined {
+    return this.inner.streamOrdered;
+  }
   synchronize(): Promise<void> {
     return this.inner.synchronize();
   }

@@ -31,7 +31,7 @@ describe("cclab with --algorithm-file", () => {
     expect(r.code, r.out).not.toBe(0);
     expect(r.out).toContain("allreduce/sliced_ring_broken FAILED");
     expect(r.out).toMatch(
-      /sliced_ring_broken \(n=2, count=7\): rank 0: output\[3\] holds \[0\] but allreduce needs \[0\+1\]/,
+      /sliced_ring_broken \(n=2, count=7\): rank 0: output\[3\] was never written; it should hold \[0\+1\]/,
     );
     expect(r.out).toContain(
       `replay: cclab explain allreduce --algorithm sliced_ring_broken --algorithm-file ${BROKEN} -n 2 --count 7 --segment 3`,

@@ -6,7 +6,7 @@
  * compare every algorithm on every backend with this; it shares no code with the algorithms.
  */
 import { type DType, dtypeInfo, type TypedArray } from "../core/dtype.js";
-import { combineOf, type ReduceOp, reduceArrays, scaleArrays } from "../core/op.js";
+import { combineOf, type ReduceOp, reduceArrays, scaleArrays, sumScaling } from "../core/op.js";
 import { rankCall, specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 
@@ -17,19 +17,24 @@ export function bitsOf(a: TypedArray): Uint8Array | Uint16Array | Uint32Array | 
   return new Ctor(a.buffer as ArrayBuffer, a.byteOffset, a.length);
 }
 
-/** Element-wise reduction over every rank of input[r][0 .. len), in rank order, with the op's scaling. */
+/**
+ * Element-wise reduction over every rank of input[r][0 .. len), in rank order, with
+ * docs/semantics.md's arithmetic (op.ts) and scaling (sumScaling: each contribution
+ * pre-multiplied, the sum post-divided, as the op and dtype say).
+ */
 function reduceAll(dtype: DType, op: ReduceOp, inputs: readonly TypedArray[], len: number): TypedArray {
   const n = inputs.length;
+  const { premul, postdiv } = sumScaling(op, dtype, n);
   const make = () => new (dtypeInfo(dtype).array)(len);
   const contrib = (r: number): TypedArray => {
     const x = make();
     bitsOf(x).set(bitsOf((inputs[r] as TypedArray).subarray(0, len) as TypedArray) as never);
-    if (op.name === "premulsum") scaleArrays(dtype, x, 0, x, 0, len, op.scalar ?? 1, 1);
+    if (premul !== undefined) scaleArrays(dtype, x, 0, x, 0, len, premul, 1);
     return x;
   };
   const acc = contrib(0);
   for (let r = 1; r < n; r++) reduceArrays(dtype, combineOf(op), acc, 0, contrib(r), 0, len);
-  if (op.name === "avg") scaleArrays(dtype, acc, 0, acc, 0, len, 1, n);
+  if (postdiv !== undefined) scaleArrays(dtype, acc, 0, acc, 0, len, 1, postdiv);
   return acc;
 }
 

@@ -6,14 +6,16 @@
  * backend the transfers and local operations only enqueue.
  *
  * Everything ready at one moment is posted as one burst before anything is waited on, so a
- * step's send and receive reach the engine together (one NCCL group, one MPI progress pass).
+ * step's send and receive reach the engine together (one MPI progress pass). A stream-ordered
+ * backend (nccl) gets the plan in program order instead, step by step, each step's transfers as
+ * one group: reordering there would block its stream on a transfer enqueued too early.
  * Zero-length transfers carry nothing; NCCL skips them too, so every backend does.
  *
  * Scratch is kept per communicator and dtype and grown on demand: allocating it per call left a
  * message-sized dead buffer behind every collective until the next GC. A buffer in use by one call
  * is never handed to a concurrent one on the same comm; that call allocates its own.
  */
-import type { Comm, Work } from "../comm.js";
+import type { Comm, P2POp, Work } from "../comm.js";
 import { invariant } from "../core/assert.js";
 import { type DataBuffer, type View, view } from "../core/buffer.js";
 import type { DType } from "../core/dtype.js";
@@ -69,20 +71,45 @@ export async function execute(comm: Comm, plan: Plan, bound: Bound, options: Exe
     scratch,
   };
   try {
-    await run(comm, plan, views, options.label ?? `${plan.alg.collective}/${plan.alg.name}`);
+    const label = options.label ?? `${plan.alg.collective}/${plan.alg.name}`;
+    await (comm.streamOrdered ? inOrder : run)(comm, plan, views, label);
   } finally {
     release();
   }
 }
 
-function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: string): Promise<void> {
-  const { ops, steps } = plan;
-  const sched = scheduling(plan, comm.channels === true);
-  const pending = sched.indeg.slice();
-  const isReady = new Uint8Array(ops.length);
-  const qpos = new Int32Array(sched.queues.length);
-  const { op: reduceOp } = plan.call;
-  const resolve = (r: Region): View => {
+/** A local operation of a plan, on the bound views. */
+function local(comm: Comm, plan: Plan, op: PlanOp, resolve: (r: Region) => View, prefix: string): void {
+  if (op.region.count === 0) return;
+  const dst = resolve(op.region);
+  const src = resolve(op.src as Region);
+  switch (op.kind) {
+    case "copy":
+      // In place, 'copy input to output' is a copy onto itself: skip it.
+      if (dst.buffer !== src.buffer || dst.offset !== src.offset) comm.copy(dst, src);
+      break;
+    case "scale":
+      comm.scale(dst, src, op.mul ?? 1, op.div ?? 1);
+      break;
+    case "reduce": {
+      // dst <- a (op) src: with a third operand, bring a into dst first (unless dst is src).
+      const a = op.with ? resolve(op.with) : dst;
+      const sameAs = (x: View, y: View) => x.buffer === y.buffer && x.offset === y.offset;
+      if (sameAs(a, dst)) comm.reduceInto(dst, src, plan.call.op);
+      else if (sameAs(src, dst)) comm.reduceInto(dst, a, plan.call.op);
+      else {
+        comm.copy(dst, a);
+        comm.reduceInto(dst, src, plan.call.op);
+      }
+      break;
+    }
+    default:
+      invariant(false, `${prefix}: ${op.kind} is not a local operation`);
+  }
+}
+
+function resolver(views: Record<BufferName, View>, prefix: string): (r: Region) => View {
+  return (r) => {
     const base = views[r.buf];
     invariant(
       r.offset + r.count <= base.count,
@@ -90,10 +117,47 @@ function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: st
     );
     return { buffer: base.buffer, offset: base.offset + r.offset, count: r.count };
   };
+}
+
+const stepLabel = (plan: Plan, prefix: string, step: number) =>
+  `${prefix} step ${step} (${plan.steps[step]?.label ?? ""})`;
+
+/** Program order, step by step: each step's transfers as one group, then its local operations. */
+async function inOrder(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: string): Promise<void> {
+  const resolve = resolver(views, prefix);
+  const { ops } = plan;
+  for (let i = 0; i < ops.length; ) {
+    const step = (ops[i] as PlanOp).step;
+    let j = i;
+    while (j < ops.length && (ops[j] as PlanOp).step === step) j++;
+    const label = stepLabel(plan, prefix, step);
+    const group: P2POp[] = [];
+    for (let k = i; k < j; k++) {
+      const op = ops[k] as PlanOp;
+      if ((op.kind === "send" || op.kind === "recv") && op.region.count > 0) {
+        group.push({ kind: op.kind, peer: op.peer, view: resolve(op.region), label });
+      }
+    }
+    if (group.length > 0) await comm.group(group, { label });
+    for (let k = i; k < j; k++) {
+      const op = ops[k] as PlanOp;
+      if (op.kind !== "send" && op.kind !== "recv") local(comm, plan, op, resolve, prefix);
+    }
+    i = j;
+  }
+}
+
+function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: string): Promise<void> {
+  const { ops } = plan;
+  const sched = scheduling(plan, comm.channels === true);
+  const pending = sched.indeg.slice();
+  const isReady = new Uint8Array(ops.length);
+  const qpos = new Int32Array(sched.queues.length);
+  const resolve = resolver(views, prefix);
   const labels = new Map<number, string>();
   const labelOf = (step: number): string => {
     let l = labels.get(step);
-    if (l === undefined) labels.set(step, (l = `${prefix} step ${step} (${steps[step]?.label ?? ""})`));
+    if (l === undefined) labels.set(step, (l = stepLabel(plan, prefix, step)));
     return l;
   };
 
@@ -102,35 +166,6 @@ function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: st
     let settled = false;
     const work: number[] = [];
     const posted: [number, Work][] = [];
-
-    const local = (op: PlanOp) => {
-      if (op.region.count === 0) return;
-      const dst = resolve(op.region);
-      const src = resolve(op.src as Region);
-      switch (op.kind) {
-        case "copy":
-          // In place, 'copy input to output' is a copy onto itself: skip it.
-          if (dst.buffer !== src.buffer || dst.offset !== src.offset) comm.copy(dst, src);
-          break;
-        case "scale":
-          comm.scale(dst, src, op.mul ?? 1, op.div ?? 1);
-          break;
-        case "reduce": {
-          // dst <- a (op) src: with a third operand, bring a into dst first (unless dst is src).
-          const a = op.with ? resolve(op.with) : dst;
-          const sameAs = (x: View, y: View) => x.buffer === y.buffer && x.offset === y.offset;
-          if (sameAs(a, dst)) comm.reduceInto(dst, src, reduceOp);
-          else if (sameAs(src, dst)) comm.reduceInto(dst, a, reduceOp);
-          else {
-            comm.copy(dst, a);
-            comm.reduceInto(dst, src, reduceOp);
-          }
-          break;
-        }
-        default:
-          invariant(false, `${prefix}: ${op.kind} is not a local operation`);
-      }
-    };
 
     /** Runs everything that can run now; transfers are posted, their waits attached after the burst. */
     const drain = () => {
@@ -154,7 +189,7 @@ function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: st
             posted.push([j, t.kind === "send" ? comm.isend(v, t.peer, o) : comm.irecv(v, t.peer, o)]);
           }
         } else {
-          local(op);
+          local(comm, plan, op, resolve, prefix);
           finished(i);
         }
       }

@@ -20,7 +20,7 @@
  * them in order), so messages match in the order the steps name them.
  */
 import { invariant } from "../core/assert.js";
-import { dtypeInfo } from "../core/dtype.js";
+import { sumScaling } from "../core/op.js";
 import { specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import {
@@ -90,11 +90,11 @@ const LIMIT_STEPS = 1_000_000;
 /** The scaling the op needs around a sum, per docs/semantics.md: before (each input), after (the result). */
 export function opScaling(c: RankCall): { pre?: { mul: number; div: number }; post?: { mul: number; div: number } } {
   if (!specOf(c.collective).reducing) return {};
-  if (c.op.name === "premulsum") return { pre: { mul: c.op.scalar ?? 1, div: 1 } };
-  if (c.op.name === "avg") {
-    return dtypeInfo(c.dtype).kind === "float" ? { pre: { mul: 1, div: c.size } } : { post: { mul: 1, div: c.size } };
-  }
-  return {};
+  const { premul, postdiv } = sumScaling(c.op, c.dtype, c.size);
+  return {
+    ...(premul !== undefined ? { pre: { mul: premul, div: 1 } } : {}),
+    ...(postdiv !== undefined ? { post: { mul: 1, div: postdiv } } : {}),
+  };
 }
 
 /** A scratch allocator: regions handed out one after another from `base`. */

@@ -96,6 +96,9 @@ export function caseInput(c: NcclCase, rank: number, len: number): TypedArray {
   for (let i = 0; i < len; i++) {
     let v: number;
     if (c.op.name === "prod") v = signed ? [1, 2, -1][rng.int(3)]! : 1 + rng.int(2);
+    // Float avg pre-multiplies every input by 1/n (docs/semantics.md A2), which rounds: only ranks
+    // 0 and 1 contribute non-zero values, and two terms add alike in every order.
+    else if (c.op.name === "avg" && dtypeInfo(c.dtype).kind === "float") v = rank < 2 ? rng.int(9) - 4 : 0;
     else if (["band", "bor", "bxor", "min", "max"].includes(c.op.name)) v = signed ? rng.int(61) - 30 : rng.int(61);
     else v = signed ? rng.int(9) - 4 : rng.int(5);
     setElement(c.dtype, arr, i, v);
