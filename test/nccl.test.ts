@@ -4,7 +4,7 @@
  * tried and how to get it, verify exits non-zero saying why, the dlopen path works against a
  * stand-in libnccl.so.2 compiled here, an addon built without CUDA says so, and the backend's
  * TypeScript (streams, batching, non-blocking enqueue, aborts, timeouts, builtin collectives and
- * the differential harness over every algorithm) runs on the fake engine (src/backends/nccl/fake.ts).
+ * the differential harness over every algorithm) runs on the fake engine (test/support/nccl-fake.ts).
  * The same checks on real GPUs: npm run test:gpu (test/gpu/).
  */
 import { spawnSync } from "node:child_process";
@@ -13,7 +13,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runNcclAlgorithm } from "../src/backends/nccl/differential.js";
-import { runFakeRanks } from "../src/backends/nccl/fake.js";
 import {
   NCCL_HINTS,
   ncclAvailable,
@@ -31,6 +30,7 @@ import { resetNcclSearchCache } from "../src/native/nccl.js";
 import type { NativeNccl } from "../src/native/types.js";
 import { allAlgorithms } from "../src/registry.js";
 import { P2P_CASES, TIMEOUT_CASE } from "./gpu/p2p-cases.js";
+import { runFakeRanks } from "./support/nccl-fake.js";
 
 const load = loadNative();
 const addon = load.ok ? load.addon : undefined;

@@ -148,7 +148,7 @@ export interface InitNcclOptions {
   readonly blocking?: boolean;
   /** Called with the error after an asynchronous NCCL error or a timeout aborted the communicators. */
   readonly onAbort?: (e: Error) => void;
-  /** A stand-in for the native binding (tests: fake.ts); skips the availability checks. */
+  /** A stand-in for the native binding (tests: test/support/nccl-fake.ts); skips the availability checks. */
   readonly native?: NativeNccl;
 }
 

@@ -14,8 +14,10 @@
  * the tests would see it).
  */
 import { randomBytes } from "node:crypto";
-import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
-import { type Combine, reduceArrays, scaleArrays } from "../../core/op.js";
+import type { NcclComm } from "../../src/backends/nccl/comm.js";
+import { initNccl } from "../../src/backends/nccl/index.js";
+import { type DType, dtypeInfo, type TypedArray } from "../../src/core/dtype.js";
+import { type Combine, reduceArrays, scaleArrays } from "../../src/core/op.js";
 import {
   type DevicePtr,
   type NativeBuf,
@@ -24,10 +26,8 @@ import {
   NCCL_RESULT,
   type NcclLibrary,
   type NcclOpName,
-} from "../../native/types.js";
-import { MemoryStore } from "../../runtime/store.js";
-import type { NcclComm } from "./comm.js";
-import { initNccl } from "./index.js";
+} from "../../src/native/types.js";
+import { MemoryStore } from "../../src/runtime/store.js";
 
 export interface FakeOptions {
   /** GPUs the fake reports (deviceCount). Default 1. */
