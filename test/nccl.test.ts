@@ -476,6 +476,31 @@ describe("the backend on the fake engine (no GPU)", () => {
     expect(one!.fake.aborted).toEqual([]);
   });
 
+  it("process exit: a clean one lets a finalizing communicator finish, a failing one aborts it at once", async () => {
+    for (const failing of [false, true]) {
+      const [, one] = await runFakeRanks(2, async (c, fake) => {
+        const store = c.proc.store;
+        const x = await toDevice(c, tensor("int32", [c.rank + 7]));
+        if (c.rank === 0) {
+          if (!failing) await c.recv(view(x), 1); // posted before rank 1 exits
+          await store.set("test/posted", "1");
+          await store.get("test/exited");
+          if (!failing) expect([...(await readDevice(view(x)))]).toEqual([8]);
+          return undefined;
+        }
+        await store.get("test/posted");
+        await c.send(view(x), 0); // enqueued; delivered only if rank 0 receives
+        c.destroy();
+        c.device.close(failing);
+        await store.set("test/exited", "1");
+        return { fake, handle: c.handle };
+      });
+      expect(one!.fake.finalized).toEqual([one!.handle]);
+      expect(one!.fake.destroyed).toEqual(failing ? [] : [one!.handle]);
+      expect(one!.fake.aborted).toEqual(failing ? [one!.handle] : []);
+    }
+  });
+
   it("a communicator still initialising is aborted when its creation times out", async () => {
     const world = new FakeNcclWorld();
     const store = new MemoryStore(undefined, 10_000);

@@ -661,12 +661,13 @@ export class NcclDevice {
 
   /**
    * Process exit: communicators still finalizing get a bounded synchronous wait (there is no
-   * event loop left to poll from); everything else still live, initialising ones included, is
-   * aborted so CUDA teardown cannot hang on a stuck kernel.
+   * event loop left to poll from) unless the process is `failing` (then, as everything else still
+   * live, initialising ones included, they are aborted, so CUDA teardown cannot hang on a stuck
+   * kernel and a failed rank does not linger).
    */
-  close(): void {
+  close(failing = false): void {
     if (this.closed) return;
-    const until = Date.now() + Math.min(this.timeoutMs, EXIT_FINALIZE_MS);
+    const until = failing ? 0 : Date.now() + Math.min(this.timeoutMs, EXIT_FINALIZE_MS);
     const nap = new Int32Array(new SharedArrayBuffer(4));
     while (this.finalizing.size > 0 && Date.now() < until) {
       this.pollFinalizing(Date.now(), false);
@@ -676,6 +677,8 @@ export class NcclDevice {
       this.finalizing.delete(c);
       this.abortComm(c, new AbortError("process exit while ncclCommFinalize was still running"));
     }
+    for (const w of this.finalizedWaiters) w();
+    this.finalizedWaiters.clear();
     for (const c of [...this.comms]) this.abortComm(c, new AbortError("process exit"));
     this.closed = true;
   }

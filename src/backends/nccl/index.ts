@@ -238,7 +238,8 @@ export async function initNccl(o: InitNcclOptions): Promise<NcclComm> {
     if (!processDevice) {
       processDevice = new NcclDevice({ native, index, timeoutMs, onAbort: o.onAbort });
       const dev = processDevice;
-      process.on("exit", () => dev.close());
+      // A failing exit aborts at once; a clean one lets finalizing communicators finish.
+      process.on("exit", (code) => dev.close(code !== 0));
     }
     device = processDevice;
     device.timeoutMs = timeoutMs;
