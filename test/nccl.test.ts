@@ -336,6 +336,13 @@ describe.skipIf(!native || !hasCc)("dlopen of libnccl.so.2 (a stand-in compiled 
   });
 });
 
+it("the GPU session's scripts parse (a syntax error would cost a device call)", () => {
+  for (const f of ["test/gpu/device-prep.sh", "test/gpu/device-run.sh"]) {
+    const r = spawnSync("bash", ["-n", f], { encoding: "utf8" });
+    expect(r.status, `${f}: ${r.stderr}`).toBe(0);
+  }
+});
+
 describe.skipIf(!hasCmake || !existsSync("/usr/local/cuda/bin/nvcc"))("CMake finds the CUDA toolkit", () => {
   it("in /usr/local/cuda/bin when nvcc is not on PATH", { timeout: 120_000 }, (ctx) => {
     const which = (cmd: string) => spawnSync("sh", ["-c", `command -v ${cmd}`], { encoding: "utf8" }).stdout.trim();
