@@ -241,6 +241,8 @@ export interface TraceOutput {
   readonly events: readonly TraceEvent[];
   readonly deadlocks?: readonly DeadlockRecord[];
   readonly labels?: LabelMode;
+  /** The page's name for these events (the algorithm switch shows it). */
+  readonly name?: string;
   /** The page's views (default: one, of these events). */
   readonly views?: () => Promise<PageView[]>;
 }
@@ -258,7 +260,7 @@ export async function writeTrace(file: string, format: OutputFormat, t: TraceOut
   } else if (format === "html") {
     const views = t.views
       ? await t.views()
-      : [await pageView({ name: "trace", title: t.title, size: t.size, unit: t.unit, events: t.events, deadlocks })];
+      : [await pageView({ name: t.name ?? "trace", title: t.title, size: t.size, unit: t.unit, events: t.events, deadlocks })];
     write(file, await stepPageHtml({ title: t.title, labels: t.labels ?? "auto", views, selected: 0 }));
   } else {
     const last = deadlocks[deadlocks.length - 1];

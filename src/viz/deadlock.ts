@@ -169,9 +169,9 @@ export function deadlockDot(err: WaitFor): string {
     "digraph deadlock {",
     `  label=${dotString(cycleTitle(err))};`,
     "  labelloc=t;",
-    '  graph [fontname="Helvetica", fontsize=18, pad=0.3, nodesep=0.7, ranksep=0.9];',
-    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=15, margin="0.25,0.12"];',
-    '  edge [fontname="Helvetica", fontsize=13];',
+    '  graph [fontname="Courier", fontsize=17, pad=0.3, nodesep=0.7, ranksep=0.9];',
+    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Courier", fontsize=14, margin="0.25,0.12"];',
+    '  edge [fontname="Courier", fontsize=13];',
   ];
   for (const n of nodes) {
     const text = [`rank ${n.rank}`, ...(n.ops.length > 0 ? n.ops.map((o) => `blocked in ${o}`) : ["not blocked"])];
