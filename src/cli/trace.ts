@@ -260,7 +260,16 @@ export async function writeTrace(file: string, format: OutputFormat, t: TraceOut
   } else if (format === "html") {
     const views = t.views
       ? await t.views()
-      : [await pageView({ name: t.name ?? "trace", title: t.title, size: t.size, unit: t.unit, events: t.events, deadlocks })];
+      : [
+          await pageView({
+            name: t.name ?? "trace",
+            title: t.title,
+            size: t.size,
+            unit: t.unit,
+            events: t.events,
+            deadlocks,
+          }),
+        ];
     write(file, await stepPageHtml({ title: t.title, labels: t.labels ?? "auto", views, selected: 0 }));
   } else {
     const last = deadlocks[deadlocks.length - 1];
