@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { defaultTraceCall, sendSendDeadlock, traceOnSim } from "../src/cli/trace.js";
 import { findAlgorithm } from "../src/registry.js";
 import type { TraceEvent } from "../src/trace.js";
-import { lineChartSvg } from "../src/viz/chart.js";
+import { lineChartSvg, logAxis } from "../src/viz/chart.js";
 import { deadlockDot, deadlockSvg, waitForGraph } from "../src/viz/deadlock.js";
 import { type Box, estimateWidth, overlaps, textBox } from "../src/viz/labels.js";
 import { svgSize } from "../src/viz/svg.js";
@@ -250,5 +250,43 @@ describe("line chart", () => {
     expect(count(svg, /<circle /)).toBe(6);
     expect(count(svg, /class="crossover"/)).toBe(1);
     expect(svg).toContain("ring = tree at N ≈ 4");
+  });
+
+  it("a log axis fits the data: 2.7 to 7.9 ms spans the plot, not a corner of 100 µs to 10 ms", () => {
+    const a = logAxis(2700, 7900);
+    expect(a.lo).toBeGreaterThan(2000);
+    expect(a.hi).toBeLessThan(10_000);
+    expect(a.ticks.length).toBeGreaterThanOrEqual(3);
+    for (const t of a.ticks) expect(t >= a.lo && t <= a.hi).toBe(true);
+    // Data within a factor of 1.2 still gets ticks; data over decades gets one per decade.
+    expect(logAxis(100, 120).ticks.length).toBeGreaterThanOrEqual(3);
+    expect(logAxis(1, 1e6).ticks).toEqual([1, 10, 100, 1000, 10_000, 100_000, 1_000_000]);
+    const svg = lineChartSvg({
+      title: "t",
+      xLabel: "N",
+      yLabel: "time",
+      yIsTime: true,
+      logY: true,
+      series: [
+        {
+          name: "ring",
+          points: [
+            [2, 2700],
+            [256, 7900],
+          ],
+        },
+        {
+          name: "tree",
+          points: [
+            [2, 2800],
+            [256, 7700],
+          ],
+        },
+      ],
+    });
+    const ys = [...svg.matchAll(/<circle cx="[\d.]+" cy="([\d.]+)"/g)].map((m) => Number(m[1]));
+    // The points use most of the plot's height (56 to 450).
+    expect(Math.max(...ys) - Math.min(...ys)).toBeGreaterThan(0.8 * (520 - 56 - 70));
+    expect(svg).not.toContain(">100 µs<");
   });
 });
