@@ -295,17 +295,22 @@ describe.skipIf(!chromium)("the step-through page in headless Chromium", () => {
       await page.keyboard.press("Home");
       for (let k = 0; k < c.shotAt; k++) await page.keyboard.press("ArrowRight");
       await frame(page);
-      const msg = await page.$("#diagram g.msg.current line.arrow");
+      const current = await page.$eval("#diagram", (s) => s.getAttribute("data-current"));
+      // The diagram emphasises the step the table shows.
+      expect(current).toBe(/^step (\d+)/.exec((await shown(page)).title)?.[1]);
+      const sel = `#diagram g.msg[data-p="${current}"]`;
+      const msg = await page.$(`${sel} line.arrow`);
       expect(msg).not.toBeNull();
-      const ends = await page.$eval("#diagram g.msg.current", (g) => [
-        g.getAttribute("data-from"),
-        g.getAttribute("data-to"),
-      ]);
+      const ends = await page.$eval(sel, (g) => [g.getAttribute("data-from"), g.getAttribute("data-to")]);
       await msg?.hover();
-      const lit = await page.$$eval("#cells td.hl", (tds) => [
-        ...new Set(tds.map((td) => td.getAttribute("data-rank"))),
+      const lit = await page.$$eval("#cells td.hl", (tds) => [...new Set(tds.map((td) => td.getAttribute("data-rank")))]);
+      expect(lit.sort()).toEqual([...new Set(ends)].sort());
+      // ... and the message shows its send's and receive's spans on their lanes, and its hover text.
+      expect(await page.$$eval(`${sel} .op-bar`, (bars) => bars.map((b) => getComputedStyle(b).visibility))).toEqual([
+        "visible",
+        "visible",
       ]);
-      expect(lit.sort()).toEqual([...ends].sort());
+      expect(await page.$eval(`${sel} title`, (t) => t.textContent)).toMatch(/^rank \d+ -> rank \d+: /);
 
       await shoot(page, c.png);
       await page.close();

@@ -12,7 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TraceEvent } from "../src/trace.js";
-import type { PageData, PageDeadlock, PageView } from "../src/viz/page-data.js";
+import { unpackView } from "../src/viz/page-codec.js";
+import type { PackedPageData, PageDeadlock, PageView } from "../src/viz/page-data.js";
 import type { PerfettoTrace } from "../src/viz/perfetto.js";
 import { pairMessages } from "../src/viz/trace.js";
 import { mpiSkipReason } from "./support/mpi.js";
@@ -29,12 +30,13 @@ function cclab(args: string[]) {
   return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
 
-/** The step-through page's JSON data. */
-function pageData(file: string): PageData {
+/** The step-through page's JSON data, unpacked as the page's script does. */
+function pageData(file: string): { title: string; views: PageView[] } {
   const html = readFileSync(file, "utf8");
   const m = /<script id="cclab-data" type="application\/json">([\s\S]*?)<\/script>/.exec(html);
   if (!m) throw new Error(`${file} carries no cclab-data`);
-  return JSON.parse(m[1] as string) as PageData;
+  const packed = JSON.parse(m[1] as string) as PackedPageData;
+  return { title: packed.title, views: packed.views.map(unpackView) };
 }
 
 function events(file: string): TraceEvent[] {

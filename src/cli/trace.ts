@@ -416,8 +416,10 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   const title = `${alg.collective}/${alg.name} on ${where}: n = ${call.size}, count = ${call.count}, root ${call.root}, segment ${call.segment}`;
   if (o.output) {
     const format = outputFormat(o.output, o.format, ["svg", "html", "json", "perfetto"]);
+    // The page's switch runs the collective's other algorithms too, up to 32 ranks (beyond, each
+    // adds seconds and megabytes: trace them one by one).
     const others =
-      o.backend === "sim"
+      o.backend === "sim" && call.size <= 32
         ? await selectAlgorithms({ collective, algorithmFile: o.algorithmFile }).catch(() => [alg])
         : [alg];
     await writeTrace(o.output, format, {

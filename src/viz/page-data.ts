@@ -1,6 +1,7 @@
 /** What the step-through page carries as JSON: written by page.ts in Node, read by client/main.ts in the browser. */
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import type { LabelMode } from "./labels.js";
+import type { PackedView } from "./page-codec.js";
 import type { StepThrough } from "./steps.js";
 
 /** One deadlock, with its wait-for graph already drawn. */
@@ -28,5 +29,13 @@ export interface PageData {
   readonly labels: LabelMode;
   readonly views: readonly PageView[];
   /** The view shown first. */
+  readonly selected: number;
+}
+
+/** PageData as the page carries it: each view packed (page-codec.ts). */
+export interface PackedPageData {
+  readonly title: string;
+  readonly labels: LabelMode;
+  readonly views: readonly PackedView[];
   readonly selected: number;
 }

@@ -13,7 +13,8 @@ import { fileURLToPath } from "node:url";
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import { deadlockDot } from "./deadlock.js";
 import { dotToSvg } from "./graphviz.js";
-import type { PageData, PageView } from "./page-data.js";
+import { packView } from "./page-codec.js";
+import type { PackedPageData, PageData, PageView } from "./page-data.js";
 import { type StepThrough, stepOfIndex } from "./steps.js";
 import { esc } from "./svg.js";
 import { stepOf } from "./trace.js";
@@ -120,7 +121,8 @@ ol.ops li.idle{color:#999}
 export async function stepPageHtml(data: PageData): Promise<string> {
   const script = await clientScript();
   // '<' escaped so no string in the data can close the script element.
-  const json = JSON.stringify(data).replace(/</g, "\\u003c");
+  const packed: PackedPageData = { ...data, views: data.views.map(packView) };
+  const json = JSON.stringify(packed).replace(/</g, "\\u003c");
   return [
     "<!DOCTYPE html>",
     '<html lang="en">',

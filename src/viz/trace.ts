@@ -203,6 +203,13 @@ export interface RenderOptions {
   readonly phaseOf?: (m: DrawnMessage) => number | undefined;
   /** Draw the legend under the axis (the static picture; the page has its own). */
   readonly legend?: boolean;
+  /** Build only `parts` (the page moving a step over an unchanged view); body then lacks the messages. */
+  readonly partsOnly?: boolean;
+  /**
+   * The page: no hover bars or titles in the markup (it adds them to the hovered message), and a
+   * message's phase as data-p (the page fades by a style rule, so a step alone redraws little).
+   */
+  readonly lean?: boolean;
 }
 
 export interface Rendered {
@@ -211,6 +218,8 @@ export interface Rendered {
   /** Message labels shown and left out (hover text remains for those). */
   readonly shown: number;
   readonly hidden: number;
+  /** The groups that change with the step alone (the page replaces just these when only the step moves). */
+  readonly parts: { readonly locals: string; readonly "msg-labels": string };
 }
 
 const FONT = { title: 18, lane: 14, header: 12, label: 12, axis: 12, legend: 12 };
@@ -228,9 +237,28 @@ function diagramDefs(o: RenderOptions): string {
 
 /** Styles the diagram carries itself, so hover works in a bare SVG too. */
 export const DIAGRAM_CSS =
-  ".msg .op-bar{visibility:hidden}.msg:hover .op-bar,.msg.hl .op-bar{visibility:visible}" +
-  ".msg:hover line.arrow,.msg.hl line.arrow{stroke-width:3.5}.msg.future{opacity:.13}.msg.current line.arrow{stroke-width:2.6}" +
+  ".msg .op-bar{visibility:hidden}.msg:hover .op-bar{visibility:visible}" +
+  ".msg:hover line.arrow{stroke-width:3.5}.msg.future{opacity:.13}.msg.current line.arrow{stroke-width:2.6}" +
   ".msg-label{paint-order:stroke;stroke:#fff;stroke-width:3px}.locals .future{opacity:.15}";
+
+/** Where a time and a rank are drawn in a view: X(t) and Y(rank) in SVG coordinates. */
+export function diagramScales(d: Diagram, o: RenderOptions): { X: (t: number) => number; Y: (r: number) => number } {
+  const z = o.zoom ?? { k: 1, x: 0, y: 0 };
+  const plotW = o.width - o.left - o.right;
+  const laneGap = (o.height - o.top - o.bottom) / Math.max(1, d.size);
+  return {
+    X: (t) => o.left + z.x + z.k * (((t - d.t0) / (d.t1 - d.t0)) * plotW),
+    Y: (r) => o.top + z.y + z.k * ((r + 0.5) * laneGap),
+  };
+}
+
+/** A message's send and receive as thick bars on their lanes, from post to completion (shown on hover). */
+export function opBars(m: DrawnMessage, X: (t: number) => number, Y: (r: number) => number, color?: string): string {
+  const c = color ?? (PALETTE[(m.step ?? 0) % PALETTE.length] as string);
+  const bar = (cls: string, e: TraceEvent) =>
+    `<line class="op-bar ${cls}" x1="${px(X(e.start))}" y1="${px(Y(e.rank))}" x2="${px(Math.max(X(e.end), X(e.start) + 2))}" y2="${px(Y(e.rank))}" stroke="${c}" stroke-width="6" stroke-opacity="0.45"/>`;
+  return bar("send", m.send) + bar("recv", m.recv);
+}
 
 /** The diagram's SVG elements for one view of it (see Diagram, RenderOptions). */
 export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
@@ -242,8 +270,7 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
   const plotH = o.height - o.top - o.bottom;
   const span = d.t1 - d.t0;
   const laneGap = plotH / Math.max(1, d.size);
-  const X = (t: number) => o.left + z.x + z.k * (((t - d.t0) / span) * plotW);
-  const Y = (r: number) => o.top + z.y + z.k * ((r + 0.5) * laneGap);
+  const { X, Y } = diagramScales(d, o);
   const plot: Box = { x: o.left, y: o.top, w: plotW, h: plotH };
   const visX = (x: number) => x >= o.left - 1 && x <= o.left + plotW + 1;
   const visY = (y: number) => y >= o.top - 1 && y <= o.top + plotH + 1;
@@ -312,6 +339,7 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
     for (const m of d.messages)
       if ((phaseOf(m) ?? Number.POSITIVE_INFINITY) <= o.current) tCut = Math.max(tCut, m.recv.end);
   }
+  const localsAt = body.length;
   body.push(`<g class="locals"${clip}>`);
   for (const e of d.locals) {
     const x = X(e.end);
@@ -327,6 +355,7 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
   body.push("</g>");
 
   // Messages: the arrow, the send's and receive's spans (shown on hover), and a label where it fits.
+  const localsEnd = body.length;
   body.push(`<g class="messages"${clip}>`);
   const labelReqs: { m: number; candidates: Candidate[] }[] = [];
   const stepBytes = new Map<number, Set<number>>();
@@ -349,16 +378,17 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
     const k = phaseOf(m);
     const phase =
       o.current === undefined || k === undefined ? "" : k > o.current ? " future" : k === o.current ? " current" : "";
-    const bar = (cls: string, e: TraceEvent, y: number) =>
-      `<line class="op-bar ${cls}" x1="${px(X(e.start))}" y1="${px(y)}" x2="${px(Math.max(X(e.end), X(e.start) + 2))}" y2="${px(y)}" stroke="${color}" stroke-width="6" stroke-opacity="0.45"/>`;
-    body.push(
-      `<g class="msg${phase}" data-i="${i}" data-step="${m.step ?? ""}" data-from="${m.send.rank}" data-to="${m.recv.rank}"><title>${esc(m.tip)}</title>`,
-      bar("send", m.send, y1),
-      bar("recv", m.recv, y2),
-      `<circle cx="${px(x1)}" cy="${px(y1)}" r="2.5" fill="${color}"/>`,
-      `<line class="arrow" x1="${px(x1)}" y1="${px(y1)}" x2="${px(x2)}" y2="${px(y2)}" stroke="${color}" stroke-width="1.6" marker-end="url(#arrow-${head})"/>`,
-      "</g>",
-    );
+    if (!o.partsOnly)
+      body.push(
+        o.lean
+          ? `<g class="msg" data-i="${i}" data-p="${k ?? ""}" data-from="${m.send.rank}" data-to="${m.recv.rank}">`
+          : `<g class="msg${phase}" data-i="${i}" data-step="${m.step ?? ""}" data-from="${m.send.rank}" data-to="${m.recv.rank}"><title>${esc(m.tip)}</title>`,
+        // The page draws a hovered message's bars itself (thousands of messages at n = 64).
+        o.lean ? "" : opBars(m, X, Y, color),
+        `<circle cx="${px(x1)}" cy="${px(y1)}" r="2.5" fill="${color}"/>`,
+        `<line class="arrow" x1="${px(x1)}" y1="${px(y1)}" x2="${px(x2)}" y2="${px(y2)}" stroke="${color}" stroke-width="1.6" marker-end="url(#arrow-${head})"/>`,
+        "</g>",
+      );
     if (mode === "none" || phase === " future") return;
     const candidates: Candidate[] = [];
     // auto: at most 28 characters (the hover text has it all), and no wider than its arrow's run.
@@ -388,6 +418,7 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
     labelReqs.sort((a, b) => cur(a) - cur(b) || a.m - b.m);
   }
   const placed = placeLabels(labelReqs, occupied, plot);
+  const labelsAt = body.length;
   body.push('<g class="msg-labels">');
   placed.forEach((c, i) => {
     const req = labelReqs[i];
@@ -397,6 +428,7 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
     body.push(labelText("label msg-label", c, FONT.label, color, `data-i="${req.m}"`));
   });
   body.push("</g>");
+  const labelsEnd = body.length;
   const shown = placed.filter(Boolean).length;
 
   // Deadlocks: at the round it was found, a red arrow from each blocked operation to the rank it waits for.
@@ -446,7 +478,11 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
   body.push(labelText("label axis-label", unitLabel, FONT.axis, "#000"), "</g>");
 
   if (o.legend) body.push(...legend(o.left, o.height - 14, measure));
-  return { body, defs: diagramDefs(o), shown, hidden: labelReqs.length - shown };
+  const parts = {
+    locals: body.slice(localsAt, localsEnd).join(""),
+    "msg-labels": body.slice(labelsAt, labelsEnd).join(""),
+  };
+  return { body, defs: diagramDefs(o), shown, hidden: labelReqs.length - shown, parts };
 }
 
 function clip28(s: string): string {

@@ -8,10 +8,20 @@
 import { select } from "d3-selection";
 import { type D3ZoomEvent, zoom as d3zoom, type ZoomBehavior, type ZoomTransform, zoomIdentity } from "d3-zoom";
 import type { LabelMode } from "../labels.js";
-import type { PageData, PageView } from "../page-data.js";
-import { DIAGRAM_CSS, type Diagram, type DrawnMessage, diagram, renderDiagram } from "../trace.js";
+import { type PackedView, unpackView } from "../page-codec.js";
+import type { PackedPageData, PageView } from "../page-data.js";
+import {
+  DIAGRAM_CSS,
+  type Diagram,
+  type DrawnMessage,
+  diagram,
+  diagramScales,
+  opBars,
+  type RenderOptions,
+  renderDiagram,
+} from "../trace.js";
 
-const data = JSON.parse(byId("cclab-data").textContent ?? "{}") as PageData;
+const data = JSON.parse(byId("cclab-data").textContent ?? "{}") as PackedPageData;
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -48,9 +58,22 @@ interface Prepared {
   /** Position -> its name in the caption. */
   readonly captions: readonly string[];
   readonly phaseOf?: (m: DrawnMessage) => number | undefined;
+  /** Every phase a message has (for the fading rule). */
+  readonly phases: readonly number[];
 }
 
 function prepare(view: PageView): Prepared {
+  const p = prepareView(view);
+  const of = p.phaseOf ?? ((m: DrawnMessage) => m.step);
+  const phases = new Set<number>();
+  for (const m of p.d.messages) {
+    const k = of(m);
+    if (k !== undefined) phases.add(k);
+  }
+  return { ...p, phases: [...phases].sort((a, b) => a - b) };
+}
+
+function prepareView(view: PageView): Omit<Prepared, "phases"> {
   const stepOfEvent = new Map(view.events.map((e, i) => [e, view.eventSteps?.[i] ?? undefined]));
   const d = diagram(view.events, {
     size: view.size,
@@ -86,7 +109,7 @@ const prepared = new Map<number, Prepared>();
 function viewAt(i: number): Prepared {
   let p = prepared.get(i);
   if (!p) {
-    p = prepare(data.views[i] as PageView);
+    p = prepare(unpackView(data.views[i] as PackedView));
     prepared.set(i, p);
   }
   return p;
@@ -101,6 +124,7 @@ const state = {
 };
 
 const svg = byId("diagram") as unknown as SVGSVGElement;
+const phaseStyle = document.head.appendChild(document.createElement("style"));
 const slider = byId<HTMLInputElement>("step");
 const margins = { left: 84, top: 100, right: 24, bottom: 64 };
 let zoomer: ZoomBehavior<SVGSVGElement, unknown> | undefined;
@@ -120,11 +144,10 @@ function schedule(): void {
   });
 }
 
-function draw(): void {
-  const p = viewAt(state.view);
+function renderOptions(p: Prepared): RenderOptions {
   const { width, height } = size(p);
   const z = state.zoom;
-  const r = renderDiagram(p.d, {
+  return {
     width,
     height,
     ...margins,
@@ -133,12 +156,41 @@ function draw(): void {
     // d3-zoom's transform is over SVG coordinates; the renderer's is over the plot's.
     zoom: { k: z.k, x: z.x + (z.k - 1) * margins.left, y: z.y + (z.k - 1) * margins.top },
     current: p.positions[state.pos],
+    lean: true,
     ...(p.phaseOf ? { phaseOf: p.phaseOf } : {}),
-  });
-  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-  svg.setAttribute("width", String(width));
-  svg.setAttribute("height", String(height));
-  svg.innerHTML = `<defs>${r.defs}<style>${DIAGRAM_CSS}</style></defs><rect x="0" y="0" width="${width}" height="${height}" fill="#fff"/>${r.body.join("")}`;
+  };
+}
+
+/** What the whole diagram was last drawn for: a step alone redraws only the parts that move with it. */
+let drawnFor = "";
+
+function draw(): void {
+  const p = viewAt(state.view);
+  const { width, height } = size(p);
+  const o0 = renderOptions(p);
+  const key = JSON.stringify([state.view, width, height, o0.zoom, o0.labels]);
+  const locals = svg.querySelector("g.locals");
+  const labels = svg.querySelector("g.msg-labels");
+  const partial = key === drawnFor && locals !== null && labels !== null;
+  const o = { ...o0, partsOnly: partial };
+  const r = renderDiagram(p.d, o);
+  if (partial && locals && labels) {
+    locals.outerHTML = r.parts.locals;
+    labels.outerHTML = r.parts["msg-labels"];
+  } else {
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    svg.setAttribute("width", String(width));
+    svg.setAttribute("height", String(height));
+    svg.innerHTML = `<defs>${r.defs}<style>${DIAGRAM_CSS}</style></defs><rect x="0" y="0" width="${width}" height="${height}" fill="#fff"/>${r.body.join("")}`;
+    drawnFor = key;
+  }
+  // Messages fade and stand out by their phase (data-p), through one style rule.
+  const cur = o.current;
+  svg.dataset.current = cur === undefined ? "" : String(cur);
+  const later = cur === undefined ? [] : p.phases.filter((k) => k > cur);
+  phaseStyle.textContent =
+    (later.length > 0 ? `${later.map((k) => `#diagram .msg[data-p="${k}"]`).join(",")}{opacity:.13}` : "") +
+    (cur === undefined ? "" : `#diagram .msg[data-p="${cur}"] line.arrow{stroke-width:2.6}`);
   byId("status").textContent =
     state.labels === "none"
       ? "labels off: hover a message for its text"
@@ -180,6 +232,11 @@ function rankColor(r: number): string {
 
 function strip(ranks: number[], n: number): string {
   if (ranks.length === 0) return "";
+  // Many ranks: one bar, as long as the share of ranks that contributed (a slot each would be too fine to see).
+  if (n > 16) {
+    const share = ((new Set(ranks).size / n) * 100).toFixed(1);
+    return `<span class="strip" style="right:auto;width:calc((100% - 4px) * ${share} / 100);background:#2ca02c"></span>`;
+  }
   const has = new Set(ranks);
   const stops: string[] = [];
   for (let r = 0; r < n; r++) {
@@ -223,7 +280,7 @@ function sidePanel(): void {
           .join(" ");
         // <wbr> after each '+' lets long cells wrap; the cell's text stays exactly explain's.
         out.push(
-          `<td data-rank="${r}"${cls ? ` class="${cls}"` : ""} title="${esc(c)}">${esc(c).replace(/\+/g, "+<wbr>")}${strip(who, n)}</td>`,
+          `<td data-rank="${r}"${cls ? ` class="${cls}"` : ""} >${esc(c).replace(/\+/g, "+<wbr>")}${strip(who, n)}</td>`,
         );
       });
       out.push("</tr>");
@@ -350,7 +407,17 @@ document.addEventListener("keydown", (e) => {
 svg.addEventListener("mouseover", (e) => {
   const g = (e.target as Element).closest(".msg");
   for (const el of document.querySelectorAll(".cells .hl")) el.classList.remove("hl");
+  svg.querySelector("#hover-bars")?.remove();
   if (!g) return;
+  // The hovered message's send and receive, as bars on their lanes.
+  const p = viewAt(state.view);
+  const m = p.d.messages[Number(g.getAttribute("data-i"))];
+  if (m) {
+    const { X, Y } = diagramScales(p.d, renderOptions(p));
+    g.insertAdjacentHTML("afterbegin", `<g id="hover-bars">${opBars(m, X, Y)}</g>`);
+    // Its hover text, made when first asked for (thousands of titles would slow every redraw).
+    if (!g.querySelector("title")) g.insertAdjacentHTML("afterbegin", `<title>${esc(m.tip)}</title>`);
+  }
   for (const r of [g.getAttribute("data-from"), g.getAttribute("data-to")])
     for (const td of document.querySelectorAll(`#cells td[data-rank="${r}"]`)) td.classList.add("hl");
 });
