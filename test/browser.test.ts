@@ -303,7 +303,9 @@ describe.skipIf(!chromium)("the step-through page in headless Chromium", () => {
       expect(msg).not.toBeNull();
       const ends = await page.$eval(sel, (g) => [g.getAttribute("data-from"), g.getAttribute("data-to")]);
       await msg?.hover();
-      const lit = await page.$$eval("#cells td.hl", (tds) => [...new Set(tds.map((td) => td.getAttribute("data-rank")))]);
+      const lit = await page.$$eval("#cells td.hl", (tds) => [
+        ...new Set(tds.map((td) => td.getAttribute("data-rank"))),
+      ]);
       expect(lit.sort()).toEqual([...new Set(ends)].sort());
       // ... and the message shows its send's and receive's spans on their lanes, and its hover text.
       expect(await page.$$eval(`${sel} .op-bar`, (bars) => bars.map((b) => getComputedStyle(b).visibility))).toEqual([
