@@ -8,7 +8,7 @@
  * viewport and step, so they come out the same each run.
  * Skips, saying why, where Chromium is not installed (CI: apt-get install -y chromium).
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -338,6 +338,29 @@ describe.skipIf(!chromium)("the step-through page in headless Chromium", () => {
     expect(graph.text).toContain("blocked in send(to 1, 2 x float32, 'exchange')");
     expect((await overlappingLabels(page)).pairs).toEqual([]);
     await shoot(page, "step-deadlock.png");
+    await page.close();
+  });
+
+  it("a program's trace (cclab run --trace, examples/deadlock.ts): the deadlock, then the three fixes", async () => {
+    const file = join(dir, "run-deadlock.html");
+    const r = spawnSync(
+      process.execPath,
+      ["src/cli/bin.js", "run", "-n", "2", "--trace", file, "examples/deadlock.ts"],
+      {
+        encoding: "utf8",
+        timeout: 60_000,
+      },
+    );
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+    const page = await openPage(file);
+    // A program has no explain table: the slider steps through time, the side panel counts bytes.
+    expect(await page.$eval("#step-text", (s) => s.textContent)).toMatch(/^up to t = \d+/);
+    expect(await page.$$eval("#totals tbody tr", (trs) => trs.length)).toBe(2);
+    expect(await page.$$eval("#diagram g.blocked", (gs) => gs.length)).toBe(2);
+    expect(await page.$$eval("#diagram g.msg", (gs) => gs.length)).toBe(6);
+    expect(await page.$$eval("#deadlocks svg g.node", (gs) => gs.length)).toBe(2);
+    expect((await overlappingLabels(page)).pairs).toEqual([]);
+    await shoot(page, "run-deadlock.png");
     await page.close();
   });
 

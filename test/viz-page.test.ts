@@ -4,6 +4,8 @@
  * steps, runs of ranks shortened), events tie to explain's step numbers, and the page is one
  * self-contained file (no external script, style or font) of a reasonable size.
  */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultTraceCall, sendSendDeadlock, traceOnSim } from "../src/cli/trace.js";
 import { findAlgorithm } from "../src/registry.js";
@@ -106,5 +108,15 @@ describe("the page's data", () => {
     expect(html).not.toMatch(/url\(\s*['"]?https?:/);
     expect(html).not.toMatch(/@import/);
     expect(html.length).toBeLessThan(250_000);
+  });
+});
+
+describe("docs/teaching.md", () => {
+  it("shows only pictures that exist (the browser test and the CLI write them into docs/img)", () => {
+    const dir = join(import.meta.dirname, "..", "docs");
+    const md = readFileSync(join(dir, "teaching.md"), "utf8");
+    const imgs = [...md.matchAll(/!\[[^\]]*\]\((img\/[^)]+)\)/g)].map((m) => m[1] as string);
+    expect(imgs.length).toBeGreaterThanOrEqual(5);
+    for (const img of imgs) expect(existsSync(join(dir, img)), img).toBe(true);
   });
 });
