@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { defaultTraceCall, sendSendDeadlock, traceOnSim } from "../src/cli/trace.js";
 import { findAlgorithm } from "../src/registry.js";
 import type { TraceEvent } from "../src/trace.js";
-import { lineChartSvg, logAxis } from "../src/viz/chart.js";
+import { lineChartSvg, logAxis, type Marker, type Series } from "../src/viz/chart.js";
 import { deadlockDot, deadlockSvg, waitForGraph } from "../src/viz/deadlock.js";
 import { type Box, estimateWidth, overlaps, textBox } from "../src/viz/labels.js";
 import { svgSize } from "../src/viz/svg.js";
@@ -217,15 +217,15 @@ describe("deadlock pictures", () => {
   });
 });
 
+/** A log-time chart of these series, as `cclab model --sweep` draws one. */
+function timeChart(series: Series[], markers?: Marker[]): string {
+  return lineChartSvg({ title: "t", xLabel: "N", yLabel: "time", yIsTime: true, logY: true, series, markers });
+}
+
 describe("line chart", () => {
   it("one polyline per series, points on them, crossover markers", () => {
-    const svg = lineChartSvg({
-      title: "t",
-      xLabel: "N",
-      yLabel: "time",
-      yIsTime: true,
-      logY: true,
-      series: [
+    const svg = timeChart(
+      [
         {
           name: "ring",
           points: [
@@ -243,8 +243,8 @@ describe("line chart", () => {
           ],
         },
       ],
-      markers: [{ x: 3.5, label: "ring = tree at N ≈ 4" }],
-    });
+      [{ x: 3.5, label: "ring = tree at N ≈ 4" }],
+    );
     assertWellFormed(svg);
     expect(count(svg, /<polyline /)).toBe(2);
     expect(count(svg, /<circle /)).toBe(6);
@@ -261,29 +261,22 @@ describe("line chart", () => {
     // Data within a factor of 1.2 still gets ticks; data over decades gets one per decade.
     expect(logAxis(100, 120).ticks.length).toBeGreaterThanOrEqual(3);
     expect(logAxis(1, 1e6).ticks).toEqual([1, 10, 100, 1000, 10_000, 100_000, 1_000_000]);
-    const svg = lineChartSvg({
-      title: "t",
-      xLabel: "N",
-      yLabel: "time",
-      yIsTime: true,
-      logY: true,
-      series: [
-        {
-          name: "ring",
-          points: [
-            [2, 2700],
-            [256, 7900],
-          ],
-        },
-        {
-          name: "tree",
-          points: [
-            [2, 2800],
-            [256, 7700],
-          ],
-        },
-      ],
-    });
+    const svg = timeChart([
+      {
+        name: "ring",
+        points: [
+          [2, 2700],
+          [256, 7900],
+        ],
+      },
+      {
+        name: "tree",
+        points: [
+          [2, 2800],
+          [256, 7700],
+        ],
+      },
+    ]);
     const ys = [...svg.matchAll(/<circle cx="[\d.]+" cy="([\d.]+)"/g)].map((m) => Number(m[1]));
     // The points use most of the plot's height (56 to 450).
     expect(Math.max(...ys) - Math.min(...ys)).toBeGreaterThan(0.8 * (520 - 56 - 70));
