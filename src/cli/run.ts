@@ -58,6 +58,9 @@ function runTraceOptions(program: string, flags: RunFlags) {
       );
     }
   }
+  if (flags.format && !flags.trace) {
+    throw new InvalidArgumentError({ op: "run", arg: "--format" }, "is the format of --trace's file; give --trace too");
+  }
   return runTrace({
     program,
     backend: flags.backend,
