@@ -43,6 +43,8 @@ export interface LaunchOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra environment for one rank (nccl: ranks sharing a GPU get their own NCCL_HOSTID by default). */
   rankEnv?: (rank: number, localRank: number) => NodeJS.ProcessEnv;
+  /** sim only: passed to spawn (seed, semantics, trace: cclab run --seed/--semantics/--trace). */
+  sim?: { seed?: number; semantics?: string; trace?: unknown };
   /** Where prefixed output goes (default: this process's stdout/stderr). */
   stdout?: (text: string) => void;
   stderr?: (text: string) => void;
@@ -105,6 +107,8 @@ async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
   const started = Date.now();
   const sim = (await import(new URL("../sim/index.js", import.meta.url).href)) as Partial<SimModule>;
   if (typeof sim.spawn !== "function") throw new UnavailableError("the sim backend (src/sim) exports no spawn()");
+  const simSpawn = sim.spawn;
+  const spawnSim = (k: number, fn: (comm: Comm) => Promise<unknown>) => simSpawn(k, fn, o.sim);
   const prog = await loadProgram(o.program);
   const n = o.nprocs;
   const timeoutMs = o.timeoutMs ?? defaultTimeoutMs();
@@ -120,7 +124,7 @@ async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
     failure ??= info;
   });
   try {
-    await sim.spawn(n, (comm) =>
+    await spawnSim(n, (comm) =>
       output.run(comm.rank, async () => {
         const rank = comm.rank;
         const faulty = withFaults(withChecks(comm, checked, { store, timeoutMs, watch }), faults, {

@@ -4,6 +4,7 @@
  * Joins the job from the environment (init), runs the program's main(comm, args), and on any
  * failure publishes it as the job's abort (so the other ranks stop within moments) and exits 1.
  */
+import { type RankRecorder, rankRecorderFromEnv } from "../tracing.js";
 import type { GuardedComm } from "./guard.js";
 import { finalize, init, loadProgram } from "./init.js";
 import { installRankPrefix } from "./output.js";
@@ -18,11 +19,13 @@ export async function runWorker(argv: readonly string[]): Promise<number> {
   // cclab run prefixes what it reads from our pipes; under mpirun we prefix our own lines.
   const restore = process.env.CCLAB_PREFIXED === "1" || rank === undefined ? () => {} : installRankPrefix(Number(rank));
   let comm: GuardedComm | undefined;
+  let recorder: RankRecorder | undefined;
   let failed: unknown;
   const fail = async (e: unknown) => {
     if (failed !== undefined) return;
     failed = e;
     process.stderr.write(`${describe(e)}\n`);
+    recorder?.write();
     if (comm) await finalize(comm, e);
     restore();
     process.exit(1);
@@ -34,7 +37,9 @@ export async function runWorker(argv: readonly string[]): Promise<number> {
     if (!program) throw new Error("usage: worker.ts program.ts [args...]");
     comm = await init();
     const prog = await loadProgram(program);
-    await prog.main(comm, [...args]);
+    recorder = rankRecorderFromEnv(comm); // cclab run --trace
+    await prog.main(recorder?.comm ?? comm, [...args]);
+    recorder?.write();
     await finalize(comm);
     restore();
     return 0;

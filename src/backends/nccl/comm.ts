@@ -13,7 +13,7 @@
 
 import { checkP2POps, checkPeer, checkSplitRanks, checkView } from "../../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
-import type { DataBuffer, View } from "../../core/buffer.js";
+import { type DataBuffer, sameView, type View } from "../../core/buffer.js";
 import { type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
 import { AbortError, EngineError, InvalidArgumentError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
@@ -191,11 +191,16 @@ export class NcclComm implements Comm, CommRef {
     );
   }
 
-  reduceInto(dst: View, src: View, op: ReduceOp): void {
+  reduceInto(dst: View, src: View, op: ReduceOp, a?: View): void {
     this.sameShape("reduceInto", dst, src);
     const o = parseOp(op, { rank: this.rank, op: "reduceInto" });
     checkOpFitsDType(o, dst.buffer.dtype, { rank: this.rank, op: "reduceInto" });
     if (dst.count === 0) return;
+    if (a && !sameView(a, dst)) {
+      // dst = a (op) src: where src is dst, reduce a into it (the op commutes bit for bit), else start from a.
+      if (sameView(src, dst)) return this.reduceInto(dst, a, op);
+      this.copy(dst, a);
+    }
     const d = dst.buffer as DeviceBuffer;
     const s = src.buffer as DeviceBuffer;
     const b = elementBytes(dst);
