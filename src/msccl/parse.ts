@@ -168,12 +168,12 @@ export function parseMscclXml(text: string, file = "<xml>"): Parsed {
       }
       tbs[tid] = { id: tid, send, recv, chan, steps };
     }
-    const missing = tbs.indexOf(undefined);
+    const missing = Array.from(tbs).indexOf(undefined);
     if (missing >= 0)
       fail(at(id, missing), "is missing: threadblock ids must run 0, 1, 2, ... without gaps (the executor's rule)");
     gpus[id] = { id, iChunks, oChunks, sChunks, tbs: tbs as MscclThreadblock[] };
   }
-  const absent = gpus.indexOf(undefined);
+  const absent = Array.from(gpus).indexOf(undefined);
   if (absent >= 0) fail(at(absent), `has no <gpu> element (ngpus="${ngpus}")`);
   const program: MscclProgram = {
     name: typeof algo.name === "string" ? algo.name : "",
