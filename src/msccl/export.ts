@@ -53,15 +53,9 @@ export interface ExportOptions {
 }
 
 /** One step before numbering: its dependencies name (threadblock, entry) pairs. */
-interface Entry {
-  readonly type: StepType;
-  readonly srcbuf: BufName;
-  readonly srcoff: number;
-  readonly dstbuf: BufName;
-  readonly dstoff: number;
-  readonly cnt: number;
+type Entry = Pick<MscclStep, "type" | "srcbuf" | "srcoff" | "dstbuf" | "dstoff" | "cnt"> & {
   deps: { tb: number; entry: number }[];
-}
+};
 
 const site = { op: "export msccl" };
 

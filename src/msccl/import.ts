@@ -296,22 +296,17 @@ export function fromProgram(
           recvOf.push(recvs[j] as number);
           messages++;
         }
-        if (sends.length > k) {
-          const s = actions[sends[k] as number] as Action;
+        // A send or receive left over: name it, and the threadblock that should have matched it.
+        const extra = sends.length > k ? sends[k] : recvs[k];
+        if (extra !== undefined) {
+          const x = actions[extra] as Action;
+          const [verb, other, otherTb] = x.kind === "send" ? ["sends to", b, rt] : ["receives from", a, st];
+          const [them, mirror] = x.kind === "send" ? ["receives from", "receive"] : ["sends to", "send"];
           fail(
-            at(s.gpu, s.tb, s.step, s.type),
-            rt === undefined
-              ? `sends to gpu ${b} on channel ${c}, but no threadblock of gpu ${b} receives from gpu ${a} on channel ${c}`
-              : `sends to gpu ${b} on channel ${c} (its ${nth(k)} message there), but ${at(b, rt)}, which receives from gpu ${a} on channel ${c}, has only ${k} receive(s): no receive matches it`,
-          );
-        }
-        if (recvs.length > k) {
-          const r = actions[recvs[k] as number] as Action;
-          fail(
-            at(r.gpu, r.tb, r.step, r.type),
-            st === undefined
-              ? `receives from gpu ${a} on channel ${c}, but no threadblock of gpu ${a} sends to gpu ${b} on channel ${c}`
-              : `receives from gpu ${a} on channel ${c} (its ${nth(k)} message there), but ${at(a, st)}, which sends to gpu ${b} on channel ${c}, has only ${k} send(s): no send matches it`,
+            at(x.gpu, x.tb, x.step, x.type),
+            otherTb === undefined
+              ? `${verb} gpu ${other} on channel ${c}, but no threadblock of gpu ${other} ${them} gpu ${x.gpu} on channel ${c}`
+              : `${verb} gpu ${other} on channel ${c} (its ${nth(k)} message there), but ${at(other, otherTb)}, which ${them} gpu ${x.gpu} on channel ${c}, has only ${k} ${mirror}(s): no ${mirror} matches it`,
           );
         }
       }
