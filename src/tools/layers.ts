@@ -38,7 +38,11 @@ export function layerRules(): IForbiddenRuleType[] {
       .join(", ")}`,
     severity: "error",
     from: { path: layer.paths.join("|") },
-    to: { path: LAYERS.slice(i + 1).flatMap((l) => l.paths).join("|") },
+    to: {
+      path: LAYERS.slice(i + 1)
+        .flatMap((l) => l.paths)
+        .join("|"),
+    },
   }));
 }
 
