@@ -12,7 +12,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { runNcclAlgorithm } from "../src/backends/nccl/differential.js";
 import {
   initNccl,
   NCCL_HINTS,
@@ -24,7 +23,6 @@ import {
   toDevice,
   writeDevice,
 } from "../src/backends/nccl/index.js";
-import { explainUnavailable, ncclSizes, verifyNccl } from "../src/backends/nccl/verify.js";
 import { tensor, view } from "../src/core/buffer.js";
 import { EngineError, InvalidArgumentError, TimeoutError } from "../src/core/errors.js";
 import { loadNative, tryLoad } from "../src/native/load.js";
@@ -32,6 +30,8 @@ import { resetNcclSearchCache } from "../src/native/nccl.js";
 import type { NativeNccl } from "../src/native/types.js";
 import { MemoryStore } from "../src/runtime/store.js";
 import { allAlgorithms } from "../src/schedule/registry.js";
+import { explainUnavailable, ncclSizes, verifyNccl } from "../src/verify/nccl.js";
+import { runNcclAlgorithm } from "../src/verify/nccl-cases.js";
 import { P2P_CASES, TIMEOUT_CASE } from "./gpu/p2p-cases.js";
 import { FakeNcclWorld, runFakeRanks } from "./support/nccl-fake.js";
 

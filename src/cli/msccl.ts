@@ -15,9 +15,9 @@ import { PROTOS, type Proto } from "../msccl/ir.js";
 import { checkAlgorithm } from "../schedule/check.js";
 import { explainCall } from "../schedule/explain.js";
 import { makeCall } from "../specs/index.js";
+import { selectAlgorithms } from "../verify/load.js";
 import { checkCases } from "../verify/matrix.js";
 import { intOption } from "./options.js";
-import { selectAlgorithms } from "./verify.js";
 
 const format = (f: string) => {
   if (f !== "msccl")

@@ -198,7 +198,10 @@ export class NcclComm implements Comm, CommRef {
     if (dst.count === 0) return;
     if (a && !sameView(a, dst)) {
       // dst = a (op) src: where src is dst, reduce a into it (the op commutes bit for bit), else start from a.
-      if (sameView(src, dst)) return this.reduceInto(dst, a, op);
+      if (sameView(src, dst)) {
+        this.reduceInto(dst, a, op);
+        return;
+      }
       this.copy(dst, a);
     }
     const d = dst.buffer as DeviceBuffer;
