@@ -9,6 +9,7 @@
  */
 import Table from "cli-table3";
 import { bytesText } from "../viz/svg.js";
+import { floorsLine } from "./floors.js";
 import { ROUNDS } from "./stats.js";
 import type { BenchResult, BenchRow, Measurement } from "./types.js";
 
@@ -134,6 +135,7 @@ export function reportLines(result: BenchResult, sizes: { min: number; max: numb
       "# ratio = hand-rolled out-of-place algbw / built-in algbw, from the rounds' medians (steady against a rare stall) and from the means (nccl-tests')",
     );
   }
+  if (result.floors) out.push(floorsLine(result.floors));
   const algs = [...new Set(result.rows.map((r) => r.algorithm))];
   if (alg === "auto" && algs.length)
     out.push(`# auto chose: ${algs.join(", ")} (see the JSON rows for which size took which)`);

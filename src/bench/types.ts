@@ -8,6 +8,7 @@ import type { View } from "../core/buffer.js";
 import type { DType, TypedArray } from "../core/dtype.js";
 import type { ReduceOp } from "../core/op.js";
 import { COLLECTIVES, type Collective, specOf } from "../specs/index.js";
+import type { Floors } from "./floors.js";
 import type { Spread } from "./stats.js";
 
 export const BENCH_BACKENDS = ["sim", "mpi", "nccl"] as const;
@@ -44,6 +45,8 @@ export interface BenchOptions {
   readonly gamma: number;
   /** sim: sizes above this are modelled but not executed (#wrong N/A). */
   readonly simMaxBytes: number;
+  /** mpi: measure the machine's floors in C first (floors.ts) and print them above the table. */
+  readonly floors?: boolean;
 }
 
 /** One timed variant of one size. `wrong` is null where the data was not checked. */
@@ -115,6 +118,8 @@ export interface BenchResult {
   /** nccl-tests' average: the mean busbw over every row's out-of-place and in-place results. */
   readonly avgBusBw: number;
   readonly memory?: MemoryReport;
+  /** --floors: what the machine does in C, measured before the run. */
+  readonly floors?: Floors;
 }
 
 /**
