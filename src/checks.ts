@@ -1,8 +1,10 @@
 /**
  * The argument checks every backend makes at its boundary (sim, mpi, nccl), so a bad peer, view
- * or split gets the same message, naming the rank, the operation and the argument, everywhere.
+ * or split gets the same message, naming the rank, the operation and the argument, everywhere;
+ * and the few the front API shares with them (a root, an object to serialise).
  */
 
+import { serialize } from "node:v8";
 import type { P2POp } from "./comm.js";
 import { type HostBuffer, isHostBuffer, isView, type View } from "./core/buffer.js";
 import { isDType } from "./core/dtype.js";
@@ -36,11 +38,30 @@ export function checkView(rank: number, v: unknown, op: string, arg = "view"): V
       `view [${offset}, ${offset + count}) is outside its buffer of ${v.buffer.count} elements`,
     );
   }
+  // A transferred ArrayBuffer (postMessage, structuredClone, ArrayBuffer.prototype.transfer) leaves
+  // the typed array empty while the buffer still claims its count: reading it gives undefined/NaN.
+  if (isHostBuffer(v.buffer) && v.buffer.data.length !== v.buffer.count) {
+    throw new InvalidArgumentError(
+      site,
+      `its memory was detached (the ArrayBuffer was transferred, e.g. to a worker or with ArrayBuffer.prototype.transfer): ` +
+        `the ${v.buffer.dtype} buffer of ${v.buffer.count} elements now has ${v.buffer.data.length}`,
+    );
+  }
   return v;
 }
 
-/** checkView, and the memory must be the host's (the sim and mpi backends). */
-export function checkHostView(rank: number, v: unknown, op: string, arg: string, backend: string): HostView {
+/**
+ * checkView, and the memory must be the host's (the sim and mpi backends). `shared: false` for
+ * engines that cannot address a SharedArrayBuffer (Node-API gives native code no pointer to one).
+ */
+export function checkHostView(
+  rank: number,
+  v: unknown,
+  op: string,
+  arg: string,
+  backend: string,
+  options: { shared?: boolean } = {},
+): HostView {
   const checked = checkView(rank, v, op, arg);
   if (!isHostBuffer(checked.buffer)) {
     throw new InvalidArgumentError(
@@ -48,7 +69,52 @@ export function checkHostView(rank: number, v: unknown, op: string, arg: string,
       `the ${backend} backend works on host memory; this buffer is on ${checked.buffer.location}`,
     );
   }
+  if (options.shared === false && isShared(checked.buffer.data.buffer)) {
+    throw new InvalidArgumentError(
+      { rank, op, arg },
+      `the ${backend} backend cannot hand memory of a SharedArrayBuffer to its engine (Node-API gives native code ` +
+        `no pointer to one); copy it into an ordinary buffer first, e.g. tensor(dtype, sharedArray)`,
+    );
+  }
   return checked as HostView;
+}
+
+function isShared(b: ArrayBufferLike): boolean {
+  return typeof SharedArrayBuffer !== "undefined" && b instanceof SharedArrayBuffer;
+}
+
+/** A value as a message shows it: the string "1" is not the number 1. */
+export function describeValue(x: unknown): string {
+  if (typeof x === "string") return `the string ${JSON.stringify(x)}`;
+  if (typeof x === "number" || typeof x === "boolean" || x === null || x === undefined) return String(x);
+  if (typeof x === "bigint") return `${x}n (a bigint)`;
+  if (typeof x === "object") return `a ${x.constructor?.name ?? "object"}`;
+  return `a ${typeof x}`;
+}
+
+/** A root argument (default 0): an integer rank of a comm of `size`. */
+export function checkRoot(rank: number, size: number, root: unknown, op: string, arg = "options.root"): number {
+  const r = root ?? 0;
+  if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= size) {
+    throw new InvalidArgumentError(
+      { rank, op, arg },
+      `root must be an integer rank in [0, ${size}), got ${describeValue(r)}`,
+    );
+  }
+  return r;
+}
+
+/** v8.serialize(obj) for the object collectives, failing with the rank, the operation and the argument. */
+export function serializeObject(rank: number, op: string, obj: unknown, arg = "obj"): Uint8Array {
+  try {
+    return serialize(obj);
+  } catch (e) {
+    throw new InvalidArgumentError(
+      { rank, op, arg },
+      `cannot be serialised with v8.serialize (${(e as Error).message}); object collectives carry data ` +
+        "(plain objects, arrays, strings, numbers, typed arrays, Maps, Sets), not functions or symbols",
+    );
+  }
 }
 
 /** Validates split's `ranks` on `rank` of a comm of `size`: non-empty, in range, no repeats. */
@@ -68,6 +134,21 @@ export function checkSplitRanks(rank: number, size: number, ranks: readonly numb
     if (seen.has(r)) throw new InvalidArgumentError(site, `rank ${r} appears twice in [${ranks.join(", ")}]`);
     seen.add(r);
   }
+}
+
+/** Two ranks passed different lists to the same split call (sim and mpi say it the same way). */
+export function splitMismatch(
+  rank: number,
+  ranks: readonly number[],
+  otherRank: number,
+  otherRanks: readonly number[],
+): InvalidArgumentError {
+  const list = (xs: readonly number[]) => `[${xs.join(", ")}]`;
+  return new InvalidArgumentError(
+    { rank, op: "split", arg: "ranks" },
+    `rank ${rank} passed ${list(ranks)} but rank ${otherRank} passed ${list(otherRanks)} to the same split call; ` +
+      `every rank must pass the same list, in the same order of calls (torch.distributed.new_group)`,
+  );
 }
 
 /** group's `ops`: an array whose every entry is a send or a recv (peers and views are checked per op). */

@@ -4,15 +4,16 @@
  * collective does nothing unless the comm came from cclab run / init with checked mode on.
  */
 import type { Comm } from "../comm.js";
+import type { KVStore } from "../kvstore.js";
 import { checkFingerprint, type Fingerprint } from "./checked.js";
 import type { AbortWatch } from "./guard.js";
-import type { KVStore } from "./store.js";
 
 export interface RankRuntime {
   /** World rank. */
   readonly rank: number;
   readonly size: number;
-  readonly store: KVStore;
+  /** null under a plain mpirun, where MPI itself is the rendezvous and there is no store. */
+  readonly store: KVStore | null;
   readonly watch: AbortWatch;
   readonly timeoutMs: number;
   readonly checked: boolean;
@@ -41,9 +42,10 @@ export function runtimeOf(comm: Comm): RankRuntime | undefined {
  */
 export async function checkCall(comm: Comm, fp: Fingerprint): Promise<void> {
   const rt = runtimeOf(comm);
-  if (!rt?.checked || comm.rank < 0) return;
+  if (!rt?.checked || !rt.store || comm.rank < 0) return;
   await checkFingerprint(rt.store, comm.rank, comm.size, fp, {
     timeoutMs: rt.timeoutMs,
+    worldRanks: comm.worldRanks,
     scope: comm.worldRanks.join(","),
     watch: rt.watch,
   });

@@ -5,9 +5,10 @@
  * notices when no rank can progress and explains why (deadlock.ts), and aborts every rank
  * when one fails, so a simulated program never hangs.
  */
+import { splitMismatch } from "../checks.js";
 import type { HostBuffer, View } from "../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../core/dtype.js";
-import { AbortError, DeadlockError, InvalidArgumentError, MismatchError, RankError } from "../core/errors.js";
+import { AbortError, DeadlockError, MismatchError, RankError } from "../core/errors.js";
 import { Rng } from "../core/random.js";
 import type { Trace } from "../trace.js";
 import { explainDeadlock, type Wait } from "./deadlock.js";
@@ -390,7 +391,7 @@ export class World {
     const rank = comm.members[commRank]!;
     if (ranks.length !== st.ranks.length || ranks.some((r, i) => r !== st.ranks[i])) {
       this.splits.delete(k);
-      const err = new SplitMismatchError(commRank, ranks, st.firstRank, st.ranks);
+      const err = splitMismatch(commRank, ranks, st.firstRank, st.ranks);
       for (const w of st.waiters) {
         this.ranks[w.rank]!.split = undefined;
         this.unblock(this.ranks[w.rank]!);
@@ -539,16 +540,5 @@ export class World {
       this.unblock(rs);
       w.reject(new DeadlockError(message, blocked, cycle));
     }
-  }
-}
-
-/** Two ranks passed different lists to the same split call. */
-class SplitMismatchError extends InvalidArgumentError {
-  constructor(rank: number, ranks: readonly number[], otherRank: number, otherRanks: readonly number[]) {
-    super(
-      { rank, op: "split", arg: "ranks" },
-      `rank ${rank} passed ${formatList(ranks)} but rank ${otherRank} passed ${formatList(otherRanks)} to the same split call; ` +
-        `every rank must pass the same list, in the same order of calls (torch.distributed.new_group)`,
-    );
   }
 }

@@ -7,11 +7,11 @@
  * naming both ranks and sizes (MPI alone would only report a larger send, as truncation).
  */
 
-import { checkHostView, checkP2POps, checkPeer, checkSplitRanks } from "../../checks.js";
+import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, splitMismatch } from "../../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
 import { type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
-import { EngineError, InvalidArgumentError, MismatchError, TimeoutError } from "../../core/errors.js";
+import { DeadlockError, EngineError, InvalidArgumentError, MismatchError, TimeoutError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
 import { engineCall } from "../../native/load.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
@@ -140,20 +140,47 @@ export class MpiComm implements Comm {
     if (q && q[0] === op) q.shift();
   }
 
-  private transfer(kind: "send" | "recv", view: View, peer: number, options?: OpOptions): MpiWork {
+  private transfer(kind: "send" | "recv", view: View, peer: number, options?: OpOptions, blocking = false): MpiWork {
     const op = kind;
     this.checkLive(op);
-    return this.post({
+    const t: Transfer = {
       kind,
       peer: checkPeer(this.rank, this.size, peer, op),
-      view: checkHostView(this.rank, view, op, "view", "mpi"),
+      view: checkHostView(this.rank, view, op, "view", "mpi", { shared: false }),
       label: options?.label,
-    });
+    };
+    if (blocking && kind === "send") this.checkSelfSend(t);
+    return this.post(t);
+  }
+
+  /**
+   * A blocking send to this rank itself can only complete if a receive from itself is already
+   * posted; MPI's eager protocol would return and leave the message unreceived, so say deadlock
+   * here, as the sim does (a group, or isend then recv, is how a rank sends to itself).
+   */
+  private checkSelfSend(t: Transfer): void {
+    const { view, peer } = t;
+    if (peer !== this.rank || (this.unmatched.get(peer)?.length ?? 0) > 0) return;
+    const label = t.label ? ` at '${t.label}'` : "";
+    const blocked = {
+      rank: this.rank,
+      kind: "send" as const,
+      peer,
+      count: view.count,
+      dtype: view.buffer.dtype,
+      ...(t.label !== undefined ? { label: t.label } : {}),
+    };
+    throw new DeadlockError(
+      `deadlock: rank ${this.rank} waits in send(to ${peer}${label}) to itself, and no receive from itself is posted, ` +
+        "so nothing can ever complete it (post irecv first, or send and receive in one group)",
+      [blocked],
+      [this.rank],
+    );
   }
 
   send(view: View, peer: number, options?: OpOptions): Promise<void> {
     try {
-      return this.transfer("send", view, peer, options).wait();
+      return this.transfer("send", view, peer, options, true).wait();
     } catch (e) {
       return Promise.reject(e);
     }
@@ -180,7 +207,7 @@ export class MpiComm implements Comm {
       (o: P2POp, i): Transfer => ({
         kind: o.kind,
         peer: checkPeer(this.rank, this.size, o.peer, "group"),
-        view: checkHostView(this.rank, o.view, "group", `ops[${i}].view`, "mpi"),
+        view: checkHostView(this.rank, o.view, "group", `ops[${i}].view`, "mpi", { shared: false }),
         label: o.label ?? options?.label,
       }),
     );
@@ -190,6 +217,7 @@ export class MpiComm implements Comm {
   async split(ranks: readonly number[]): Promise<Comm> {
     this.checkLive("split");
     checkSplitRanks(this.rank, this.size, ranks);
+    this.checkSameSplit(ranks);
     const key = ranks.indexOf(this.rank);
     const worldRanks = ranks.map((r) => this.worldRanks[r]!);
     // Collective over this communicator: every rank calls it, non-members with MPI_UNDEFINED.
@@ -198,6 +226,30 @@ export class MpiComm implements Comm {
     );
     if (handle < 0) return new NonMemberComm("mpi", this.proc.worldRank, worldRanks);
     return new MpiComm(this.proc, handle, worldRanks);
+  }
+
+  /**
+   * Every rank must pass the same list: MPI_Comm_split alone would put ranks that passed [0, 1]
+   * and ranks that passed [2, 3] in one communicator. A digest of each rank's list is gathered
+   * (MPI_Allgather; split is collective and blocking anyway); only if they differ are the lists
+   * themselves gathered, so every rank can name who passed what.
+   */
+  private checkSameSplit(ranks: readonly number[]): void {
+    const mpi = this.proc.mpi;
+    const all = new Int32Array(3 * this.size);
+    const gather = (send: Int32Array, recv: Int32Array, count: number) =>
+      engineCall(`rank ${this.rank}: split`, () => mpi.allgather(send, 0, recv, 0, count, "int32", this.handle));
+    gather(Int32Array.from([ranks.length, ...listDigest(ranks)]), all, 3);
+    const differs = (r: number) => [0, 1, 2].some((i) => all[3 * r + i] !== all[3 * this.rank + i]);
+    const other = Array.from({ length: this.size }, (_, r) => r).find(differs);
+    if (other === undefined) return;
+    const longest = Math.max(...Array.from({ length: this.size }, (_, r) => all[3 * r]!));
+    const lists = new Int32Array(longest * this.size);
+    const mine = new Int32Array(longest);
+    mine.set(ranks);
+    gather(mine, lists, longest);
+    const theirs = [...lists.subarray(other * longest, other * longest + all[3 * other]!)];
+    throw splitMismatch(this.rank, ranks, other, theirs);
   }
 
   alloc(dtype: DType, count: number): DataBuffer {
@@ -263,6 +315,17 @@ export class MpiComm implements Comm {
 }
 
 const dtypeTag = (d: DType) => DTYPES.indexOf(d);
+
+/** Two 32-bit FNV-1a digests of a rank list (different seeds), as int32. */
+function listDigest(xs: readonly number[]): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ xs.length;
+  for (const x of xs) {
+    a = Math.imul(a ^ x, 0x01000193);
+    b = Math.imul(b ^ (x + 0x9e3779b9), 0x01000193) ^ (b >>> 13);
+  }
+  return [a | 0, b | 0];
+}
 const bytesOf = (v: View) => v.count * dtypeInfo(v.buffer.dtype).bytes;
 const byteOffset = (v: View) => v.offset * dtypeInfo(v.buffer.dtype).bytes;
 
@@ -335,9 +398,11 @@ class RecvOp extends TransferOp {
       const sentDType = DTYPES[m.tag];
       if (m.tag !== dtypeTag(view.buffer.dtype) || m.bytes !== expected) {
         this.mpi.mrecvDiscard(m.message, m.bytes);
-        const sent = sentDType ? `${m.bytes / dtypeInfo(sentDType).bytes} x ${sentDType}` : `tag ${m.tag}`;
+        const sentCount = sentDType ? m.bytes / dtypeInfo(sentDType).bytes : undefined;
+        const sent = sentDType ? `${sentCount} x ${sentDType}` : `a message with tag ${m.tag}`;
+        const what = sentDType === view.buffer.dtype ? "count" : sentCount === view.count ? "dtype" : "count and dtype";
         throw new MismatchError(
-          `${this.comm.describe(this.t)}: size mismatch: rank ${peer} sent ${sent} (${m.bytes} bytes), rank ${this.comm.rank} expected ${view.count} x ${view.buffer.dtype} (${expected} bytes)`,
+          `${this.comm.describe(this.t)}: ${what} mismatch: rank ${peer} sent ${sent} (${m.bytes} bytes), rank ${this.comm.rank} expected ${view.count} x ${view.buffer.dtype} (${expected} bytes); a send and its receive must agree on count and dtype`,
         );
       }
       const data = (view.buffer as HostBuffer).data;

@@ -16,6 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
 import { type Combine, reduceArrays, scaleArrays } from "../../core/op.js";
+import { MemoryStore } from "../../kvstore.js";
 import {
   type DevicePtr,
   type NativeBuf,
@@ -25,7 +26,6 @@ import {
   type NcclLibrary,
   type NcclOpName,
 } from "../../native/types.js";
-import { MemoryStore } from "../../runtime/store.js";
 import type { NcclComm } from "./comm.js";
 import { initNccl } from "./index.js";
 
