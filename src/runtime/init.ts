@@ -25,7 +25,8 @@ import { isLoopback, type JobEnv, readJobEnv, storeToken } from "./env.js";
 import { checkFaultRanks, type Fault, faultsFromEnv, withFaults } from "./faults.js";
 import { AbortWatch, defaultTimeoutMs, GuardedComm } from "./guard.js";
 import { attachRuntime } from "./registry.js";
-import { StoreClient, StoreServer } from "./store/index.js";
+import { type HostedStore, hostStore } from "./store/hosted.js";
+import { StoreClient } from "./store/index.js";
 import { startWatchdog } from "./watchdog.js";
 
 export interface InitOptions {
@@ -44,7 +45,7 @@ export interface InitOptions {
 interface Hosting {
   readonly job: JobEnv;
   readonly store: StoreClient | null;
-  readonly server: StoreServer | null;
+  readonly server: HostedStore | null;
   readonly watch: AbortWatch;
   readonly timeoutMs: number;
   readonly backend: BackendEnds;
@@ -206,13 +207,14 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
         "or set MASTER_ADDR and MASTER_PORT (rank 0 then hosts the store)",
     );
   }
-  let server: StoreServer | null = null;
+  let server: HostedStore | null = null;
   let store: StoreClient | null = null;
   if (useStore) {
     const token = storeToken(job);
     if (job.rank === 0 && !job.storeHosted) {
-      // No cclab launcher: rank 0 hosts the store, as torchrun's c10d rendezvous does on the master.
-      server = await StoreServer.start({
+      // No cclab launcher: rank 0 hosts the store, as torchrun's c10d rendezvous does on the master,
+      // from a worker thread, so this rank blocking in its backend never stops it answering the others.
+      server = await hostStore({
         token,
         world: job.size,
         host: isLoopback(job.masterAddr) ? "127.0.0.1" : job.masterAddr,
@@ -228,7 +230,7 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
         timeoutMs,
       });
     } catch (e) {
-      await server?.close();
+      await server?.closeWhenDone(0);
       if (e instanceof CclabError) e.message = `${who}: init: ${e.message}`;
       throw e;
     }
@@ -248,7 +250,7 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
     if (store) await failRank(store, job, e);
     watch.stop();
     await store?.close();
-    await server?.close();
+    await server?.closeWhenDone(timeoutMs);
     throw e;
   }
   const comm = new GuardedComm(withFaults(started.comm, faults, { rank: job.rank, mode: "exit" }), {
@@ -316,12 +318,8 @@ export async function finalize(comm: GuardedComm, error?: unknown): Promise<void
   }
   if (clean) backend.finalize();
   await store?.close();
-  if (server) {
-    // Keep serving until every other rank has said goodbye (or died), so none loses its store mid-goodbye.
-    const gone = (r: number) => Promise.race([leftKey(r), deadKey(r)].map((k) => server.local.get(k, timeoutMs)));
-    await Promise.all(Array.from({ length: job.size }, (_, r) => gone(r))).catch(() => {});
-    await server.close();
-  }
+  // Keep serving until every other rank has said goodbye (or died), so none loses its store mid-goodbye.
+  await server?.closeWhenDone(timeoutMs);
 }
 
 export interface ProgramModule {

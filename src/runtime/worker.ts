@@ -56,8 +56,9 @@ export async function runWorker(argv: readonly string[]): Promise<number> {
   });
   try {
     if (!program) throw new Error("usage: worker.ts program.ts [args...]");
-    comm = await init();
+    // The program first: one that cannot load fails this rank before it joins (and is named so).
     const prog = await loadProgram(program);
+    comm = await init();
     await prog.main(comm, [...args]);
     const unfired = unfiredFaults(comm);
     if (unfired.length) {

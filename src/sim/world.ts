@@ -480,6 +480,37 @@ export class World {
         });
       }
     }
+    // Transfers posted and never waited on still complete (their data lands) before the run ends.
+    while (this.ready.length > 0 && !this.abortError) this.step();
+    if (!this.failure) this.reportUnmatched();
+  }
+
+  /**
+   * Every rank finished, yet a send was never received (or a receive never matched): its data is
+   * lost, which no rank would notice. The job fails, naming the first such operation.
+   */
+  private reportUnmatched(): void {
+    const left: SimOp[] = [];
+    for (const q of [...this.sends.values(), ...this.recvs.values()]) {
+      for (let op = q.shift(); op; op = q.shift()) left.push(op);
+    }
+    if (left.length === 0) return;
+    left.sort((a, b) => a.posted - b.posted || a.rank - b.rank);
+    const op = left[0]!;
+    const dir = op.kind === "send" ? "to" : "from";
+    const label = op.label !== undefined ? `, '${op.label}'` : "";
+    const where = op.comm.id === 0 ? "" : ` in ${op.comm.name}`;
+    const what =
+      op.kind === "send"
+        ? `was never received: rank ${op.commPeer} finished without posting a matching recv`
+        : `never matched a send: rank ${op.commPeer} finished without sending to it`;
+    const more = left.length > 1 ? ` (and ${left.length - 1} more unmatched operation${left.length > 2 ? "s" : ""})` : "";
+    this.failure = new RankError(
+      op.rank,
+      new MismatchError(
+        `rank ${op.commRank} ${op.kind}(${dir} ${op.commPeer}${label}) of ${op.view.count} x ${op.view.buffer.dtype}${where} ${what}${more}; its data is lost`,
+      ),
+    );
   }
 
   /** One round: complete the ready events in a seed-shuffled order (chaos: only a random non-empty prefix). */
