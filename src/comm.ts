@@ -16,6 +16,30 @@ import type { ReduceOp } from "./core/op.js";
 export interface OpOptions {
   /** Shown in traces, deadlock explanations and timeout errors, e.g. 'allreduce/ring step 3'. */
   readonly label?: string;
+  /**
+   * The collective call a transfer belongs to (the executor sets it). When a send and a receive
+   * that both carry one match, backends compare them: ranks that called different collectives,
+   * or the same one with a different op or root, fail with a MismatchError naming both ranks and
+   * the argument, instead of exchanging data that is then silently wrong.
+   */
+  readonly call?: CallTag;
+}
+
+export interface CallTag {
+  /** 'allreduce/ring'. */
+  readonly collective: string;
+  /** The reduction op's name ('sum', 'max', ...). */
+  readonly op: string;
+  readonly root: number;
+}
+
+/** The fields in which two calls differ, e.g. ['op (sum vs max)']; empty if they agree. */
+export function callDiff(a: CallTag, b: CallTag): string[] {
+  const out: string[] = [];
+  if (a.collective !== b.collective) out.push(`collective (${a.collective} vs ${b.collective})`);
+  if (a.op !== b.op) out.push(`op (${a.op} vs ${b.op})`);
+  if (a.root !== b.root) out.push(`root (${a.root} vs ${b.root})`);
+  return out;
 }
 
 export interface P2POp {

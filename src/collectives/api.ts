@@ -4,8 +4,8 @@
  * object versions. Arguments are validated here, once, with messages naming the rank, the
  * operation and the argument; past this point only internal invariants are asserted.
  */
-import { deserialize, serialize } from "node:v8";
-import { checkView } from "../checks.js";
+import { deserialize } from "node:v8";
+import { checkRoot as checkRootArg, checkView, serializeObject } from "../checks.js";
 import type { Comm } from "../comm.js";
 import { asView, type DataBuffer, isHostBuffer, isView, overlaps, type View } from "../core/buffer.js";
 import { type DType, dtypeInfo } from "../core/dtype.js";
@@ -76,14 +76,7 @@ function checkMember(comm: Comm, name: string): void {
 }
 
 function checkRoot(comm: Comm, name: string, root: unknown): number {
-  const r = root ?? 0;
-  if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= comm.size) {
-    throw new InvalidArgumentError(
-      site(comm, name, "options.root"),
-      `root must be an integer rank in [0, ${comm.size}), got ${String(r)}`,
-    );
-  }
-  return r;
+  return checkRootArg(comm.rank, comm.size, root, name);
 }
 
 /** A buffer or view argument, checked: its dtype known and its elements inside its buffer. */
@@ -408,7 +401,7 @@ export async function broadcastObject<T>(
   const name = "broadcastObject";
   checkMember(comm, name);
   const root = checkRoot(comm, name, options.root);
-  const bytes = comm.rank === root ? serialize(obj) : undefined;
+  const bytes = comm.rank === root ? serializeObject(comm.rank, name, obj) : undefined;
   const len = comm.alloc("int64", 1);
   if (bytes) (len as unknown as { data: BigInt64Array }).data[0] = BigInt(bytes.length);
   await broadcast(comm, len, { ...options, root });
@@ -424,7 +417,7 @@ export async function broadcastObject<T>(
 export async function allGatherObject<T>(comm: Comm, obj: T, options: CollectiveOptions = {}): Promise<T[]> {
   const name = "allGatherObject";
   checkMember(comm, name);
-  const bytes = serialize(obj);
+  const bytes = serializeObject(comm.rank, name, obj);
   const mine = comm.alloc("int64", 1);
   const lens = comm.alloc("int64", comm.size);
   (mine as unknown as { data: BigInt64Array }).data[0] = BigInt(bytes.length);

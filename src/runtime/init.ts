@@ -17,7 +17,14 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Comm } from "../comm.js";
-import { AbortError, CclabError, InvalidArgumentError, TimeoutError, UnavailableError } from "../core/errors.js";
+import {
+  AbortError,
+  CclabError,
+  InvalidArgumentError,
+  MismatchError,
+  TimeoutError,
+  UnavailableError,
+} from "../core/errors.js";
 import { checkTimeoutMs, formatDuration } from "../core/timer.js";
 import { deadKey, joinedKey, type KVStore, leftKey, ownKey } from "../kvstore.js";
 import { checkedFromEnv } from "./checked.js";
@@ -60,15 +67,18 @@ interface BackendModule {
   finalizeExplicitly?: () => void;
   finalizeMpi?: () => void;
   abortMpi?: (code: number) => void;
+  unreceivedMessages?: () => string[];
 }
 
 /** How a backend ends: after every rank is done, and when this rank fails with no store to tell. */
 interface BackendEnds {
+  /** Messages that reached this rank and were never received (asked once every rank is done). */
+  unreceived(): string[];
   finalize(): void;
   abort(): void;
 }
 
-const noEnds: BackendEnds = { finalize() {}, abort() {} };
+const noEnds: BackendEnds = { unreceived: () => [], finalize() {}, abort() {} };
 
 async function importBackend(path: string, what: string): Promise<BackendModule> {
   try {
@@ -107,7 +117,12 @@ async function startBackend(
         `the environment says ${job.size} ranks (${job.source}) but MPI started ${comm.size}`,
       );
     }
-    return { comm, ends: { finalize: () => m.finalizeMpi?.(), abort: () => m.abortMpi?.(1) } };
+    const ends: BackendEnds = {
+      unreceived: () => m.unreceivedMessages?.() ?? [],
+      finalize: () => m.finalizeMpi?.(),
+      abort: () => m.abortMpi?.(1),
+    };
+    return { comm, ends };
   }
   if (backend === "nccl") {
     const m = await importBackend(new URL("../backends/nccl/index.js", import.meta.url).href, "nccl");
@@ -283,9 +298,10 @@ export function abortOnExit(comm: Comm, reason: string): void {
 
 /**
  * Leaves the job. Without an error: says this rank is done, waits (racing the abort, under the
- * timeout) until every rank is, and only then finalises the backend (MPI_Finalize waits for every
- * rank, so it must not start while one may never come). With an error: publishes it as the job's
- * abort (or, with no store, aborts the job through the backend: MPI_Abort).
+ * timeout) until every rank is, checks that no message sent to this rank was left unreceived
+ * (its data would be lost), waits until every rank has checked, and only then finalises the
+ * backend (MPI_Finalize waits for every rank, so it must not start while one may never come).
+ * With an error: publishes it as the job's abort (or, with no store, aborts the job: MPI_Abort).
  */
 export async function finalize(comm: GuardedComm, error?: unknown): Promise<void> {
   const rt = hosting.get(comm);
@@ -293,21 +309,27 @@ export async function finalize(comm: GuardedComm, error?: unknown): Promise<void
   hosting.delete(comm);
   const { store, server, job, watch, timeoutMs, backend } = rt;
   let clean = error === undefined;
+  let failure: unknown;
   if (!clean) {
     if (store) await failRank(store, job, error);
     else backend.abort();
   } else if (store) {
+    const who = `rank ${job.rank}`;
     try {
       await store.set(ownKey(job.rank, "done"), "1");
-      await waitForAll(store, watch, job.size, (r) => ownKey(r, "done"), {
-        who: `rank ${job.rank}`,
-        doing: "to finish",
-        timeoutMs,
-      });
+      await waitForAll(store, watch, job.size, (r) => ownKey(r, "done"), { who, doing: "to finish", timeoutMs });
+      const lost = backend.unreceived();
+      if (lost.length > 0) {
+        throw new MismatchError(`${lost.join("; ")}: the job ended with data sent and never received`);
+      }
+      await store.set(ownKey(job.rank, "clean"), "1");
+      await waitForAll(store, watch, job.size, (r) => ownKey(r, "clean"), { who, doing: "to check", timeoutMs });
     } catch (e) {
-      // Another rank failed (or the store is gone): this rank's own work is done; MPI must not be finalised.
+      // This rank lost data, another rank failed, or the store is gone: MPI must not be finalised,
+      // and the caller (the worker) fails this rank with the reason.
       clean = false;
       if (!(e instanceof AbortError)) await failRank(store, job, e);
+      failure = e;
     }
   }
   watch.stop();
@@ -320,6 +342,7 @@ export async function finalize(comm: GuardedComm, error?: unknown): Promise<void
   await store?.close();
   // Keep serving until every other rank has said goodbye (or died), so none loses its store mid-goodbye.
   await server?.closeWhenDone(timeoutMs);
+  if (failure !== undefined) throw failure;
 }
 
 export interface ProgramModule {

@@ -112,6 +112,8 @@ async function issueSteps(
   };
 
   const prefix = options.label ?? `${alg.collective}/${alg.name}`;
+  // Backends compare it between matched sends and receives: a rank in another call fails, naming it.
+  const call = { collective: `${alg.collective}/${alg.name}`, op: ctx.op.name, root: ctx.root };
   let index = 0;
   for (const s of alg.schedule(ctx)) {
     const label = `${prefix} step ${index} (${s.label})`;
@@ -120,7 +122,7 @@ async function issueSteps(
       // Zero-length transfers carry nothing; NCCL skips them too, so every backend does.
       if (t.region.count > 0) ops.push({ kind: t.kind, peer: t.peer, view: resolve(t.region), label });
     }
-    if (ops.length > 0) await comm.group(ops, { label });
+    if (ops.length > 0) await comm.group(ops, { label, call });
     for (const l of s.local) {
       if (l.dst.count === 0) continue;
       if (l.kind === "copy") {

@@ -6,6 +6,7 @@
  * when one fails, so a simulated program never hangs.
  */
 import { splitMismatch } from "../checks.js";
+import { type CallTag, callDiff } from "../comm.js";
 import type { HostBuffer, View } from "../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../core/dtype.js";
 import { AbortError, DeadlockError, MismatchError, RankError } from "../core/errors.js";
@@ -65,6 +66,8 @@ export class SimOp {
     readonly label: string | undefined,
     /** Logical time of the post. */
     readonly posted: number,
+    /** The collective call it belongs to, if any (compared with its partner's when they match). */
+    readonly call?: CallTag,
   ) {}
 }
 
@@ -309,8 +312,9 @@ export class World {
     if (recv.state !== "pending") return;
     const sv = send.view;
     const rv = recv.view;
-    if (sv.count !== rv.count || sv.buffer.dtype !== rv.buffer.dtype) {
-      const err = new MismatchError(this.mismatchMessage(send, recv));
+    const calls = send.call && recv.call ? callDiff(send.call, recv.call) : [];
+    if (sv.count !== rv.count || sv.buffer.dtype !== rv.buffer.dtype || calls.length > 0) {
+      const err = new MismatchError(this.mismatchMessage(send, recv, calls));
       this.settle(send, err);
       this.settle(recv, err);
       return;
@@ -321,7 +325,7 @@ export class World {
     this.settle(recv);
   }
 
-  private mismatchMessage(send: SimOp, recv: SimOp): string {
+  private mismatchMessage(send: SimOp, recv: SimOp, calls: readonly string[]): string {
     const side = (op: SimOp) => {
       const dt = op.view.buffer.dtype;
       const bytes = op.view.count * dtypeInfo(dt).bytes;
@@ -330,6 +334,12 @@ export class World {
       return `rank ${op.commRank} ${op.kind}(${dir} ${op.commPeer}${label}) of ${op.view.count} x ${dt} (${bytes} B)`;
     };
     const where = send.comm.id === 0 ? "" : ` in ${send.comm.name} (world ranks)`;
+    if (calls.length > 0) {
+      return (
+        `${side(send)} matched ${side(recv)}${where}, but they belong to different collective calls: ${calls.join(", ")} ` +
+        `(rank ${send.commRank} vs rank ${recv.commRank}); every rank must make the same call with the same arguments`
+      );
+    }
     return `${side(send)} matched ${side(recv)}${where}: a send and its receive must agree on count and dtype`;
   }
 
@@ -504,7 +514,8 @@ export class World {
       op.kind === "send"
         ? `was never received: rank ${op.commPeer} finished without posting a matching recv`
         : `never matched a send: rank ${op.commPeer} finished without sending to it`;
-    const more = left.length > 1 ? ` (and ${left.length - 1} more unmatched operation${left.length > 2 ? "s" : ""})` : "";
+    const more =
+      left.length > 1 ? ` (and ${left.length - 1} more unmatched operation${left.length > 2 ? "s" : ""})` : "";
     this.failure = new RankError(
       op.rank,
       new MismatchError(

@@ -8,11 +8,11 @@
  */
 
 import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, splitMismatch } from "../../checks.js";
-import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
+import type { CallTag, Comm, OpOptions, P2POp, Work } from "../../comm.js";
 import { type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
 import { DeadlockError, EngineError, InvalidArgumentError, MismatchError, TimeoutError } from "../../core/errors.js";
-import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
+import { checkOpFitsDType, combineOf, OP_NAMES, parseOp, type ReduceOp } from "../../core/op.js";
 import { engineCall } from "../../native/load.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import type { NativeMpi } from "../../native/types.js";
@@ -33,6 +33,8 @@ export interface MpiProcess {
   readonly progress: Progress;
   readonly worldRank: number;
   timeoutMs: number;
+  /** Every communicator not yet destroyed (the world included), for the end-of-job check. */
+  readonly comms: Set<MpiComm>;
   /**
    * Called with the error when a wait times out, before the wait rejects. The default prints it
    * and calls MPI_Abort so no rank hangs; the runtime may route aborts through its store instead.
@@ -83,6 +85,7 @@ interface Transfer {
   readonly peer: number;
   readonly view: View;
   readonly label: string | undefined;
+  readonly call?: CallTag;
 }
 
 export class MpiComm implements Comm {
@@ -104,6 +107,31 @@ export class MpiComm implements Comm {
     this.rank = proc.mpi.rank(handle);
     this.size = proc.mpi.size(handle);
     this.builtin = new MpiBuiltin(proc.mpi, handle, this.rank);
+    proc.comms.add(this);
+  }
+
+  /**
+   * Messages that arrived for this rank and were never received, one line each (and discarded).
+   * Asked once every rank is done: a send with no receive completes under MPI's eager protocol,
+   * so without this its data would be lost without anyone noticing.
+   */
+  unreceived(): string[] {
+    const out: string[] = [];
+    if (this.destroyed) return out;
+    for (let peer = 0; peer < this.size; peer++) {
+      for (
+        let m = this.proc.mpi.improbe(peer, ANY_TAG, this.handle);
+        m;
+        m = this.proc.mpi.improbe(peer, ANY_TAG, this.handle)
+      ) {
+        this.proc.mpi.mrecvDiscard(m.message, m.bytes);
+        const dtype = DTYPES[m.tag & DTYPE_BITS];
+        const what = dtype ? `${m.bytes / dtypeInfo(dtype).bytes} x ${dtype}` : `${m.bytes} bytes`;
+        const where = this.handle === 0 ? "" : ` (communicator of world ranks ${this.worldRanks.join(", ")})`;
+        out.push(`rank ${this.rank} never received a message from rank ${peer}${where}: ${what}`);
+      }
+    }
+    return out;
   }
 
   private checkLive(op: string): void {
@@ -148,6 +176,7 @@ export class MpiComm implements Comm {
       peer: checkPeer(this.rank, this.size, peer, op),
       view: checkHostView(this.rank, view, op, "view", "mpi", { shared: false }),
       label: options?.label,
+      call: options?.call,
     };
     if (blocking && kind === "send") this.checkSelfSend(t);
     return this.post(t);
@@ -209,6 +238,7 @@ export class MpiComm implements Comm {
         peer: checkPeer(this.rank, this.size, o.peer, "group"),
         view: checkHostView(this.rank, o.view, "group", `ops[${i}].view`, "mpi", { shared: false }),
         label: o.label ?? options?.label,
+        call: options?.call,
       }),
     );
     await Promise.all(transfers.map((t) => this.post(t).wait()));
@@ -303,6 +333,7 @@ export class MpiComm implements Comm {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.proc.comms.delete(this);
     // World is finalised at process exit, not freed.
     if (this.handle !== 0) engineCall(`rank ${this.rank}: destroy`, () => this.proc.mpi.commFree(this.handle));
   }
@@ -315,6 +346,36 @@ export class MpiComm implements Comm {
 }
 
 const dtypeTag = (d: DType) => DTYPES.indexOf(d);
+
+/**
+ * The MPI tag: the dtype in bits 0-3, and the collective call in bits 4-14 (within the 32767 the
+ * MPI standard guarantees): a presence bit, 3 bits of the collective/algorithm's digest, the op's
+ * index (4 bits) and the root's low 3 bits. A receive whose own call differs names what differs.
+ */
+const DTYPE_BITS = 0xf;
+function callBits(call: CallTag | undefined): number {
+  if (!call) return 0;
+  const op = (OP_NAMES as readonly string[]).indexOf(call.op) + 1;
+  return (1 << 4) | ((fnv(call.collective) & 7) << 5) | ((op & 15) << 8) | ((call.root & 7) << 12);
+}
+function fnv(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+/** What differs between the sender's call bits and this receive's call, as the receiver can tell. */
+function callBitsDiff(sent: number, mine: CallTag): string[] {
+  const want = callBits(mine);
+  const out: string[] = [];
+  if (((sent >> 5) & 7) !== ((want >> 5) & 7))
+    out.push(`collective (this rank: ${mine.collective}; the sender's differs)`);
+  if (((sent >> 8) & 15) !== ((want >> 8) & 15)) {
+    const op = OP_NAMES[((sent >> 8) & 15) - 1] ?? "unknown";
+    out.push(`op (sender: ${op}; this rank: ${mine.op})`);
+  }
+  if (((sent >> 12) & 7) !== ((want >> 12) & 7)) out.push(`root (this rank: ${mine.root}; the sender's differs)`);
+  return out;
+}
 
 /** Two 32-bit FNV-1a digests of a rank list (different seeds), as int32. */
 function listDigest(xs: readonly number[]): [number, number] {
@@ -375,8 +436,9 @@ class SendOp extends TransferOp {
   start(): void {
     const { view, peer } = this.t;
     const data = (view.buffer as HostBuffer).data;
+    const tag = dtypeTag(view.buffer.dtype) | callBits(this.t.call);
     this.request = engineCall(this.comm.describe(this.t), () =>
-      this.mpi.isend(data, byteOffset(view), bytesOf(view), peer, dtypeTag(view.buffer.dtype), this.comm.handle),
+      this.mpi.isend(data, byteOffset(view), bytesOf(view), peer, tag, this.comm.handle),
     );
   }
   advance(): number | undefined {
@@ -395,8 +457,18 @@ class RecvOp extends TransferOp {
       if (m === null) return undefined;
       this.comm.dropHead(this);
       const expected = bytesOf(view);
-      const sentDType = DTYPES[m.tag];
-      if (m.tag !== dtypeTag(view.buffer.dtype) || m.bytes !== expected) {
+      const sentDType = m.tag >= 0 && m.tag < 1 << 15 ? DTYPES[m.tag & DTYPE_BITS] : undefined;
+      const sentCall = m.tag & ~DTYPE_BITS;
+      const calls =
+        sentCall && this.t.call && sentCall !== callBits(this.t.call) ? callBitsDiff(sentCall, this.t.call) : [];
+      if (calls.length > 0) {
+        this.mpi.mrecvDiscard(m.message, m.bytes);
+        throw new MismatchError(
+          `${this.comm.describe(this.t)}: rank ${peer} sent from a different collective call: ${calls.join(", ")}; ` +
+            "every rank must make the same call with the same arguments",
+        );
+      }
+      if (sentDType !== view.buffer.dtype || m.bytes !== expected) {
         this.mpi.mrecvDiscard(m.message, m.bytes);
         const sentCount = sentDType ? m.bytes / dtypeInfo(sentDType).bytes : undefined;
         const sent = sentDType ? `${sentCount} x ${sentDType}` : `a message with tag ${m.tag}`;

@@ -57,6 +57,11 @@ export function finalizeMpi(): void {
   if (mpi?.initialized() && !mpi.finalized()) mpi.finalize();
 }
 
+/** Messages that reached this rank and were never received, on any live communicator (see MpiComm.unreceived). */
+export function unreceivedMessages(): string[] {
+  return proc ? [...proc.comms].flatMap((c) => c.unreceived()) : [];
+}
+
 /** MPI_Abort on the world: mpirun ends every rank of the job (the store-less way to fail a job). */
 export function abortMpi(code: number): void {
   finalizeAtExit = false;
@@ -75,6 +80,7 @@ function startMpi(options: MpiCommOptions): MpiProcess {
     mpi,
     progress: new Progress(mpi),
     worldRank,
+    comms: new Set(),
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs(),
     onAbort: (error) => {
       finalizeAtExit = false;
