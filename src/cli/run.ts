@@ -111,6 +111,9 @@ export function registerRun(program: Command): void {
     .option("--grace <seconds>", "after the first failure, how long the others get before they are killed", "5")
     .passThroughOptions()
     .action(async (prog: string, args: string[], flags: RunFlags) => {
-      process.exitCode = await runCommand(prog, args, flags);
+      const code = await runCommand(prog, args, flags);
+      // The job is over: what its (simulated) ranks left behind, timers or callbacks, must neither
+      // keep this process up nor crash it after the summary.
+      process.exit(code);
     });
 }

@@ -167,12 +167,18 @@ export class GuardedComm extends CommLayer {
         off();
         f();
       };
-      const cancelTimer = deadline(this.timeoutMs, () => {
-        const msg = `${describe(me, site)} timed out after ${formatDuration(this.timeoutMs)}; the communicator is aborted`;
-        finish(() => reject(new TimeoutError(msg)));
-        // The others learn from the store; the first abort published wins and names its rank.
-        this.publish({ rank: me, reason: msg });
-      });
+      // The deadline alone does not keep the process alive: when nothing else can happen, the
+      // launcher (beforeExit) names the rank that awaits something outside cclab instead of waiting it out.
+      const cancelTimer = deadline(
+        this.timeoutMs,
+        () => {
+          const msg = `${describe(me, site)} timed out after ${formatDuration(this.timeoutMs)}; the communicator is aborted`;
+          finish(() => reject(new TimeoutError(msg)));
+          // The others learn from the store; the first abort published wins and names its rank.
+          this.publish({ rank: me, reason: msg });
+        },
+        { ref: false },
+      );
       const off = this.watch.on((info) => {
         if (settled) return;
         finish(() => reject(new AbortError(`${describe(me, site)}: aborted: ${whoAborted(info)}`)));

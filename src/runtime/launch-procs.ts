@@ -128,8 +128,6 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   const children: Child[] = [];
   let failure: AbortInfo | undefined;
   const timers: (() => void)[] = [];
-  /** Exits being explained (which rank, from the store): the summary waits for them. */
-  const explaining: Promise<void>[] = [];
   let allExited!: () => void;
   const exited = new Promise<void>((r) => (allExited = r));
 
@@ -172,24 +170,29 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) process.on(s, interrupted);
 
-  /** A process exit nobody explained yet: publish it, naming ranks that never joined if there are any. */
-  const explainExit = async (rank: number, how: string) => {
+  /** A process exit nobody explained yet: publish it (as mpirun's, if the rank is not known). */
+  const explainExit = (rank: number, how: string) => {
     if (failure) return;
-    let info: AbortInfo = { rank, reason: `rank ${rank} ${how}` };
-    if (rank < 0) {
-      const never: number[] = [];
-      for (let r = 0; r < world; r++) if (!(await store.check([joinedKey(r)]))) never.push(r);
-      info =
-        never.length > 0
-          ? {
-              rank: never[0]!,
-              reason: `rank ${never[0]} never joined the job (it exited or was killed before it reached the store); mpirun ${how}`,
-            }
-          : { rank: -1, reason: `mpirun ${how}` };
-    }
+    const info: AbortInfo = { rank, reason: rank < 0 ? `mpirun ${how}` : `rank ${rank} ${how}` };
     failed(info);
     // Ranks still running learn it from the store, as from any other abort.
     store.abort(info.rank, info.reason).catch(() => {});
+  };
+
+  /**
+   * Until every rank has joined, no rank has run any of the program; a rank that never joined is
+   * then the cause, and the deaths the store saw (mpirun stopping the others) are its effect.
+   */
+  const blame = async (): Promise<AbortInfo | undefined> => {
+    if (failure && !/^rank \d+ died|^mpirun /.test(failure.reason)) return failure;
+    const never: number[] = [];
+    for (let r = 0; r < world; r++) if (!(await store.check([joinedKey(r)]).catch(() => true))) never.push(r);
+    if (never.length === 0) return failure;
+    const who = never.length === 1 ? `rank ${never[0]}` : `ranks ${never.join(", ")}`;
+    return {
+      rank: never[0]!,
+      reason: `${who} never joined the job: exited or killed before reaching the store (see its output above)`,
+    };
   };
 
   const start = (rank: number, argv: string[], childEnv: NodeJS.ProcessEnv, prefix: boolean) => {
@@ -210,7 +213,7 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
       entry.exit = { rank, pid: child.pid, ...status };
       if (status.code !== 0 || status.signal) {
         const how = status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
-        explaining.push(explainExit(rank, how));
+        explainExit(rank, how);
       }
       if (children.every((c) => c.exit)) allExited();
     };
@@ -259,7 +262,7 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
       }
     }
     await exited;
-    await Promise.all(explaining);
+    failure = await blame();
   } finally {
     for (const s of signals) process.off(s, interrupted);
     for (const cancel of timers) cancel();

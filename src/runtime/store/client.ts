@@ -48,6 +48,8 @@ const REPLY_GRACE_MS = 5000;
 export class StoreClient implements KVStore {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  /** Requests whose reply this process waits for; the socket keeps the process alive only while there are any. */
+  private holding = 0;
   private readonly reader = new FrameReader(PRE_AUTH_MAX_FRAME);
   private lost: Error | null = null;
   private closedByUs = false;
@@ -62,6 +64,9 @@ export class StoreClient implements KVStore {
     this.timeoutMs = options.timeoutMs ?? 300_000;
     this.where = `${options.host}:${options.port}`;
     socket.setNoDelay(true);
+    // An idle connection (or the abort watch's long poll) must not keep a rank alive whose main
+    // awaits nothing that can happen: then Node's beforeExit tells the rank so (worker.ts).
+    socket.unref();
     socket.on("data", (d: Buffer) => this.onData(d));
     socket.on("error", () => {});
     socket.on("close", () => this.onClose());
@@ -197,7 +202,7 @@ export class StoreClient implements KVStore {
         p.reject(
           p.what === "AUTH"
             ? new InvalidArgumentError(
-                { op: "store connect", arg: "CCLAB_STORE_TOKEN" },
+                { op: "store connect", arg: refusedArg(why) },
                 `store at ${this.where} refused this client: ${why}`,
               )
             : new InvalidArgumentError({ op: `store ${p.what}` }, why),
@@ -225,12 +230,19 @@ export class StoreClient implements KVStore {
         ),
       );
     }
+    // A reply with a deadline is awaited: the socket holds the process until it comes.
+    const holds = Number.isFinite(replyMs);
+    if (holds && this.holding++ === 0) this.socket.ref();
+    const release = () => {
+      if (holds && --this.holding === 0) this.socket.unref();
+    };
     return new Promise((resolve, reject) => {
       const p: Pending = { resolve, reject, what, cancel: () => {} };
-      p.cancel = deadline(
+      const stop = deadline(
         replyMs,
         () => {
           if (!this.pending.delete(id)) return;
+          release();
           reject(
             new TimeoutError(
               what === "AUTH"
@@ -241,6 +253,10 @@ export class StoreClient implements KVStore {
         },
         { ref: false },
       );
+      p.cancel = () => {
+        stop();
+        release();
+      };
       this.pending.set(id, p);
       this.socket.write(frame);
     });
@@ -314,6 +330,14 @@ export class StoreClient implements KVStore {
   destroy(): void {
     this.socket.destroy();
   }
+}
+
+/** Which of this client's arguments a refused AUTH was about, from the server's reason. */
+function refusedArg(why: string): string {
+  if (why.startsWith("wrong token")) return "CCLAB_STORE_TOKEN";
+  if (why.startsWith("rank ")) return "RANK";
+  if (why.startsWith("launcher")) return "--node-rank";
+  return "protocol";
 }
 
 /** A TCP connection, or an error with the system's code; at most `ms` to get it. */
