@@ -169,6 +169,12 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   };
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) process.on(s, interrupted);
+  // Stopped (SIGSTOP, Ctrl-Z) and resumed: the ranks may have given up meanwhile (watchdog.ts); say why.
+  const resumed = () => {
+    stoppedOnce = true;
+  };
+  let stoppedOnce = false;
+  process.on("SIGCONT", resumed);
 
   /** A process exit nobody explained yet: publish it (as mpirun's, if the rank is not known). */
   const explainExit = (rank: number, how: string) => {
@@ -263,8 +269,16 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     }
     await exited;
     failure = await blame();
+    if (stoppedOnce && (!failure || failure.rank < 0)) {
+      failure = {
+        rank: -1,
+        reason:
+          "cclab run itself was stopped (SIGSTOP or Ctrl-Z) and resumed; its ranks stop on their own once it has been stopped past the timeout",
+      };
+    }
   } finally {
     for (const s of signals) process.off(s, interrupted);
+    process.off("SIGCONT", resumed);
     for (const cancel of timers) cancel();
     signalAll("SIGKILL");
     await client?.close();

@@ -119,7 +119,7 @@ export function finish(
   const bad = exits.filter((e) => e.code !== 0 || e.signal);
   if (!failure && bad.length === 0) return { exitCode: 0, summary: "", exits, seconds };
   const first = failure ?? { rank: bad[0]!.rank, reason: `exited with code ${bad[0]!.code}` };
-  const own = exits.find((e) => e.rank === first.rank);
+  const own = first.rank >= 0 ? exits.find((e) => e.rank === first.rank) : undefined;
   const exit = own ? ` (${own.signal ? `killed by ${own.signal}` : `exit code ${own.code}`})` : "";
   const who = first.rank >= 0 ? `rank ${first.rank} failed first` : "the job failed";
   const lines = [`cclab run: ${who}: ${first.reason.replace(/^rank \d+:? (failed: )?/, "")}${exit}`];

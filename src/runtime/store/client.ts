@@ -111,6 +111,7 @@ export class StoreClient implements KVStore {
           [MAGIC, VERSION, options.token, ...role],
           "AUTH",
           end - Date.now(),
+          timeoutMs,
         );
         if (magic?.toString() !== MAGIC || version?.toString() !== VERSION) {
           throw new AbortError(`the peer at ${where} is not a ${MAGIC}/${VERSION} server`);
@@ -217,6 +218,8 @@ export class StoreClient implements KVStore {
     fields: (string | Uint8Array)[],
     what: string,
     replyMs = this.timeoutMs,
+    /** The deadline as messages state it (AUTH's is what is left of the whole connect's). */
+    statedMs = replyMs,
   ): Promise<Buffer[]> {
     if (this.lost) return Promise.reject(this.lost);
     const id = this.nextId++ >>> 0;
@@ -246,8 +249,8 @@ export class StoreClient implements KVStore {
           reject(
             new TimeoutError(
               what === "AUTH"
-                ? `store: the peer at ${this.where} accepted the connection but did not answer AUTH within ${formatDuration(replyMs)} (not a ${MAGIC} server, or its host is stopped)`
-                : `store at ${this.where} did not answer '${what}' within ${formatDuration(replyMs)} (is the launcher stopped or overloaded?)`,
+                ? `store: the peer at ${this.where} accepted the connection but did not answer AUTH within ${formatDuration(statedMs)} (not a ${MAGIC} server, or its host is stopped)`
+                : `store at ${this.where} did not answer '${what}' within ${formatDuration(statedMs)} (is the launcher stopped or overloaded?)`,
             ),
           );
         },

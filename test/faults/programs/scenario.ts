@@ -10,17 +10,24 @@ import { allReduce, barrier, broadcast, broadcastObject } from "../../../src/col
 import type { Comm } from "../../../src/comm.js";
 import { HostBuffer, tensor, view, zeros } from "../../../src/core/buffer.js";
 import { runtimeOf } from "../../../src/runtime/registry.js";
-import { encodeFrame, MAGIC, OP, StoreClient, VERSION } from "../../../src/runtime/store/index.js";
+
+// The store's modules are imported where a scenario needs them, so this program also loads
+// against older versions of cclab (to show a row failing before its fix).
+const storeModule = () => import("../../../src/runtime/store/index.js");
 
 type Scenario = (comm: Comm, args: string[]) => Promise<void>;
 
 /** allReduce(sum) of [rank + 1, ...] over float32 and the check that every element is right. */
 async function sumCheck(comm: Comm, n = 8): Promise<void> {
-  const buf = tensor("float32", Array.from({ length: n }, (_, i) => comm.rank + 1 + i));
+  const buf = tensor(
+    "float32",
+    Array.from({ length: n }, (_, i) => comm.rank + 1 + i),
+  );
   await allReduce(comm, buf, { algorithm: "ring" });
   const s = (comm.size * (comm.size + 1)) / 2;
   buf.values().forEach((v, i) => {
-    if (v !== s + comm.size * i) throw new Error(`wrong data on rank ${comm.rank}: element ${i} is ${v}, not ${s + comm.size * i}`);
+    if (v !== s + comm.size * i)
+      throw new Error(`wrong data on rank ${comm.rank}: element ${i} is ${v}, not ${s + comm.size * i}`);
   });
 }
 
@@ -100,7 +107,8 @@ const scenarios: Record<string, Scenario> = {
     const buf = tensor("float32", [comm.rank + 5, comm.rank + 5]);
     await broadcast(comm, buf, { root });
     // Each rank checks what its own call promised: root 1 keeps its data, the others get root 0's.
-    if (buf.values()[0] !== root + 5) throw new Error(`wrong data on rank ${comm.rank}: ${buf.values()[0]}, not ${root + 5}`);
+    if (buf.values()[0] !== root + 5)
+      throw new Error(`wrong data on rank ${comm.rank}: ${buf.values()[0]}, not ${root + 5}`);
   },
   /** 2(d): a blocking send to this rank itself with no receive posted. */
   "self-send": async (comm) => {
@@ -205,6 +213,7 @@ const scenarios: Record<string, Scenario> = {
   /** 7: rank 1 opens a second connection claiming rank 0. */
   impostor: async (comm) => {
     if (comm.rank === 1) {
+      const { StoreClient } = await storeModule();
       await StoreClient.connect({
         host: process.env.MASTER_ADDR ?? "127.0.0.1",
         port: Number(process.env.MASTER_PORT),
@@ -218,7 +227,11 @@ const scenarios: Record<string, Scenario> = {
   /** 7: a token derived from the job id (what older versions accepted) is refused. */
   "derived-token": async (comm) => {
     if (comm.rank === 1) {
-      const token = createHash("sha256").update(`cclab-store:${process.env.SLURM_JOB_ID ?? "1234"}.`).digest("hex").slice(0, 32);
+      const token = createHash("sha256")
+        .update(`cclab-store:${process.env.SLURM_JOB_ID ?? "1234"}.`)
+        .digest("hex")
+        .slice(0, 32);
+      const { StoreClient } = await storeModule();
       await StoreClient.connect({
         host: process.env.MASTER_ADDR ?? "127.0.0.1",
         port: Number(process.env.MASTER_PORT),
@@ -253,6 +266,7 @@ const scenarios: Record<string, Scenario> = {
       });
       const refused = closed;
       for (const sock of idle) sock.destroy();
+      const { encodeFrame, MAGIC, OP, VERSION } = await storeModule();
       const replies = await Promise.all([
         rawStore(Buffer.from([0x7f, 0xff, 0xff, 0xff, 1, 2, 3])),
         rawStore(encodeFrame(OP.AUTH, 1, [MAGIC, VERSION, "x".repeat(32), "rank", "1"])),
@@ -312,7 +326,8 @@ if (process.env.CCLAB_DIE_AT_LOAD !== undefined) {
 export async function main(comm: Comm, args: string[]): Promise<void> {
   const [name, ...rest] = args;
   const scenario = scenarios[name ?? ""];
-  if (!scenario) throw new Error(`unknown scenario ${JSON.stringify(name)}; expected one of ${Object.keys(scenarios).join(", ")}`);
+  if (!scenario)
+    throw new Error(`unknown scenario ${JSON.stringify(name)}; expected one of ${Object.keys(scenarios).join(", ")}`);
   await scenario(comm, rest);
   console.log(`ok ${name}`);
 }
