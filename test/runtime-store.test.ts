@@ -49,7 +49,8 @@ function raw(bytes: Buffer, end = false): Promise<Buffer> {
   });
 }
 
-const auth = (rank: number, t = token, version = VERSION) => encodeFrame(OP.AUTH, 1, [MAGIC, version, t, "rank", String(rank)]);
+const auth = (rank: number, t = token, version = VERSION) =>
+  encodeFrame(OP.AUTH, 1, [MAGIC, version, t, "rank", String(rank)]);
 
 beforeEach(async () => {
   token = makeToken();
@@ -120,7 +121,10 @@ describe("barrier", () => {
       const passed: number[] = [];
       const early = cs.slice(0, size - 1).map((c, r) => storeBarrier(c, r, "b", size, 3000).then(() => passed.push(r)));
       // Nobody passes before the last rank arrives: the first three have set their keys.
-      await cs[0]!.wait([0, 1, 2].map((r) => `rank/${r}/barrier/b/${gen}`), 3000);
+      await cs[0]!.wait(
+        [0, 1, 2].map((r) => `rank/${r}/barrier/b/${gen}`),
+        3000,
+      );
       expect(passed).toEqual([]);
       await storeBarrier(cs[size - 1]!, size - 1, "b", size, 3000);
       await Promise.all(early);
@@ -171,7 +175,10 @@ describe("who may do what", () => {
   it("a rank writes only its own keys; job/ keys are the store's; the error names both", async () => {
     const c = await client(1);
     await expect(c.set("rank/2/done", "1")).rejects.toThrow(
-      new InvalidArgumentError({ op: "store set rank/2/done" }, "rank 1 may write only keys under rank/1/, not 'rank/2/done'"),
+      new InvalidArgumentError(
+        { op: "store set rank/2/done" },
+        "rank 1 may write only keys under rank/1/, not 'rank/2/done'",
+      ),
     );
     await expect(c.set(ABORT_KEY, "forged")).rejects.toThrow(/may write only keys under rank\/1\//);
     await expect(c.delete(joinedKey(0))).rejects.toThrow(/may write only keys under rank\/1\//);
@@ -189,7 +196,13 @@ describe("who may do what", () => {
 
   it("a wrong token, an old protocol version, and a peer of another protocol each get a reason", async () => {
     await expect(
-      StoreClient.connect({ host: "127.0.0.1", port: server.port, token: "x".repeat(32), role: { rank: 0 }, timeoutMs: 1000 }),
+      StoreClient.connect({
+        host: "127.0.0.1",
+        port: server.port,
+        token: "x".repeat(32),
+        role: { rank: 0 },
+        timeoutMs: 1000,
+      }),
     ).rejects.toThrow(/refused this client: wrong token \(CCLAB_STORE_TOKEN differs from the launcher's\)/);
     const reply = await raw(auth(0, token, "1"));
     expect(reply.toString("latin1")).toContain(`protocol version "1"; this store speaks ${MAGIC}/${VERSION}`);

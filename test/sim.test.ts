@@ -148,7 +148,8 @@ describe("send completion models", () => {
         { semantics, eagerLimitBytes: 64 },
       );
     // The send completes at post, but nobody ever receives it: the run fails, since its data is lost.
-    const lost = "rank 0 send(to 1) of 1000 x uint8 was never received: rank 1 finished without posting a matching recv; its data is lost";
+    const lost =
+      "rank 0 send(to 1) of 1000 x uint8 was never received: rank 1 finished without posting a matching recv; its data is lost";
     await expect(run("buffered", 1000)).rejects.toThrow(`rank 0 failed: MismatchError: ${lost}`);
     await expect(run("mpi-eager", 64)).rejects.toThrow(/rank 0 send\(to 1\) of 64 x uint8 was never received/);
     const stuck = (await run("mpi-eager", 65))[0];

@@ -23,10 +23,28 @@ export const DEFAULT_TIMEOUT_MS = 300_000;
 export function defaultTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.CCLAB_TIMEOUT;
   if (raw === undefined || raw === "") return DEFAULT_TIMEOUT_MS;
+  return secondsFromEnv(raw, "CCLAB_TIMEOUT");
+}
+
+/** The least time ranks get to join a job: they start at different times (Node and the program load for seconds on a busy machine). */
+export const JOIN_FLOOR_MS = 30_000;
+
+/**
+ * How long joining may take (connecting to the store, AUTH, waiting for every rank):
+ * CCLAB_JOIN_TIMEOUT seconds if set, else the operation timeout but at least 30 s (torchrun
+ * likewise gives its rendezvous its own timeout).
+ */
+export function joinTimeoutMs(timeoutMs: number, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.CCLAB_JOIN_TIMEOUT;
+  if (raw === undefined || raw === "") return Math.max(timeoutMs, JOIN_FLOOR_MS);
+  return secondsFromEnv(raw, "CCLAB_JOIN_TIMEOUT");
+}
+
+function secondsFromEnv(raw: string, name: string): number {
   const s = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isFinite(s) || s <= 0) {
     throw new InvalidArgumentError(
-      { op: "init", arg: "CCLAB_TIMEOUT" },
+      { op: "init", arg: name },
       `must be a positive, finite number of seconds, got ${JSON.stringify(raw)}`,
     );
   }

@@ -26,11 +26,11 @@ import {
   UnavailableError,
 } from "../core/errors.js";
 import { checkTimeoutMs, formatDuration } from "../core/timer.js";
-import { deadKey, joinedKey, type KVStore, leftKey, ownKey } from "../kvstore.js";
+import { joinedKey, type KVStore, ownKey } from "../kvstore.js";
 import { checkedFromEnv } from "./checked.js";
 import { isLoopback, type JobEnv, readJobEnv, storeToken } from "./env.js";
 import { checkFaultRanks, type Fault, faultsFromEnv, withFaults } from "./faults.js";
-import { AbortWatch, defaultTimeoutMs, GuardedComm } from "./guard.js";
+import { AbortWatch, defaultTimeoutMs, GuardedComm, joinTimeoutMs } from "./guard.js";
 import { attachRuntime } from "./registry.js";
 import { type HostedStore, hostStore } from "./store/hosted.js";
 import { StoreClient } from "./store/index.js";
@@ -149,18 +149,17 @@ async function missing(store: KVStore, size: number, key: (r: number) => string)
   return out;
 }
 
-const NOTICE_EVERY_MS = 10_000;
-
 /**
- * Waits until every rank's key exists, racing the job's abort; says who it waits for every 10 s on
- * stderr, and in the TimeoutError: 'waiting for ranks 2, 3 to join (2 of 4 ranks arrived)'.
+ * Waits until every rank's key exists, racing the job's abort (Infinity: no deadline but the
+ * abort's); says who it waits for every `noticeMs` on stderr, and in the TimeoutError: 'waiting
+ * for ranks 2, 3 to join the store at host:port (2 of 4 ranks arrived)'.
  */
 async function waitForAll(
   store: KVStore,
   watch: AbortWatch,
   size: number,
   key: (r: number) => string,
-  what: { who: string; doing: string; timeoutMs: number },
+  what: { who: string; doing: string; timeoutMs: number; noticeMs: number },
 ): Promise<void> {
   const keys = Array.from({ length: size }, (_, r) => key(r));
   const end = Date.now() + what.timeoutMs;
@@ -171,7 +170,7 @@ async function waitForAll(
   aborted.catch(() => {});
   try {
     for (;;) {
-      const slice = Math.min(NOTICE_EVERY_MS, end - Date.now());
+      const slice = Math.min(what.noticeMs, end - Date.now());
       try {
         await Promise.race([store.wait(keys, Math.max(1, slice)), aborted]);
         return;
@@ -200,6 +199,8 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
     op: "init",
     arg: "timeoutMs",
   });
+  // Ranks start at different times: joining has its own deadline (at least 30 s, CCLAB_JOIN_TIMEOUT).
+  const joinMs = joinTimeoutMs(timeoutMs, env);
   const backend = options.backend ?? env.CCLAB_BACKEND ?? "mpi";
   const checked = options.check ?? checkedFromEnv(env);
   const faults = options.faults ?? faultsFromEnv(env);
@@ -243,6 +244,7 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
         token,
         role: { rank: job.rank },
         timeoutMs,
+        connectTimeoutMs: joinMs,
       });
     } catch (e) {
       await server?.closeWhenDone(0);
@@ -257,7 +259,8 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
       await waitForAll(store, watch, job.size, joinedKey, {
         who,
         doing: `to join the store at ${store.where}`,
-        timeoutMs,
+        timeoutMs: joinMs,
+        noticeMs: 10_000,
       });
     }
     started = await startBackend(backend, job, store, env, timeoutMs);
@@ -317,13 +320,16 @@ export async function finalize(comm: GuardedComm, error?: unknown): Promise<void
     const who = `rank ${job.rank}`;
     try {
       await store.set(ownKey(job.rank, "done"), "1");
-      await waitForAll(store, watch, job.size, (r) => ownKey(r, "done"), { who, doing: "to finish", timeoutMs });
+      // Ranks finish their programs at different times: no deadline here but the job's abort (a
+      // rank that dies or fails publishes one; a stopped launcher is the watchdog's).
+      const until = { who, timeoutMs: Number.POSITIVE_INFINITY, noticeMs: 60_000 };
+      await waitForAll(store, watch, job.size, (r) => ownKey(r, "done"), { ...until, doing: "to finish" });
       const lost = backend.unreceived();
       if (lost.length > 0) {
         throw new MismatchError(`${lost.join("; ")}: the job ended with data sent and never received`);
       }
       await store.set(ownKey(job.rank, "clean"), "1");
-      await waitForAll(store, watch, job.size, (r) => ownKey(r, "clean"), { who, doing: "to check", timeoutMs });
+      await waitForAll(store, watch, job.size, (r) => ownKey(r, "clean"), { ...until, doing: "to check its messages" });
     } catch (e) {
       // This rank lost data, another rank failed, or the store is gone: MPI must not be finalised,
       // and the caller (the worker) fails this rank with the reason.

@@ -95,6 +95,8 @@ function torchrunRank(rank: number, world: number, port: number, marker: string,
       MASTER_ADDR: "127.0.0.1",
       MASTER_PORT: String(port),
       CCLAB_STORE_TOKEN: "0123456789abcdef0123456789abcdef",
+      // Joining has its own deadline (at least 30 s by default); these rows show it expiring.
+      CCLAB_JOIN_TIMEOUT: "2",
     },
     marker,
   );
@@ -693,7 +695,7 @@ export const ROWS: readonly Row[] = [
     item: "",
     fault: "send to peer size+3",
     scenario: "bad-peer",
-    expect: fails("InvalidArgumentError", "rank 0", "send", "argument 'peer'", "peer 6 is not a rank"),
+    expect: fails("InvalidArgumentError", "rank 0", "send", "argument 'peer'", "peer 5 is not a rank"),
   }),
   job({
     id: "view-past-buffer",

@@ -30,8 +30,10 @@ export interface StoreClientOptions {
   readonly token: string;
   /** Who this client is: a rank of the job, or the launcher of a remote node. */
   readonly role: StoreRole;
-  /** Connecting, authenticating, every reply, and the default for get/wait (default 300 s). */
+  /** Every reply, and the default for get/wait (default 300 s). */
   readonly timeoutMs?: number;
+  /** Connecting and authenticating, together (default timeoutMs). */
+  readonly connectTimeoutMs?: number;
   readonly maxFrame?: number;
 }
 
@@ -74,7 +76,7 @@ export class StoreClient implements KVStore {
 
   /** Connects (retrying while nothing listens yet) and authenticates, all within timeoutMs. */
   static async connect(options: StoreClientOptions): Promise<StoreClient> {
-    const timeoutMs = options.timeoutMs ?? 300_000;
+    const timeoutMs = options.connectTimeoutMs ?? options.timeoutMs ?? 300_000;
     const where = `${options.host}:${options.port}`;
     const end = Date.now() + timeoutMs;
     let delay = 20;
