@@ -9,7 +9,7 @@ import { InvalidArgumentError } from "./errors.js";
 /** The longest delay setTimeout honours. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Calls fn once after ms (any length; Infinity: never); returns a canceller. The timers never hold the process open. */
+/** Calls fn once after ms (any length; Infinity: never); returns a canceller. `ref: false`: the timer does not hold the process open. */
 export function deadline(ms: number, fn: () => void, options: { ref?: boolean } = {}): () => void {
   if (!(ms < Number.POSITIVE_INFINITY)) return () => {};
   const end = Date.now() + Math.max(0, ms);

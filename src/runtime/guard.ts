@@ -120,6 +120,13 @@ export interface GuardOptions {
   onAbort?: (info: AbortInfo) => void;
   /** Counts this rank's calls in progress (shared with split comms): the sim launcher asks who is stuck elsewhere. */
   activity?: { inFlight: number };
+  /**
+   * Whether a call in progress keeps the process alive (default true: a process rank blocked in a
+   * call waits for the network, and must stay up to hear an abort). The sim launcher says false:
+   * there a rank blocked in a call waits on other ranks of the same process, and when nothing is
+   * left to run, it names the rank stuck outside cclab (beforeExit) instead of waiting out the timeout.
+   */
+  holdProcess?: boolean;
 }
 
 interface Site {
@@ -185,8 +192,6 @@ export class GuardedComm extends CommLayer {
         off();
         f();
       };
-      // The deadline alone does not keep the process alive: when nothing else can happen, the
-      // launcher (beforeExit) names the rank that awaits something outside cclab instead of waiting it out.
       const cancelTimer = deadline(
         this.timeoutMs,
         () => {
@@ -195,7 +200,7 @@ export class GuardedComm extends CommLayer {
           // The others learn from the store; the first abort published wins and names its rank.
           this.publish({ rank: me, reason: msg });
         },
-        { ref: false },
+        { ref: this.options.holdProcess ?? true },
       );
       const off = this.watch.on((info) => {
         if (settled) return;

@@ -110,7 +110,14 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
         ranks[rank] = me;
         const faulty = withFaults(comm, faults, { rank, mode: "throw" });
         if (faulty instanceof FaultyComm) me.faulty = faulty;
-        const c = new GuardedComm(faulty, { store, rank, timeoutMs, watch, activity: me.activity });
+        const c = new GuardedComm(faulty, {
+          store,
+          rank,
+          timeoutMs,
+          watch,
+          activity: me.activity,
+          holdProcess: false,
+        });
         attachRuntime(c, { rank, size: n, store, watch, timeoutMs, checked });
         try {
           const running = Promise.resolve().then(() => prog.main(c, [...(o.args ?? [])]));

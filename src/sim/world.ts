@@ -6,103 +6,16 @@
  * when one fails, so a simulated program never hangs.
  */
 import { splitMismatch } from "../checks.js";
-import { type CallTag, callDiff } from "../comm.js";
-import type { HostBuffer, View } from "../core/buffer.js";
-import { dtypeInfo, type TypedArray } from "../core/dtype.js";
+import { callDiff } from "../comm.js";
+import type { View } from "../core/buffer.js";
+import { dtypeInfo } from "../core/dtype.js";
 import { AbortError, DeadlockError, MismatchError, RankError } from "../core/errors.js";
 import { Rng } from "../core/random.js";
 import type { Trace } from "../trace.js";
 import { explainDeadlock, type Wait } from "./deadlock.js";
+import { type CommInfo, copyElements, Fifo, type Ready, type Semantics, type SimOp, type SimOptions } from "./ops.js";
 
-/**
- * How sends complete:
- * - 'nccl': a send completes only once its receive is posted (rendezvous);
- * - 'mpi-eager': sends of at most eagerLimitBytes complete at post (MPI's eager protocol), larger ones rendezvous;
- * - 'buffered': every send completes at post, as gloo's sends often appear to.
- */
-export type Semantics = "nccl" | "mpi-eager" | "buffered";
-export const SEMANTICS: readonly Semantics[] = ["nccl", "mpi-eager", "buffered"];
-
-export interface SimOptions {
-  /** Default 'nccl'. */
-  readonly semantics?: Semantics;
-  /** For 'mpi-eager': the largest send (in bytes) that completes at post. Default 65536. */
-  readonly eagerLimitBytes?: number;
-  /** Seeds the scheduler: the same seed gives the same interleaving and the same trace. Default 1. */
-  readonly seed?: number;
-  /** Complete only a random non-empty subset of the ready events each round, to explore more interleavings. */
-  readonly chaos?: boolean;
-  /** Receives every transfer and local operation, with logical times (scheduler rounds). */
-  readonly trace?: Trace;
-}
-
-/** A communicator as the engine sees it: a matching context and its members' world ranks. */
-export interface CommInfo {
-  readonly id: number;
-  /** World ranks of the members, in communicator-rank order. */
-  readonly members: readonly number[];
-  /** 'world' or 'group [0, 2]' (world ranks), for messages. */
-  readonly name: string;
-}
-
-type OpState = "pending" | "done" | "failed";
-
-/** One posted send or receive. Peers and ranks are world ranks; `commRank`/`commPeer` are the caller's. */
-export class SimOp {
-  state: OpState = "pending";
-  error: unknown;
-  /** The payload copied at post, for sends that complete before their receive exists. */
-  snapshot: TypedArray | undefined;
-  /** Called once when the op settles (blocking waits hook in here). */
-  listeners: (() => void)[] | undefined;
-  constructor(
-    readonly kind: "send" | "recv",
-    readonly comm: CommInfo,
-    readonly rank: number,
-    readonly peer: number,
-    readonly commRank: number,
-    readonly commPeer: number,
-    readonly view: View & { readonly buffer: HostBuffer },
-    readonly label: string | undefined,
-    /** Logical time of the post. */
-    readonly posted: number,
-    /** The collective call it belongs to, if any (compared with its partner's when they match). */
-    readonly call?: CallTag,
-  ) {}
-}
-
-/** A ready event: a matched pair, or (recv undefined) a send that completes at post. */
-interface Ready {
-  readonly send: SimOp;
-  readonly recv: SimOp | undefined;
-}
-
-/** A first-in first-out queue with O(1) push and shift. */
-class Fifo<T> {
-  private items: T[] = [];
-  private head = 0;
-  get length(): number {
-    return this.items.length - this.head;
-  }
-  push(x: T): void {
-    this.items.push(x);
-  }
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const x = this.items[this.head];
-    this.items[this.head++] = undefined as T;
-    if (this.head > 32 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return x;
-  }
-  /** Removes one element (a cancelled op): O(length), only on the deadlock path. */
-  remove(x: T): void {
-    const i = this.items.indexOf(x, this.head);
-    if (i >= 0) this.items.splice(i, 1);
-  }
-}
+export { type CommInfo, copyElements, SEMANTICS, type Semantics, SimOp, type SimOptions } from "./ops.js";
 
 /** A rank's pending split call, waiting for the rest of its communicator. */
 interface SplitWaiter {
@@ -135,25 +48,6 @@ class RankState {
   /** The split call this rank waits in, if any. */
   split: SplitState | undefined;
   constructor(readonly rank: number) {}
-}
-
-/**
- * dst[dOff..] <- src[sOff..] for `count` elements of one dtype. Small copies go element by
- * element: subarray() would force V8 to move a small on-heap array's storage off the heap,
- * which costs more than the copy (it dominated a 1024-rank ring before this).
- */
-export function copyElements(dst: TypedArray, dOff: number, src: TypedArray, sOff: number, count: number): void {
-  const d = dst as Float64Array;
-  const s = src as Float64Array;
-  if (count <= 256 || (d === s && dOff > sOff)) {
-    if (d === s && dOff > sOff) {
-      for (let i = count - 1; i >= 0; i--) d[dOff + i] = s[sOff + i] as number;
-    } else {
-      for (let i = 0; i < count; i++) d[dOff + i] = s[sOff + i] as number;
-    }
-    return;
-  }
-  d.set(s.subarray(sOff, sOff + count), dOff);
 }
 
 const formatList = (xs: readonly number[]): string => `[${xs.join(", ")}]`;

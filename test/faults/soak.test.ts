@@ -1,5 +1,5 @@
 /**
- * Soak: 1,000 collectives back to back, across sim (16 jobs of 50) and mpi (4 jobs of 50), each
+ * Soak: 1,000 collectives back to back, across sim (8 jobs of 100) and mpi (2 jobs of 100), each
  * checked element for element against the oracle (programs/soak.ts), with a fault injected at a
  * random operation of a random rank in most jobs (kill, a count off by one, a delay past the
  * timeout). Every job must end with right data on every rank or a clear error naming the fault's
@@ -13,7 +13,7 @@ import { shown } from "./check.js";
 import { type Backend, CLI, newMarker, type Outcome, ROOT, Slots, start } from "./runner.js";
 
 const mpiOk = mpiSkipReason("soak (mpi jobs)") === "";
-const PER_JOB = 50;
+const PER_JOB = 100;
 const slots = new Slots(3);
 
 type Kind = "none" | "kill" | "count" | "delay";
@@ -29,13 +29,14 @@ interface Plan {
 function plans(): Plan[] {
   const rng = new Rng(2024);
   const kinds: Kind[] = ["none", "kill", "count", "delay"];
-  const make = (backend: Backend, i: number): Plan => {
+  const make = (backend: Backend, i: number, kind: Kind): Plan => {
     const n = 2 + rng.int(3);
-    return { backend, n, seed: 100 + i, kind: kinds[i % 4]!, rank: rng.int(n), at: 1 + rng.int(45) };
+    return { backend, n, seed: 100 + i, kind, rank: rng.int(n), at: 1 + rng.int(90) };
   };
+  // sim: each kind twice; mpi: a kill and a count fault (its timeouts are the catalogue's).
   return [
-    ...Array.from({ length: 16 }, (_, i) => make("sim", i)),
-    ...(mpiOk ? Array.from({ length: 4 }, (_, i) => make("mpi", 16 + i)) : []),
+    ...Array.from({ length: 8 }, (_, i) => make("sim", i, kinds[i % 4]!)),
+    ...(mpiOk ? (["kill", "count"] as const).map((k, i) => make("mpi", 8 + i, k)) : []),
   ];
 }
 

@@ -36,8 +36,8 @@ export interface Row {
 const HARD_MS = 90_000;
 
 /**
- * Rows whose fault is caught before any backend code runs (the CLI's parsing, the launcher's
- * checks, the front API's arguments): the same code for every backend, so they run on sim only.
+ * Rows whose fault is caught by code every backend shares (the CLI's parsing, the launcher's
+ * checks, the front API's arguments, src/checks.ts): they run on sim only.
  */
 const SAME_CODE: readonly Backend[] = ["sim"];
 
@@ -223,6 +223,8 @@ export const ROWS: readonly Row[] = [
     args: ["1"],
     flags: ["--timeout", "60"],
     boundS: 15,
+    // On mpi the exit code changes nothing: exit-0-mid-job holds that path.
+    backends: ["sim"],
     expect: both(fails("InvalidArgumentError", "rank 1 failed first", "process.exit(1)"), {
       exit: 1,
       names: ["rank 1 failed first", "process.exit(1)", "before its main returned"],
@@ -486,6 +488,8 @@ export const ROWS: readonly Row[] = [
     fault: "rank 1 leaves a rejected promise unhandled while the others wait",
     scenario: "stray-rejection",
     boundS: 15,
+    // On mpi the worker handles both the same way: stray-throw holds that path.
+    backends: ["sim"],
     expect: both(fails("InvalidArgumentError", "rank 1 failed first", "unhandled promise rejection"), {
       exit: 1,
       names: ["rank 1 failed first", "unhandled on rank 1"],
@@ -685,6 +689,8 @@ export const ROWS: readonly Row[] = [
     item: "",
     fault: "rank 1 all-reduces 3 elements, the others 4 (no --check)",
     scenario: "count-differs",
+    // On mpi this is count-mismatch's path.
+    backends: ["sim"],
     expect: both(
       fails("MismatchError", "allreduce/ring", "x float32"),
       fails("MismatchError", "recv from peer", "mismatch"),
@@ -695,6 +701,8 @@ export const ROWS: readonly Row[] = [
     item: "",
     fault: "send to peer size+3",
     scenario: "bad-peer",
+    // Every backend calls the one check in src/checks.ts.
+    backends: SAME_CODE,
     expect: fails("InvalidArgumentError", "rank 0", "send", "argument 'peer'", "peer 5 is not a rank"),
   }),
   job({
@@ -702,6 +710,8 @@ export const ROWS: readonly Row[] = [
     item: "",
     fault: "a view [1, 5) of a 2-element buffer",
     scenario: "bad-view",
+    // Every backend calls the one check in src/checks.ts.
+    backends: SAME_CODE,
     expect: fails("InvalidArgumentError", "rank 0", "send", "argument 'view'", "is outside its buffer of 2 elements"),
   }),
   job({
@@ -709,6 +719,8 @@ export const ROWS: readonly Row[] = [
     item: "",
     fault: "split([0, 0])",
     scenario: "split-repeat",
+    // Every backend calls the one check in src/checks.ts.
+    backends: SAME_CODE,
     expect: fails("InvalidArgumentError", "split", "argument 'ranks'", "rank 0 appears twice"),
   }),
   job({
@@ -716,6 +728,8 @@ export const ROWS: readonly Row[] = [
     item: "",
     fault: "a collective on the communicator a non-member got from split",
     scenario: "non-member",
+    // Every backend hands non-members the one NonMemberComm.
+    backends: SAME_CODE,
     expect: fails("InvalidArgumentError", "allReduce", "argument 'comm'", "not a member of the group"),
   }),
   job({
@@ -756,7 +770,8 @@ export const ROWS: readonly Row[] = [
     id: "program-without-main",
     item: "",
     fault: "a program module that exports no main",
-    backends: ["sim", "mpi"],
+    // Every launcher loads the program through the one loadProgram.
+    backends: SAME_CODE,
     boundS: 15,
     expect: {
       exit: 1,
