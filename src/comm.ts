@@ -4,7 +4,8 @@
  *
  * Semantics every backend keeps:
  * - Between one pair of ranks, messages match in posting order (non-overtaking, as NCCL and MPI).
- * - A matched send/recv whose element counts or dtypes differ is a MismatchError naming both ranks.
+ * - A matched send/recv whose element counts or dtypes differ is a MismatchError naming both ranks;
+ *   so is one whose collective calls (OpOptions.call: collective, op, root) differ.
  * - `group` posts its operations together and completes them together (ncclGroupStart/End,
  *   torch's batch_isend_irecv); isend/irecv posted before a wait progress together too.
  * - Ranks and peers are ranks of this communicator (0..size-1), not world ranks.

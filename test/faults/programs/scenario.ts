@@ -251,8 +251,10 @@ const scenarios: Record<string, Scenario> = {
     if (comm.rank === 1) {
       const s = store(comm);
       const victim = args[0] ?? "1";
-      for (const k of ["rank/1/pid", "pid/1"]) await s.set(k, `localhost:${victim}`).catch(() => {});
-      await s.set("rank/1/pgid", `vm:-${victim}`);
+      const host = (await import("node:os")).hostname();
+      // pid/1 is where the old launcher read the pid it SIGKILLed at the end of every job.
+      for (const k of ["pid/1", "rank/1/pid"]) await s.set(k, `${host}:${victim}`).catch(() => {});
+      await s.set("rank/1/pgid", `${host}:-${victim}`);
       // 40 connections that never authenticate: the store refuses those past its cap at once.
       const idle: Socket[] = [];
       let closed = 0;
