@@ -1,8 +1,8 @@
 /**
- * The registry: every algorithm cclab ships, grouped by collective. Each collective's folder
- * has one file per algorithm and an index listing them; this file only gathers those lists.
+ * Every algorithm cclab ships, by collective. Each collective's folder has one file per algorithm
+ * and an index listing them; lib/ holds the routines several share, topology/ the rings and trees.
  */
-import type { Algorithm, Collective } from "../src/schedule/types.js";
+import type { Algorithm } from "../src/schedule/dsl.js";
 import { algorithms as allgather } from "./allgather/index.js";
 import { algorithms as allreduce } from "./allreduce/index.js";
 import { algorithms as alltoall } from "./alltoall/index.js";
@@ -14,15 +14,15 @@ import { algorithms as reduce } from "./reduce/index.js";
 import { algorithms as reducescatter } from "./reducescatter/index.js";
 import { algorithms as scatter } from "./scatter/index.js";
 
-export const builtinAlgorithms: Readonly<Record<Collective, readonly Algorithm[]>> = {
-  broadcast,
-  reduce,
-  gather,
-  scatter,
-  allgather,
-  reducescatter,
-  allreduce,
-  alltoall,
-  alltoallv,
-  barrier,
-};
+export const builtinAlgorithms: readonly Algorithm[] = [
+  ...broadcast,
+  ...reduce,
+  ...gather,
+  ...scatter,
+  ...allgather,
+  ...reducescatter,
+  ...allreduce,
+  ...alltoall,
+  ...alltoallv,
+  ...barrier,
+];

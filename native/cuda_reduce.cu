@@ -1,8 +1,8 @@
 // The nccl backend's local reductions on device memory (Comm.reduceInto and Comm.scale), one
-// grid-stride kernel per dtype and combine, launched on the communicator's stream. Results are
-// bit-identical to native/reduce.cc (and so to src/core/op.ts): the float16/bfloat16 conversions
-// below are reduce.cc's, ported as __host__ __device__ integer code, and nothing is fused or
-// flushed (no fast math; nvcc keeps denormals unless told otherwise, and -fmad=false is set).
+// grid-stride kernel per dtype and combine, launched on the communicator's stream. The element
+// arithmetic is ops.h's (docs/semantics.md), the one the host reductions (reduce.cc) use, so
+// results are bit-identical to them and to src/core/op.ts; nothing is fused or flushed (no fast
+// math; nvcc keeps denormals unless told otherwise, and -fmad=false is set).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -11,55 +11,24 @@
 #include <type_traits>
 
 #include "cuda_reduce.h"
-#include "half.h"
+#include "ops.h"
 
 namespace cclab::cuda {
 
 namespace {
 
-
-template <typename T> struct Unsigned { using type = std::make_unsigned_t<T>; };
-template <> struct Unsigned<float> { using type = float; };
-template <> struct Unsigned<double> { using type = double; };
-
-template <Combine C, typename T> struct Op;
-template <typename T> struct Op<Combine::Sum, T> {
-  __device__ static T f(T a, T b) {
-    using U = typename Unsigned<T>::type;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  }
-};
-template <typename T> struct Op<Combine::Prod, T> {
-  __device__ static T f(T a, T b) {
-    using U = typename Unsigned<T>::type;
-    using W = std::conditional_t<(sizeof(T) < 4), uint32_t, U>;
-    return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
-  }
-};
-template <> struct Op<Combine::Prod, float> { __device__ static float f(float a, float b) { return __fmul_rn(a, b); } };
-template <> struct Op<Combine::Prod, double> { __device__ static double f(double a, double b) { return __dmul_rn(a, b); } };
-template <> struct Op<Combine::Sum, float> { __device__ static float f(float a, float b) { return __fadd_rn(a, b); } };
-template <> struct Op<Combine::Sum, double> { __device__ static double f(double a, double b) { return __dadd_rn(a, b); } };
-template <typename T> struct Op<Combine::Min, T> { __device__ static T f(T a, T b) { return b < a ? b : a; } };
-template <typename T> struct Op<Combine::Max, T> { __device__ static T f(T a, T b) { return b > a ? b : a; } };
-template <typename T> struct Op<Combine::Band, T> { __device__ static T f(T a, T b) { return a & b; } };
-template <typename T> struct Op<Combine::Bor, T> { __device__ static T f(T a, T b) { return a | b; } };
-template <typename T> struct Op<Combine::Bxor, T> { __device__ static T f(T a, T b) { return a ^ b; } };
+using cclab::HalfOp;
+using cclab::Op;
+using Elementwise = cclab::Combine;  // same numbering as cuda::Combine
 
 // Element i: plain types combine directly; half types (stored as uint16_t) through float32.
-template <Combine C, typename T, int Half>
+template <Elementwise C, typename T, int Half>
 __device__ inline void Element(T* d, const T* s, size_t i) {
-  if constexpr (Half == 0) {
-    d[i] = Op<C, T>::f(d[i], s[i]);
-  } else {
-    const float a = Half == 2 ? BFloat16ToFloat(d[i]) : HalfToFloat(d[i]);
-    const float b = Half == 2 ? BFloat16ToFloat(s[i]) : HalfToFloat(s[i]);
-    const float r = Op<C, float>::f(a, b);
-    d[i] = Half == 2 ? FloatToBFloat16(r) : FloatToHalf(r);
-  }
+  if constexpr (Half == 0) d[i] = Op<C, T>::f(d[i], s[i]);
+  else d[i] = HalfOp<C, Half == 2>(d[i], s[i]);
 }
 
-template <Combine C, typename T, int Half>
+template <Elementwise C, typename T, int Half>
 __global__ void ReduceKernel(T* d, const T* s, size_t n) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
@@ -67,7 +36,7 @@ __global__ void ReduceKernel(T* d, const T* s, size_t n) {
 }
 
 // Partly overlapping ranges: one thread, in element order, as the host loop.
-template <Combine C, typename T, int Half>
+template <Elementwise C, typename T, int Half>
 __global__ void ReduceSerial(T* d, const T* s, size_t n) {
   for (size_t i = 0; i < n; i++) Element<C, T, Half>(d, s, i);
 }
@@ -79,7 +48,7 @@ unsigned Blocks(size_t n) {
   return static_cast<unsigned>(b < 4096 ? (b > 0 ? b : 1) : 4096);
 }
 
-template <Combine C, typename T, int Half>
+template <Elementwise C, typename T, int Half>
 int Launch(void* dv, const void* sv, size_t n, cudaStream_t st) {
   T* d = static_cast<T*>(dv);
   const T* s = static_cast<const T*>(sv);
@@ -90,9 +59,9 @@ int Launch(void* dv, const void* sv, size_t n, cudaStream_t st) {
   return static_cast<int>(cudaGetLastError());
 }
 
-template <Combine C>
+template <Elementwise C>
 int Dispatch(DType dt, void* d, const void* s, size_t n, cudaStream_t st) {
-  constexpr bool bitwise = C == Combine::Band || C == Combine::Bor || C == Combine::Bxor;
+  constexpr bool bitwise = C == Elementwise::Band || C == Elementwise::Bor || C == Elementwise::Bxor;
   switch (dt) {
     case DType::I8: return Launch<C, int8_t, 0>(d, s, n, st);
     case DType::U8: return Launch<C, uint8_t, 0>(d, s, n, st);
@@ -115,53 +84,45 @@ int Dispatch(DType dt, void* d, const void* s, size_t n, cudaStream_t st) {
   }
 }
 
-// JavaScript's store of Math.trunc(double) into an N-bit integer TypedArray (reduce.cc's JsToInt).
-template <typename T>
-__device__ inline T JsToInt(double r) {
-  if (!isfinite(r)) return 0;
-  double t = trunc(r);
-  if (!(fabs(t) < 9.2e18)) t = fmod(t, 4294967296.0);
-  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<uint64_t>(static_cast<int64_t>(t))));
+// Element i of scale (ops.h's ScaleOne/ScaleHalf). Kind: 0 plain type, 2 float16, 3 bfloat16;
+// m is the scalar already taken in the element type (or in float32 for the half types).
+template <typename T, int Kind, typename M>
+__device__ inline void ScaleElement(T* d, const T* s, size_t i, M m, double div) {
+  if constexpr (Kind == 0) d[i] = cclab::ScaleOne<T>(s[i], m, div);
+  else d[i] = cclab::ScaleHalf<Kind == 3>(s[i], m, div);
 }
 
-// Kind: 0 integer (JS double semantics), 1 float/double, 2 float16, 3 bfloat16, 4 64-bit integer (BigInt).
-template <typename T, int Kind>
-__device__ inline void ScaleElement(T* d, const T* s, size_t i, double mul, double div, int64_t imul, int64_t idiv) {
-  if constexpr (Kind == 0) {
-    d[i] = JsToInt<T>(__ddiv_rn(__dmul_rn(static_cast<double>(s[i]), mul), div));
-  } else if constexpr (Kind == 1) {
-    d[i] = static_cast<T>(__ddiv_rn(__dmul_rn(static_cast<double>(s[i]), mul), div));
-  } else if constexpr (Kind == 2 || Kind == 3) {
-    const double v = Kind == 3 ? BFloat16ToFloat(s[i]) : HalfToFloat(s[i]);
-    const float r = static_cast<float>(__ddiv_rn(__dmul_rn(v, mul), div));
-    d[i] = Kind == 3 ? FloatToBFloat16(r) : FloatToHalf(r);
-  } else {
-    const __int128 r = static_cast<__int128>(s[i]) * imul / idiv;
-    d[i] = static_cast<T>(static_cast<uint64_t>(static_cast<unsigned __int128>(r)));
-  }
-}
-
-template <typename T, int Kind>
-__global__ void ScaleKernel(T* d, const T* s, size_t n, double mul, double div, int64_t imul, int64_t idiv) {
+template <typename T, int Kind, typename M>
+__global__ void ScaleKernel(T* d, const T* s, size_t n, M m, double div) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    ScaleElement<T, Kind>(d, s, i, mul, div, imul, idiv);
+    ScaleElement<T, Kind, M>(d, s, i, m, div);
 }
 
+template <typename T, int Kind, typename M>
+__global__ void ScaleSerial(T* d, const T* s, size_t n, M m, double div) {
+  for (size_t i = 0; i < n; i++) ScaleElement<T, Kind, M>(d, s, i, m, div);
+}
+
+// The scalar in the element type (P1), computed once on the host: integers truncate and wrap,
+// floats round, float16/bfloat16 round through float32.
 template <typename T, int Kind>
-__global__ void ScaleSerial(T* d, const T* s, size_t n, double mul, double div, int64_t imul, int64_t idiv) {
-  for (size_t i = 0; i < n; i++) ScaleElement<T, Kind>(d, s, i, mul, div, imul, idiv);
+auto ElementScalar(double mul) {
+  if constexpr (Kind == 2 || Kind == 3) return cclab::HalfValue<Kind == 3>(cclab::HalfBits<Kind == 3>(static_cast<float>(mul)));
+  else if constexpr (cclab::kFloat<T>) return static_cast<T>(mul);
+  else return cclab::IntScalar<T>(mul);
 }
 
 template <typename T, int Kind>
 int LaunchScale(void* dv, const void* sv, size_t n, double mul, double div, cudaStream_t st) {
   T* d = static_cast<T*>(dv);
   const T* s = static_cast<const T*>(sv);
-  const int64_t imul = static_cast<int64_t>(std::trunc(mul)), idiv = static_cast<int64_t>(div);
+  const auto m = ElementScalar<T, Kind>(mul);
+  using M = decltype(m);
   const uintptr_t a = reinterpret_cast<uintptr_t>(d), b = reinterpret_cast<uintptr_t>(s), bytes = n * sizeof(T);
   const bool partial = a != b && a < b + bytes && b < a + bytes;
-  if (partial) ScaleSerial<T, Kind><<<1, 1, 0, st>>>(d, s, n, mul, div, imul, idiv);
-  else ScaleKernel<T, Kind><<<Blocks(n), kThreads, 0, st>>>(d, s, n, mul, div, imul, idiv);
+  if (partial) ScaleSerial<T, Kind, std::remove_const_t<M>><<<1, 1, 0, st>>>(d, s, n, m, div);
+  else ScaleKernel<T, Kind, std::remove_const_t<M>><<<Blocks(n), kThreads, 0, st>>>(d, s, n, m, div);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -184,13 +145,13 @@ int Reduce(DType dt, Combine c, void* dst, const void* src, size_t count, CUstre
   if (count == 0) return 0;
   cudaStream_t st = stream;
   switch (c) {
-    case Combine::Sum: return Dispatch<Combine::Sum>(dt, dst, src, count, st);
-    case Combine::Prod: return Dispatch<Combine::Prod>(dt, dst, src, count, st);
-    case Combine::Min: return Dispatch<Combine::Min>(dt, dst, src, count, st);
-    case Combine::Max: return Dispatch<Combine::Max>(dt, dst, src, count, st);
-    case Combine::Band: return Dispatch<Combine::Band>(dt, dst, src, count, st);
-    case Combine::Bor: return Dispatch<Combine::Bor>(dt, dst, src, count, st);
-    case Combine::Bxor: return Dispatch<Combine::Bxor>(dt, dst, src, count, st);
+    case Combine::Sum: return Dispatch<Elementwise::Sum>(dt, dst, src, count, st);
+    case Combine::Prod: return Dispatch<Elementwise::Prod>(dt, dst, src, count, st);
+    case Combine::Min: return Dispatch<Elementwise::Min>(dt, dst, src, count, st);
+    case Combine::Max: return Dispatch<Elementwise::Max>(dt, dst, src, count, st);
+    case Combine::Band: return Dispatch<Elementwise::Band>(dt, dst, src, count, st);
+    case Combine::Bor: return Dispatch<Elementwise::Bor>(dt, dst, src, count, st);
+    case Combine::Bxor: return Dispatch<Elementwise::Bxor>(dt, dst, src, count, st);
   }
   return -1;
 }
@@ -203,12 +164,12 @@ int Scale(DType dt, void* d, const void* s, size_t n, double mul, double div, CU
     case DType::U8: return LaunchScale<uint8_t, 0>(d, s, n, mul, div, st);
     case DType::I32: return LaunchScale<int32_t, 0>(d, s, n, mul, div, st);
     case DType::U32: return LaunchScale<uint32_t, 0>(d, s, n, mul, div, st);
-    case DType::I64: return LaunchScale<int64_t, 4>(d, s, n, mul, div, st);
-    case DType::U64: return LaunchScale<uint64_t, 4>(d, s, n, mul, div, st);
+    case DType::I64: return LaunchScale<int64_t, 0>(d, s, n, mul, div, st);
+    case DType::U64: return LaunchScale<uint64_t, 0>(d, s, n, mul, div, st);
     case DType::F16: return LaunchScale<uint16_t, 2>(d, s, n, mul, div, st);
     case DType::BF16: return LaunchScale<uint16_t, 3>(d, s, n, mul, div, st);
-    case DType::F32: return LaunchScale<float, 1>(d, s, n, mul, div, st);
-    case DType::F64: return LaunchScale<double, 1>(d, s, n, mul, div, st);
+    case DType::F32: return LaunchScale<float, 0>(d, s, n, mul, div, st);
+    case DType::F64: return LaunchScale<double, 0>(d, s, n, mul, div, st);
   }
   return -1;
 }

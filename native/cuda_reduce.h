@@ -1,8 +1,9 @@
 // Device-buffer reductions for the nccl backend (native/cuda_reduce.cu), compiled only when CMake
-// finds the CUDA toolkit. They equal native/reduce.cc and src/core/op.ts element for element:
-// integers wrap, float16/bfloat16 combine in float32 and round back per element (round to
-// nearest even, conversions ported bit for bit from reduce.cc), scale runs in double as
-// JavaScript does. Every launch goes on the caller's stream and returns once enqueued.
+// finds the CUDA toolkit. The element arithmetic is native/ops.h's (docs/semantics.md), shared
+// with native/reduce.cc, so they equal it and src/core/op.ts element for element: integers wrap,
+// float16/bfloat16 combine in float32 and round back per element, NaN results are canonical,
+// min/max ignore NaN and order -0 below +0. Every launch goes on the caller's stream and returns
+// once enqueued.
 #pragma once
 #include <cstddef>
 
@@ -22,8 +23,8 @@ size_t DTypeBytes(DType dt);
 // as the host loop does (one thread); identical or disjoint ranges run in parallel.
 int Reduce(DType dt, Combine c, void* dst, const void* src, size_t count, CUstream_st* stream);
 
-// dst[i] = src[i] * mul / div for count elements; 64-bit integers use (src * trunc(mul)) / div
-// exactly, as BigInt does (the caller checks mul and div are safe integers, div != 0).
+// dst[i] = (src[i] * mul) / div for count elements, mul taken in the element type first (ops.h's
+// ScaleOne; the caller checks mul is finite and, for 64-bit integers, div a positive integer).
 int Scale(DType dt, void* dst, const void* src, size_t count, double mul, double div, CUstream_st* stream);
 
 }  // namespace cclab::cuda

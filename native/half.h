@@ -1,6 +1,7 @@
 // float16 / bfloat16 <-> float32 conversions, bit for bit as src/core/dtype.ts (round to nearest
-// even; NaN becomes the canonical quiet NaN, as JavaScript's). Integer code only, so one copy
-// serves the host reductions (reduce.cc, mpi.cc) and the CUDA kernels (cuda_reduce.cu).
+// even; any NaN becomes the canonical NaN 0x7fff, as CUDA's __float2half_rn and __float2bfloat16
+// make it: docs/semantics.md F2). Integer code only, so one copy serves the host reductions
+// (reduce.cc, mpi.cc) and the CUDA kernels (cuda_reduce.cu).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -13,23 +14,23 @@
 
 namespace cclab {
 
-CCLAB_HD inline uint32_t Bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
+// The same bytes as another type of the same size (std::bit_cast, usable in device code).
+template <typename To, typename From>
+CCLAB_HD inline To BitCast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "BitCast needs types of one size");
+  To t;
+  memcpy(&t, &x, sizeof(To));
+  return t;
 }
-CCLAB_HD inline float FromBits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
+CCLAB_HD inline uint32_t Bits(float f) { return BitCast<uint32_t>(f); }
+CCLAB_HD inline float FromBits(uint32_t u) { return BitCast<float>(u); }
 
 CCLAB_HD inline uint16_t FloatToHalf(float value) {
   const uint32_t x = Bits(value);
   const uint32_t sign = (x >> 16) & 0x8000;
   const int32_t exp = (x >> 23) & 0xff;
   uint32_t mant = x & 0x7fffff;
-  if (exp == 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  if (exp == 0xff) return mant ? 0x7fff : sign | 0x7c00;
   int32_t e = exp - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00;
   if (e <= 0) {
@@ -66,7 +67,7 @@ CCLAB_HD inline float HalfToFloat(uint16_t bits) {
 
 CCLAB_HD inline uint16_t FloatToBFloat16(float value) {
   const uint32_t x = Bits(value);
-  if ((x & 0x7f800000) == 0x7f800000 && (x & 0x7fffff)) return ((x >> 16) | 0x40) & 0xffff;
+  if ((x & 0x7f800000) == 0x7f800000 && (x & 0x7fffff)) return 0x7fff;
   const uint32_t rounded = x + 0x7fff + ((x >> 16) & 1);
   return (rounded >> 16) & 0xffff;
 }

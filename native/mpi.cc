@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mpi_engine.h"
+#include "ops.h"
 #include "reduce.h"
 
 namespace cclab::mpi {
@@ -165,33 +166,25 @@ MPI_Op OpArg(const Napi::CallbackInfo& info, size_t i, const DType& dt) {
   throw Napi::TypeError::New(info.Env(), "unknown reduce op '" + s + "'");
 }
 
-template <bool BF, int K>
-void HalfOp(void* in, void* inout, int* len, MPI_Datatype*) {
+// MPI has no float16/bfloat16: user ops with ops.h's element arithmetic (docs/semantics.md).
+template <bool BF, Combine C>
+void MpiHalfOp(void* in, void* inout, int* len, MPI_Datatype*) {
   const uint16_t* a = static_cast<const uint16_t*>(in);
   uint16_t* b = static_cast<uint16_t*>(inout);
-  for (int i = 0; i < *len; i++) {
-    // inout = in (op) inout, with inout as the accumulator (as reduce.cc's dst).
-    const float x = BF ? BFloat16ToFloat(b[i]) : HalfToFloat(b[i]);
-    const float y = BF ? BFloat16ToFloat(a[i]) : HalfToFloat(a[i]);
-    float r;
-    if (K == 0) r = x + y;
-    else if (K == 1) r = x * y;
-    else if (K == 2) r = y < x ? y : x;
-    else r = y > x ? y : x;
-    b[i] = BF ? FloatToBFloat16(r) : FloatToHalf(r);
-  }
+  // inout = inout (op) in, with inout as the accumulator (as reduce.cc's dst).
+  for (int i = 0; i < *len; i++) b[i] = HalfOp<C, BF>(b[i], a[i]);
 }
 
 void CreateHalfOps() {
   if (halfOps[0][0] != MPI_OP_NULL) return;
-  MPI_Op_create(HalfOp<false, 0>, 1, &halfOps[0][0]);
-  MPI_Op_create(HalfOp<false, 1>, 1, &halfOps[0][1]);
-  MPI_Op_create(HalfOp<false, 2>, 1, &halfOps[0][2]);
-  MPI_Op_create(HalfOp<false, 3>, 1, &halfOps[0][3]);
-  MPI_Op_create(HalfOp<true, 0>, 1, &halfOps[1][0]);
-  MPI_Op_create(HalfOp<true, 1>, 1, &halfOps[1][1]);
-  MPI_Op_create(HalfOp<true, 2>, 1, &halfOps[1][2]);
-  MPI_Op_create(HalfOp<true, 3>, 1, &halfOps[1][3]);
+  MPI_Op_create(MpiHalfOp<false, Combine::Sum>, 1, &halfOps[0][0]);
+  MPI_Op_create(MpiHalfOp<false, Combine::Prod>, 1, &halfOps[0][1]);
+  MPI_Op_create(MpiHalfOp<false, Combine::Min>, 1, &halfOps[0][2]);
+  MPI_Op_create(MpiHalfOp<false, Combine::Max>, 1, &halfOps[0][3]);
+  MPI_Op_create(MpiHalfOp<true, Combine::Sum>, 1, &halfOps[1][0]);
+  MPI_Op_create(MpiHalfOp<true, Combine::Prod>, 1, &halfOps[1][1]);
+  MPI_Op_create(MpiHalfOp<true, Combine::Min>, 1, &halfOps[1][2]);
+  MPI_Op_create(MpiHalfOp<true, Combine::Max>, 1, &halfOps[1][3]);
 }
 
 void AfterInit() {

@@ -1,7 +1,6 @@
 // Native local reductions on host buffers for every dtype and combine: simple restrict loops that
-// -O3 vectorises. Results equal reduceArrays/scaleArrays in src/core/op.ts bit for bit: integers
-// wrap (computed in the unsigned type), half types are combined in float32 and rounded back per
-// element, and scale runs in double as JavaScript does.
+// -O3 vectorises, over the element operations of ops.h (docs/semantics.md), so results equal
+// reduceArrays/scaleArrays in src/core/op.ts bit for bit.
 #include "reduce.h"
 
 #include <cmath>
@@ -10,12 +9,12 @@
 #include <limits>
 #include <string>
 
-namespace cclab {
+#include "ops.h"
 
+namespace cclab {
 
 namespace {
 
-enum class Combine { Sum, Prod, Min, Max, Band, Bor, Bxor };
 enum class DT { I8, U8, I32, U32, I64, U64, F16, BF16, F32, F64 };
 
 bool ParseDType(const std::string& s, DT* out) {
@@ -40,30 +39,6 @@ size_t DTBytes(DT d) {
   }
 }
 
-template <typename T> struct Unsigned { using type = std::make_unsigned_t<T>; };
-template <> struct Unsigned<float> { using type = float; };
-template <> struct Unsigned<double> { using type = double; };
-
-// Integers: sum and prod in the unsigned type (wraps, no UB); min/max keep JS's `b < a ? b : a`.
-template <Combine C, typename T> struct Op;
-template <typename T> struct Op<Combine::Sum, T> {
-  static inline T f(T a, T b) { using U = typename Unsigned<T>::type; return static_cast<T>(static_cast<U>(a) + static_cast<U>(b)); }
-};
-template <typename T> struct Op<Combine::Prod, T> {
-  static inline T f(T a, T b) {
-    using U = typename Unsigned<T>::type;
-    using W = std::conditional_t<(sizeof(T) < 4), uint32_t, U>;  // int8*int8 promoted, still wraps
-    return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
-  }
-};
-template <> struct Op<Combine::Prod, float> { static inline float f(float a, float b) { return a * b; } };
-template <> struct Op<Combine::Prod, double> { static inline double f(double a, double b) { return a * b; } };
-template <typename T> struct Op<Combine::Min, T> { static inline T f(T a, T b) { return b < a ? b : a; } };
-template <typename T> struct Op<Combine::Max, T> { static inline T f(T a, T b) { return b > a ? b : a; } };
-template <typename T> struct Op<Combine::Band, T> { static inline T f(T a, T b) { return a & b; } };
-template <typename T> struct Op<Combine::Bor, T> { static inline T f(T a, T b) { return a | b; } };
-template <typename T> struct Op<Combine::Bxor, T> { static inline T f(T a, T b) { return a ^ b; } };
-
 template <Combine C, typename T>
 void Loop(T* __restrict d, const T* __restrict s, size_t n) {
   for (size_t i = 0; i < n; i++) d[i] = Op<C, T>::f(d[i], s[i]);
@@ -84,12 +59,7 @@ template <Combine C, bool BF>
 void RunHalf(void* dv, const void* sv, size_t n) {
   uint16_t* d = static_cast<uint16_t*>(dv);
   const uint16_t* s = static_cast<const uint16_t*>(sv);
-  for (size_t i = 0; i < n; i++) {
-    const float a = BF ? BFloat16ToFloat(d[i]) : HalfToFloat(d[i]);
-    const float b = BF ? BFloat16ToFloat(s[i]) : HalfToFloat(s[i]);
-    const float r = Op<C, float>::f(a, b);
-    d[i] = BF ? FloatToBFloat16(r) : FloatToHalf(r);
-  }
+  for (size_t i = 0; i < n; i++) d[i] = HalfOp<C, BF>(d[i], s[i]);
 }
 
 template <Combine C>
@@ -130,39 +100,23 @@ bool ReduceHost(DT dt, Combine c, void* d, const void* s, size_t n, bool aliased
   return false;
 }
 
-// JavaScript's store of a double into an N-bit integer TypedArray after Math.trunc: NaN and
-// infinities become 0, everything else is reduced modulo 2^N (ToInt8/ToUint8/ToInt32/ToUint32).
+// dst = (src * mul) / div with mul taken in the element type (P1); element by element in order,
+// so dst may alias src.
 template <typename T>
-inline T JsToInt(double r) {
-  if (!std::isfinite(r)) return 0;
-  double t = std::trunc(r);
-  if (!(std::fabs(t) < 9.2e18)) t = std::fmod(t, 4294967296.0);  // exact; 2^32 is a multiple of 2^N
-  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<uint64_t>(static_cast<int64_t>(t))));
-}
-
-template <typename T>
-void ScaleInt(T* d, const T* s, size_t n, double mul, double div) {
-  for (size_t i = 0; i < n; i++) d[i] = JsToInt<T>(static_cast<double>(s[i]) * mul / div);
-}
-template <typename T>
-void ScaleFloat(T* d, const T* s, size_t n, double mul, double div) {
-  for (size_t i = 0; i < n; i++) d[i] = static_cast<T>(static_cast<double>(s[i]) * mul / div);
+void ScaleLoop(void* dv, const void* sv, size_t n, double mul, double div) {
+  T* d = static_cast<T*>(dv);
+  const T* s = static_cast<const T*>(sv);
+  T m;
+  if constexpr (kFloat<T>) m = static_cast<T>(mul);
+  else m = IntScalar<T>(mul);
+  for (size_t i = 0; i < n; i++) d[i] = ScaleOne<T>(s[i], m, div);
 }
 template <bool BF>
-void ScaleHalf(uint16_t* d, const uint16_t* s, size_t n, double mul, double div) {
-  for (size_t i = 0; i < n; i++) {
-    const double v = BF ? BFloat16ToFloat(s[i]) : HalfToFloat(s[i]);
-    const float r = static_cast<float>(v * mul / div);
-    d[i] = BF ? FloatToBFloat16(r) : FloatToHalf(r);
-  }
-}
-// BigInt semantics: (src * trunc(mul)) / div exactly, truncated toward zero, then wrapped to 64 bits.
-template <typename T>
-void ScaleBig(T* d, const T* s, size_t n, int64_t mul, int64_t div) {
-  for (size_t i = 0; i < n; i++) {
-    const __int128 r = static_cast<__int128>(s[i]) * mul / div;
-    d[i] = static_cast<T>(static_cast<uint64_t>(static_cast<unsigned __int128>(r)));
-  }
+void ScaleHalfLoop(void* dv, const void* sv, size_t n, double mul, double div) {
+  uint16_t* d = static_cast<uint16_t*>(dv);
+  const uint16_t* s = static_cast<const uint16_t*>(sv);
+  const float m = HalfValue<BF>(HalfBits<BF>(static_cast<float>(mul)));  // via float32, as NCCL and torch
+  for (size_t i = 0; i < n; i++) d[i] = ScaleHalf<BF>(s[i], m, div);
 }
 
 struct HostSpan {
@@ -230,26 +184,21 @@ Napi::Value Scale(const Napi::CallbackInfo& info) {
   if (!info[6].IsNumber() || !info[7].IsNumber()) throw Napi::TypeError::New(env, "mul and div must be numbers");
   const double mul = info[6].As<Napi::Number>().DoubleValue();
   const double div = info[7].As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(mul) || !std::isfinite(div) || div == 0)
+    throw Napi::RangeError::New(env, "scale needs a finite mul and a finite non-zero div");
+  if ((dt == DT::I64 || dt == DT::U64) && !(div >= 1 && div == std::trunc(div) && div <= 9007199254740991.0))
+    throw Napi::RangeError::New(env, "scale of a 64-bit integer dtype needs a positive integer div");
   switch (dt) {
-    case DT::I8: ScaleInt(reinterpret_cast<int8_t*>(d), reinterpret_cast<const int8_t*>(s), count, mul, div); break;
-    case DT::U8: ScaleInt(reinterpret_cast<uint8_t*>(d), reinterpret_cast<const uint8_t*>(s), count, mul, div); break;
-    case DT::I32: ScaleInt(reinterpret_cast<int32_t*>(d), reinterpret_cast<const int32_t*>(s), count, mul, div); break;
-    case DT::U32: ScaleInt(reinterpret_cast<uint32_t*>(d), reinterpret_cast<const uint32_t*>(s), count, mul, div); break;
-    case DT::F16: ScaleHalf<false>(reinterpret_cast<uint16_t*>(d), reinterpret_cast<const uint16_t*>(s), count, mul, div); break;
-    case DT::BF16: ScaleHalf<true>(reinterpret_cast<uint16_t*>(d), reinterpret_cast<const uint16_t*>(s), count, mul, div); break;
-    case DT::F32: ScaleFloat(reinterpret_cast<float*>(d), reinterpret_cast<const float*>(s), count, mul, div); break;
-    case DT::F64: ScaleFloat(reinterpret_cast<double*>(d), reinterpret_cast<const double*>(s), count, mul, div); break;
-    case DT::I64:
-    case DT::U64: {
-      const double m = std::trunc(mul);
-      // The TypeScript path uses BigInt(trunc(mul)) / BigInt(div); beyond int64 the caller falls back to it.
-      if (!(std::fabs(m) <= 9007199254740991.0) || div != std::trunc(div) || !(std::fabs(div) <= 9007199254740991.0) ||
-          div == 0)
-        throw Napi::RangeError::New(env, "scale of a 64-bit integer dtype needs safe-integer mul and a non-zero integer div");
-      if (dt == DT::I64) ScaleBig(reinterpret_cast<int64_t*>(d), reinterpret_cast<const int64_t*>(s), count, static_cast<int64_t>(m), static_cast<int64_t>(div));
-      else ScaleBig(reinterpret_cast<uint64_t*>(d), reinterpret_cast<const uint64_t*>(s), count, static_cast<int64_t>(m), static_cast<int64_t>(div));
-      break;
-    }
+    case DT::I8: ScaleLoop<int8_t>(d, s, count, mul, div); break;
+    case DT::U8: ScaleLoop<uint8_t>(d, s, count, mul, div); break;
+    case DT::I32: ScaleLoop<int32_t>(d, s, count, mul, div); break;
+    case DT::U32: ScaleLoop<uint32_t>(d, s, count, mul, div); break;
+    case DT::I64: ScaleLoop<int64_t>(d, s, count, mul, div); break;
+    case DT::U64: ScaleLoop<uint64_t>(d, s, count, mul, div); break;
+    case DT::F16: ScaleHalfLoop<false>(d, s, count, mul, div); break;
+    case DT::BF16: ScaleHalfLoop<true>(d, s, count, mul, div); break;
+    case DT::F32: ScaleLoop<float>(d, s, count, mul, div); break;
+    case DT::F64: ScaleLoop<double>(d, s, count, mul, div); break;
   }
   return env.Undefined();
 }

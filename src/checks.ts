@@ -1,10 +1,8 @@
 /**
  * The argument checks every backend makes at its boundary (sim, mpi, nccl), so a bad peer, view
- * or split gets the same message, naming the rank, the operation and the argument, everywhere;
- * and the few the front API shares with them (a root, an object to serialise).
+ * or split gets the same message, naming the rank, the operation and the argument, everywhere.
  */
 
-import { serialize } from "node:v8";
 import type { P2POp } from "./comm.js";
 import { type HostBuffer, isHostBuffer, isView, type View } from "./core/buffer.js";
 import { isDType } from "./core/dtype.js";
@@ -81,40 +79,6 @@ export function checkHostView(
 
 function isShared(b: ArrayBufferLike): boolean {
   return typeof SharedArrayBuffer !== "undefined" && b instanceof SharedArrayBuffer;
-}
-
-/** A value as a message shows it: the string "1" is not the number 1. */
-export function describeValue(x: unknown): string {
-  if (typeof x === "string") return `the string ${JSON.stringify(x)}`;
-  if (typeof x === "number" || typeof x === "boolean" || x === null || x === undefined) return String(x);
-  if (typeof x === "bigint") return `${x}n (a bigint)`;
-  if (typeof x === "object") return `a ${x.constructor?.name ?? "object"}`;
-  return `a ${typeof x}`;
-}
-
-/** A root argument (default 0): an integer rank of a comm of `size`. */
-export function checkRoot(rank: number, size: number, root: unknown, op: string, arg = "options.root"): number {
-  const r = root ?? 0;
-  if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= size) {
-    throw new InvalidArgumentError(
-      { rank, op, arg },
-      `root must be an integer rank in [0, ${size}), got ${describeValue(r)}`,
-    );
-  }
-  return r;
-}
-
-/** v8.serialize(obj) for the object collectives, failing with the rank, the operation and the argument. */
-export function serializeObject(rank: number, op: string, obj: unknown, arg = "obj"): Uint8Array {
-  try {
-    return serialize(obj);
-  } catch (e) {
-    throw new InvalidArgumentError(
-      { rank, op, arg },
-      `cannot be serialised with v8.serialize (${(e as Error).message}); object collectives carry data ` +
-        "(plain objects, arrays, strings, numbers, typed arrays, Maps, Sets), not functions or symbols",
-    );
-  }
 }
 
 /** Validates split's `ranks` on `rank` of a comm of `size`: non-empty, in range, no repeats. */

@@ -18,6 +18,11 @@ export interface OpOptions {
   /** Shown in traces, deadlock explanations and timeout errors, e.g. 'allreduce/ring step 3'. */
   readonly label?: string;
   /**
+   * Messages between two ranks match in posting order per channel (default 0), on backends whose
+   * `channels` is true; elsewhere every channel is one.
+   */
+  readonly channel?: number;
+  /**
    * The collective call a transfer belongs to (the executor sets it). When a send and a receive
    * that both carry one match, backends compare them: ranks that called different collectives,
    * or the same one with a different op or root, fail with a MismatchError naming both ranks and
@@ -50,6 +55,24 @@ export interface P2POp {
   readonly label?: string;
 }
 
+/**
+ * A collective about to run on a communicator, as checked mode compares it across ranks
+ * (torch's TORCH_DISTRIBUTED_DEBUG fingerprint): the front API announces every call before any
+ * data moves.
+ */
+export interface CollectiveEvent {
+  /** This communicator's collective sequence number (0, 1, ...). */
+  readonly seq: number;
+  readonly collective: string;
+  readonly algorithm: string;
+  readonly count: number;
+  readonly dtype: string;
+  /** Reduction op, or '' for collectives without one. */
+  readonly op: string;
+  /** -1 for rootless collectives. */
+  readonly root: number;
+}
+
 /** A posted non-blocking operation (torch's Work, MPI_Request). */
 export interface Work {
   /** Settles when the operation is complete (rejects with its error). */
@@ -66,6 +89,14 @@ export interface Comm {
   readonly size: number;
   /** World ranks of the members, in communicator-rank order. */
   readonly worldRanks: readonly number[];
+  /** Whether messages on different channels (OpOptions.channel) match independently. */
+  readonly channels?: boolean;
+  /**
+   * True where operations run in the order they are issued, on a stream (nccl): a collective's
+   * plan is then issued step by step in program order (each step's transfers as one group), never
+   * reordered, since a transfer enqueued early would block the stream until its peer reaches it.
+   */
+  readonly streamOrdered?: boolean;
 
   send(view: View, peer: number, options?: OpOptions): Promise<void>;
   recv(view: View, peer: number, options?: OpOptions): Promise<void>;
@@ -87,8 +118,17 @@ export interface Comm {
   copy(dst: View, src: View): void;
   /** Local dst <- dst (op) src, element-wise; avg and premulsum combine as sum. */
   reduceInto(dst: View, src: View, op: ReduceOp): void;
-  /** Local dst <- src * mul / div (premulsum's pre-scaling, avg's final division). */
+  /**
+   * Local dst <- (src * mul) / div, mul taken in the element type (premulsum's and float avg's
+   * pre-scaling, integer avg's final division: scaleArrays, docs/semantics.md).
+   */
   scale(dst: View, src: View, mul: number, div: number): void;
+  /**
+   * Called by the front API before each collective, before any data moves: wrapper layers of the
+   * runtime hook checked mode and fault injection in here. Backends leave it out.
+   */
+  beforeCollective?(e: CollectiveEvent): Promise<void>;
+
   /** Settles once every local operation and transfer issued so far is complete (a no-op on host backends). */
   synchronize(): Promise<void>;
 

@@ -3,7 +3,7 @@
  * call goes straight to `inner` unless the layer overrides it, so a layer states only what it
  * changes. findLayer walks `inner` to find a layer of a given kind.
  */
-import type { Comm, OpOptions, P2POp, Work } from "./comm.js";
+import type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "./comm.js";
 import type { DataBuffer, View } from "./core/buffer.js";
 import type { DType } from "./core/dtype.js";
 import type { ReduceOp } from "./core/op.js";
@@ -54,6 +54,15 @@ export abstract class CommLayer implements Comm {
   }
   scale(dst: View, src: View, mul: number, div: number): void {
     this.inner.scale(dst, src, mul, div);
+  }
+  beforeCollective(e: CollectiveEvent): Promise<void> {
+    return this.inner.beforeCollective?.(e) ?? Promise.resolve();
+  }
+  get channels(): boolean | undefined {
+    return this.inner.channels;
+  }
+  get streamOrdered(): boolean | undefined {
+    return this.inner.streamOrdered;
   }
   synchronize(): Promise<void> {
     return this.inner.synchronize();

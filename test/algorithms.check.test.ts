@@ -4,8 +4,8 @@
  * result with each contribution exactly once, and the header's cost formulas exact.
  */
 import { describe, expect, it } from "vitest";
-import { allAlgorithms } from "../src/registry.js";
 import { checkAlgorithm } from "../src/schedule/check.js";
+import { allAlgorithms } from "../src/schedule/registry.js";
 import { checkCases } from "../src/verify/matrix.js";
 
 const algorithms = allAlgorithms();

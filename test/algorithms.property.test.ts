@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, it } from "vitest";
-import { allAlgorithms } from "../src/registry.js";
+import { allAlgorithms } from "../src/schedule/registry.js";
 import { caseArb, describeCase, runCase } from "../src/verify/property.js";
 
 const runs = Number(process.env.CCLAB_PROPERTY_RUNS ?? 40);

@@ -25,7 +25,8 @@ describe("the front API rejects bad arguments, naming rank, operation and argume
     [
       "not a buffer",
       (c) => allReduce(c, "x" as never),
-      (r) => `rank ${r}: allReduce: argument 'buf': expected a buffer or a View, got string "x"`,
+      (r) =>
+        `rank ${r}: allReduce: argument 'buf': expected a typed array (Float32Array, Int32Array, ...), a cclab buffer or a view, got string "x"`,
     ],
     [
       "a view outside its buffer",

@@ -20,7 +20,7 @@ import {
   sizeSweep,
 } from "../src/bench/index.js";
 import type { BenchOptions, BenchResult } from "../src/bench/types.js";
-import { betaFromGBps } from "../src/model/alphabeta.js";
+import { betaFromGBps } from "../src/schedule/model.js";
 import { mpiSkipReason } from "./support/mpi.js";
 
 const BROKEN = "test/fixtures/bench/broken_allreduce.ts";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { defaultTraceCall, sendSendDeadlock, traceOnSim } from "../src/cli/trace.js";
-import { findAlgorithm } from "../src/registry.js";
+import { findAlgorithm } from "../src/schedule/registry.js";
 import { deadlockSvg } from "../src/viz/deadlock.js";
 import { htmlPage, svgSize } from "../src/viz/svg.js";
 import { traceSvg } from "../src/viz/trace.js";

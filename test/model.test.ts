@@ -5,35 +5,36 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseBeta } from "../src/cli/model.js";
-import { betaFromGBps, formulaTime, modelTime } from "../src/model/alphabeta.js";
 import { defaultSegment, powersOfTwo, sweep, sweepChart } from "../src/model/sweep.js";
-import { findAlgorithm } from "../src/registry.js";
-import { step } from "../src/schedule/build.js";
-import type { Algorithm } from "../src/schedule/types.js";
+import { type Algorithm, recv, send, step } from "../src/schedule/dsl.js";
+import { betaFromGBps, formulaTime, modelTime } from "../src/schedule/model.js";
+import { findAlgorithm } from "../src/schedule/registry.js";
+import { makeCall } from "../src/specs/index.js";
 import { assertWellFormed, count } from "./fixtures/viz/check.js";
 
 const site = { op: "test" };
 const ring = findAlgorithm("allreduce", "ring", site);
 const dbt = findAlgorithm("allreduce", "double_binary_tree", site);
 const params = { alpha: 5, beta: betaFromGBps(25) };
+const ar = (c: { size: number; count: number; segment?: number }) => makeCall({ collective: "allreduce", ...c });
 
 describe("alpha-beta model", () => {
   it("ring all-reduce is 2(n-1)(alpha + beta·bytes/n) for divisible sizes", () => {
     for (const n of [2, 3, 4, 8, 16, 48]) {
       const count = n * 1024;
       const bytes = count * 4;
-      const m = modelTime(ring, { size: n, count }, params);
+      const m = modelTime(ring, ar({ size: n, count }), params);
       const theory = 2 * (n - 1) * (params.alpha + (params.beta * bytes) / n);
       expect(m.time).toBeCloseTo(theory, 6);
       expect(m.steps).toBe(2 * (n - 1));
       expect(m.messages).toBe(n * 2 * (n - 1));
       expect(m.maxBytesSent).toBe((2 * (n - 1) * bytes) / n);
-      expect(formulaTime(ring, { size: n, count }, params)).toBeCloseTo(theory, 6);
+      expect(formulaTime(ring, ar({ size: n, count }), params)).toBeCloseTo(theory, 6);
     }
   });
 
   it("large N, small message: the tree's ~2 log2 n latency beats the ring's 2(n-1)", () => {
-    const call = { size: 256, count: 2048, segment: defaultSegment(2048) };
+    const call = ar({ size: 256, count: 2048, segment: defaultSegment(2048) });
     const r = modelTime(ring, call, params).time;
     const t = modelTime(dbt, call, params).time;
     expect(t).toBeLessThan(r / 5);
@@ -42,7 +43,7 @@ describe("alpha-beta model", () => {
 
   it("small N, large message: the ring's bandwidth term wins", () => {
     const count = 16 * 1024 * 1024;
-    const call = { size: 4, count, segment: defaultSegment(count) };
+    const call = ar({ size: 4, count, segment: defaultSegment(count) });
     const r = modelTime(ring, call, params).time;
     const t = modelTime(dbt, call, params).time;
     expect(r).toBeLessThan(t);
@@ -52,7 +53,7 @@ describe("alpha-beta model", () => {
 
   it("shared links charge a rank's concurrent transfers together; 'none' does not", () => {
     const count = 1 << 20;
-    const call = { size: 8, count, segment: defaultSegment(count) };
+    const call = ar({ size: 8, count, segment: defaultSegment(count) });
     const shared = modelTime(dbt, call, params).time;
     const none = modelTime(dbt, call, { ...params, contention: "none" }).time;
     expect(none).toBeLessThan(shared);
@@ -64,7 +65,7 @@ describe("alpha-beta model", () => {
   });
 
   it("gamma adds the reductions on the critical path", () => {
-    const call = { size: 4, count: 4096 };
+    const call = ar({ size: 4, count: 4096 });
     const base = modelTime(ring, call, params).time;
     const withGamma = modelTime(ring, call, { ...params, gamma: 0.001 }).time;
     // 3 reduce-scatter steps, each reducing a quarter of 16 KiB.
@@ -74,34 +75,20 @@ describe("alpha-beta model", () => {
   it("a schedule that cannot complete is reported, not timed", () => {
     const bad: Algorithm = {
       ...ring,
-      name: "send_send",
-      scratch: () => 1,
-      *schedule(ctx) {
-        yield step(
-          "send",
-          [{ kind: "send", peer: (ctx.rank + 1) % ctx.size, region: { buf: "input", offset: 0, count: 1 } }],
-          [],
-        );
-        yield step(
-          "recv",
-          [
-            {
-              kind: "recv",
-              peer: (ctx.rank + ctx.size - 1) % ctx.size,
-              region: { buf: "scratch", offset: 0, count: 1 },
-            },
-          ],
-          [],
-        );
+      name: "one_recv_too_many",
+      *schedule(c, mem) {
+        yield step("send", [send((c.rank + 1) % c.size, mem.input)]);
+        yield step("recv", [recv((c.rank + c.size - 1) % c.size, mem.scratch(c.count))]);
+        yield step("recv again", [recv((c.rank + c.size - 1) % c.size, mem.scratch(c.count))]);
       },
     };
-    expect(() => modelTime(bad, { size: 3, count: 3 }, params)).toThrow(/cannot complete at n = 3: ranks 0, 1, 2/);
-    expect(() => modelTime(ring, { size: 4, count: 4 }, { ...params, alpha: -1 })).toThrow(/alpha/);
+    expect(() => modelTime(bad, ar({ size: 3, count: 3 }), params)).toThrow(/cannot complete at n = 3: ranks 0, 1, 2/);
+    expect(() => modelTime(ring, ar({ size: 4, count: 4 }), { ...params, alpha: -1 })).toThrow(/alpha/);
   });
 
   it("size 1 and count 0 cost nothing", () => {
-    expect(modelTime(ring, { size: 1, count: 100 }, params).time).toBe(0);
-    expect(modelTime(ring, { size: 8, count: 0 }, params).time).toBe(0);
+    expect(modelTime(ring, ar({ size: 1, count: 100 }), params).time).toBe(0);
+    expect(modelTime(ring, ar({ size: 8, count: 0 }), params).time).toBe(0);
   });
 });
 

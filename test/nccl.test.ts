@@ -29,7 +29,7 @@ import { EngineError, InvalidArgumentError } from "../src/core/errors.js";
 import { loadNative, tryLoad } from "../src/native/load.js";
 import { resetNcclSearchCache } from "../src/native/nccl.js";
 import type { NativeNccl } from "../src/native/types.js";
-import { allAlgorithms } from "../src/registry.js";
+import { allAlgorithms } from "../src/schedule/registry.js";
 import { P2P_CASES, TIMEOUT_CASE } from "./gpu/p2p-cases.js";
 
 const load = loadNative();

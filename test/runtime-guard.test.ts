@@ -8,7 +8,7 @@ import type { Comm } from "../src/comm.js";
 import { zeros } from "../src/core/buffer.js";
 import { AbortError, InvalidArgumentError, MismatchError, RankError, TimeoutError } from "../src/core/errors.js";
 import { checkFingerprint, compareFingerprints, type Fingerprint } from "../src/runtime/checked.js";
-import { countDelta, faultCountDelta, InjectedFault, parseFaults, withFaults } from "../src/runtime/faults.js";
+import { countDelta, InjectedFault, parseFaults, withFaults } from "../src/runtime/faults.js";
 import { AbortWatch, defaultTimeoutMs, GuardedComm, guard } from "../src/runtime/guard.js";
 import { MemoryStore, makeToken, StoreClient, StoreServer } from "../src/runtime/store/index.js";
 import { spawn } from "../src/sim/index.js";
@@ -235,12 +235,26 @@ describe("faults", () => {
     expect((errors[1] as Error).message).toMatch(/rank 2/);
   });
 
-  it("count: the rank's transfers are off by delta (a mismatch the backend reports), and the front API can ask", async () => {
+  it("count: the rank's transfers are off by delta (a mismatch the backend reports), and so is what it announces", async () => {
     const faults = parseFaults("count:rank=1,delta=-1");
     const o = await outcome(
       spawn(2, async (raw) => {
-        const comm = withFaults(raw, faults, { rank: raw.rank, mode: "throw" });
-        expect(faultCountDelta(comm)).toBe(raw.rank === 1 ? -1 : 0);
+        const announced: number[] = [];
+        const recorder = Object.assign(Object.create(raw) as typeof raw, {
+          beforeCollective: async (e: { count: number }) => void announced.push(e.count),
+        });
+        const comm = withFaults(recorder, faults, { rank: raw.rank, mode: "throw" });
+        const event = {
+          seq: 0,
+          collective: "allreduce",
+          algorithm: "ring",
+          count: 8,
+          dtype: "float32",
+          op: "sum",
+          root: -1,
+        };
+        await comm.beforeCollective?.(event);
+        expect(announced).toEqual([raw.rank === 1 ? 7 : 8]);
         const v = { buffer: zeros("int32", 4), offset: 0, count: 4 };
         if (comm.rank === 0) await comm.send(v, 1);
         else await comm.recv(v, 0);

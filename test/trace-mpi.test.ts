@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { defaultTraceCall, shapeFor, traceOnSim } from "../src/cli/trace.js";
 import { allocate, invoke } from "../src/collectives/dispatch.js";
 import { view, zeros } from "../src/core/buffer.js";
-import { findAlgorithm } from "../src/registry.js";
+import { findAlgorithm } from "../src/schedule/registry.js";
 import { spawn } from "../src/sim/index.js";
 import { Trace, type TraceEvent } from "../src/trace.js";
 import { mergeTraces, sharedClockMicros, TracingComm, withTracing } from "../src/tracing.js";
@@ -45,11 +45,10 @@ describe("TracingComm on sim's comms", () => {
     await spawn(
       4,
       async (comm) => {
-        const shape = shapeFor(ring, call, comm.rank);
+        const c = shapeFor(ring, call, comm.rank);
         const traced = withTracing(comm, wrapped, { now });
         expect(traced.backend).toBe("sim");
-        const b = allocate(traced, shape, false);
-        await invoke(traced, { ...shape, algorithm: ring.name, segment: call.segment }, b);
+        await invoke(traced, c, ring.name, allocate(traced, c));
       },
       { trace: simTrace, seed: 1 },
     );

@@ -3,21 +3,16 @@
  * tree that is not binary, proved by the static checker.
  */
 import { describe, expect, it } from "vitest";
-import { binaryTree, binaryTreeHeight, type Tree, treeDepth, treeHeight } from "../algorithms/topology/binary_tree.js";
+import { treeAllreduce, treeSteps } from "../algorithms/lib/tree.js";
+import { binaryTree, binaryTreeHeight, type Tree, treeHeight } from "../algorithms/topology/binary_tree.js";
 import { binomialTree } from "../algorithms/topology/binomial.js";
 import { doubleBinaryTree, doubleBinaryTreeRoots } from "../algorithms/topology/double_binary_tree.js";
 import { ring } from "../algorithms/topology/ring.js";
-import {
-  mergeByTick,
-  treeAllreduce,
-  treeAllreduceTimed,
-  treeBusyTicks,
-  treeScratch,
-  unionSize,
-} from "../algorithms/topology/tree_pipeline.js";
-import { region } from "../src/schedule/build.js";
 import { checkAlgorithm } from "../src/schedule/check.js";
-import type { Algorithm } from "../src/schedule/types.js";
+import { type Algorithm, f } from "../src/schedule/dsl.js";
+import { interpret } from "../src/schedule/interpret.js";
+import { compile } from "../src/schedule/plan.js";
+import { makeCall, rankCall } from "../src/specs/index.js";
 
 /** What is wrong with `tree` as a tree over `size` ranks rooted at `root` (links agree, at most two children). */
 function treeProblems(tree: Tree, size: number, root: number): string[] {
@@ -86,20 +81,25 @@ describe("doubleBinaryTree (ncclGetDtree)", () => {
   });
 });
 
-describe("tree_pipeline", () => {
-  it("counts a union of intervals", () => {
-    expect(unionSize([])).toBe(0);
-    expect(
-      unionSize([
-        [3, 5],
-        [0, 1],
-        [4, 8],
-        [10, 10],
-      ]),
-    ).toBe(2 + 6 + 1);
-  });
+describe("lib/tree: the pipelined tree all-reduce", () => {
+  const binary: Algorithm = {
+    collective: "allreduce",
+    name: "binary_tree_test",
+    summary: "test only",
+    limits: "test only",
+    source: "test only",
+    cost: { steps: f("-", () => 0), sent: f("-", () => Number.NaN) },
+    schedule: (c, mem) =>
+      treeAllreduce({
+        node: binaryTree(c.rank, c.size),
+        input: mem.input,
+        output: mem.output,
+        segment: c.segment,
+        scratch: mem.scratch,
+      }),
+  };
 
-  it("is busy exactly on the ticks it states, and every rank's ticks increase", () => {
+  it("takes the steps treeSteps states on every rank", () => {
     for (const n of [2, 3, 5, 8, 13]) {
       for (const [count, segment] of [
         [1, 1],
@@ -107,44 +107,26 @@ describe("tree_pipeline", () => {
         [20, 3],
         [5, 100],
       ] as const) {
-        const tree = (r: number) => binaryTree(r, n);
-        const height = binaryTreeHeight(n);
         for (let rank = 0; rank < n; rank++) {
-          const steps = treeAllreduceTimed({
-            rank,
-            size: n,
-            tree,
-            height,
-            input: region("input", 0, count),
-            output: region("output", 0, count),
-            inPlace: false,
-            scratch: region("scratch", 0, treeScratch(count, segment)),
-            segment,
-          });
-          const ticks = steps.map((s) => s.tick);
-          expect(ticks).toEqual([...ticks].sort((a, b) => a - b));
-          expect(new Set(ticks).size).toBe(ticks.length);
-          const node = tree(rank);
-          const busy = treeBusyTicks(
-            treeDepth(tree, rank),
-            node.parent >= 0,
-            node.children.length > 0,
-            height,
-            Math.ceil(count / segment),
+          const plan = compile(binary, rankCall(makeCall({ collective: "allreduce", size: n, count, segment }), rank));
+          const steps = new Set(plan.ops.filter((o) => o.peer >= 0).map((o) => o.step)).size;
+          expect(steps, `n=${n} count=${count} segment=${segment} rank ${rank}`).toBe(
+            treeSteps(binaryTree(rank, n), Math.ceil(count / segment)),
           );
-          expect(ticks.length).toBe(unionSize(busy));
         }
       }
     }
   });
 
-  it("merges timed schedules tick by tick, in list order", () => {
-    const a = [{ tick: 0, label: "a0", transfers: [], local: [] }];
-    const b = [
-      { tick: 0, label: "b0", transfers: [], local: [] },
-      { tick: 2, label: "b2", transfers: [], local: [] },
-    ];
-    expect([...mergeByTick([a, b])].map((s) => s.label)).toEqual(["a0; b0", "b2"]);
+  it("overlaps the way down of one segment with the way up of the next, without hand-numbered ticks", () => {
+    // 8 segments on 16 ranks (height 4): in steps order up and down run one after the other
+    // (about 2·(S + 2H) rounds); as dataflow the pipeline fills once (about S + 2H).
+    const call = makeCall({ collective: "allreduce", size: 16, count: 8, segment: 1 });
+    const plans = Array.from({ length: 16 }, (_, r) => compile(binary, rankCall(call, r)));
+    const steps = interpret(plans, {}, "steps").time;
+    const dataflow = interpret(plans, {}, "dataflow").time;
+    expect(dataflow).toBeLessThan(steps);
+    expect(dataflow).toBeLessThanOrEqual(8 + 2 * binaryTreeHeight(16));
   });
 
   // The routine takes any tree: here a ternary tree (parent ⌊(r-1)/3⌋), which no algorithm uses.
@@ -159,28 +141,23 @@ describe("tree_pipeline", () => {
     name: "ternary_tree_test",
     summary: "test only",
     limits: "test only",
-    cost: { stepsFormula: "-", bytesFormula: "-", steps: () => 0, sentElements: () => Number.NaN },
-    scratch: (ctx) => treeScratch(ctx.count, ctx.segment, 3),
-    *schedule(ctx) {
-      const tree = ternary(ctx.size);
-      yield* treeAllreduce({
-        rank: ctx.rank,
-        size: ctx.size,
-        tree,
-        height: treeHeight(tree, ctx.size),
-        input: region("input", 0, ctx.count),
-        output: region("output", 0, ctx.count),
-        inPlace: ctx.inPlace,
-        scratch: region("scratch", 0, treeScratch(ctx.count, ctx.segment, 3)),
-        segment: ctx.segment,
-      });
-    },
+    source: "test only",
+    cost: { steps: f("-", () => 0), sent: f("-", () => Number.NaN) },
+    schedule: (c, mem) =>
+      treeAllreduce({
+        node: ternary(c.size)(c.rank),
+        input: mem.input,
+        output: mem.output,
+        segment: c.segment,
+        scratch: mem.scratch,
+      }),
   };
   it("all-reduces over a ternary tree, in and out of place (static checker)", () => {
     for (const size of [2, 4, 5, 13, 14, 40]) {
       for (const count of [1, 3, 10]) {
         for (const inPlace of [false, true]) {
-          const report = checkAlgorithm(ternaryAllreduce, { size, count, segment: 2, inPlace }, { skipCost: true });
+          const call = makeCall({ collective: "allreduce", size, count, segment: 2, inPlace });
+          const report = checkAlgorithm(ternaryAllreduce, call, { skipCost: true });
           expect(report.errors).toEqual([]);
           expect(report.steps).toBeGreaterThan(0);
         }

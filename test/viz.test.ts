@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { defaultTraceCall, sendSendDeadlock, traceOnSim } from "../src/cli/trace.js";
-import { findAlgorithm } from "../src/registry.js";
+import { findAlgorithm } from "../src/schedule/registry.js";
 import type { TraceEvent } from "../src/trace.js";
 import { lineChartSvg } from "../src/viz/chart.js";
 import { deadlockDot, deadlockSvg, waitForGraph } from "../src/viz/deadlock.js";
@@ -93,8 +93,8 @@ describe("time-space diagram", () => {
   it("prints bytes per rank per step next to the formula", async () => {
     const events = await ringTrace(4);
     const alg = findAlgorithm("allreduce", "ring", site);
-    const maxBytes = alg.cost.sentElements(4, 4, 1) * 4;
-    const text = traceTable(events, 4, { text: alg.cost.bytesFormula, maxBytes });
+    const maxBytes = alg.cost.sent.value(4, 4, 1) * 4;
+    const text = traceTable(events, 4, { text: alg.cost.sent.text, maxBytes });
     expect(text).toMatch(/^1\s+recvReduceSend\s+4\s+4\s+4\s+4$/m);
     expect(text).toMatch(/^total\s+24\s+24\s+24\s+24$/m);
     expect(text).toContain("busiest rank sent 24 bytes: matches");

@@ -1,13 +1,7 @@
 /** The registered allgather algorithms, in the order `cclab verify` lists them. */
-import type { Algorithm } from "../../src/schedule/types.js";
-import { allgatherBruck } from "./bruck.js";
-import { allgatherGatherBroadcast } from "./gather_broadcast.js";
-import { allgatherRecursiveDoubling } from "./recursive_doubling.js";
-import { allgatherRing } from "./ring.js";
+import { bruck } from "./bruck.js";
+import { gatherBroadcast } from "./gather_broadcast.js";
+import { recursiveDoubling } from "./recursive_doubling.js";
+import { ring } from "./ring.js";
 
-export const algorithms: readonly Algorithm[] = [
-  allgatherRing,
-  allgatherRecursiveDoubling,
-  allgatherBruck,
-  allgatherGatherBroadcast,
-];
+export const algorithms = [ring, recursiveDoubling, bruck, gatherBroadcast];

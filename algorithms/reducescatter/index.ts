@@ -1,11 +1,6 @@
 /** The registered reducescatter algorithms, in the order `cclab verify` lists them. */
-import type { Algorithm } from "../../src/schedule/types.js";
-import { reducescatterRecursiveHalving } from "./recursive_halving.js";
-import { reducescatterReduceScatter } from "./reduce_scatter.js";
-import { reducescatterRing } from "./ring.js";
+import { recursiveHalving } from "./recursive_halving.js";
+import { reduceScatter } from "./reduce_scatter.js";
+import { ring } from "./ring.js";
 
-export const algorithms: readonly Algorithm[] = [
-  reducescatterRing,
-  reducescatterRecursiveHalving,
-  reducescatterReduceScatter,
-];
+export const algorithms = [ring, recursiveHalving, reduceScatter];

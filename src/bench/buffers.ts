@@ -1,7 +1,7 @@
 /**
  * The benchmark's memory, allocated once at the largest size as nccl-tests does: a send buffer
  * and a receive buffer (large enough to hold the input too, for in-place calls), with each
- * size's views carved out of them by layout.ts's rules — so a sweep allocates nothing per size
+ * size's views carved out of them by the spec's layout — so a sweep allocates nothing per size
  * and the peak memory it reports is the algorithm's, not the sweep's.
  */
 
@@ -9,7 +9,7 @@ import type { Buffers } from "../collectives/dispatch.js";
 import type { Comm } from "../comm.js";
 import { type DataBuffer, type View, view } from "../core/buffer.js";
 import type { DType } from "../core/dtype.js";
-import { layout } from "../schedule/layout.js";
+import { layoutOf } from "../specs/index.js";
 import type { BenchCollective } from "./types.js";
 
 export interface BenchMemory {
@@ -18,7 +18,17 @@ export interface BenchMemory {
 }
 
 function counts(collective: BenchCollective, comm: Comm, count: number, root: number) {
-  return layout({ collective, rank: comm.rank, size: comm.size, count, root });
+  return layoutOf({
+    collective,
+    rank: comm.rank,
+    size: comm.size,
+    count,
+    root,
+    dtype: "uint8",
+    op: { name: "sum" },
+    inPlace: false,
+    segment: 1,
+  });
 }
 
 /** Allocates this rank's buffers for counts up to maxCount. */
@@ -36,7 +46,7 @@ export function allocateMemory(
   };
 }
 
-/** This size's input and output views: separate buffers out of place, aliased as layout.ts says in place. */
+/** This size's input and output views: separate buffers out of place, aliased as the spec's layout says in place. */
 export function viewsFor(
   mem: BenchMemory,
   comm: Comm,

@@ -11,6 +11,7 @@ import { reference } from "../collectives/reference.js";
 import { type DType, dtypeInfo, fromValues, type TypedArray } from "../core/dtype.js";
 import type { ReduceOp } from "../core/op.js";
 import { Rng } from "../core/random.js";
+import { makeCall, rankCall, specOf } from "../specs/index.js";
 import type { BenchCollective } from "./types.js";
 
 export const PERIOD = 1021;
@@ -62,7 +63,7 @@ function values(dtype: DType, op: ReduceOp, n: number, rank: number, seed: numbe
 export function patterns(dtype: DType, op: ReduceOp, n: number, seed = 1): Patterns {
   const inputs = Array.from({ length: n }, (_, r) => fromValues(dtype, values(dtype, op, n, r, seed)));
   const reduced = reference(
-    { collective: "allreduce", size: n, count: PERIOD, root: 0, dtype, op },
+    makeCall({ collective: "allreduce", size: n, count: PERIOD, dtype, op }),
     inputs,
   )[0] as TypedArray;
   const sentinel = fromValues(dtype, new Array(PERIOD).fill(SENTINEL));
@@ -130,34 +131,15 @@ export function expectedOutput(
   count: number,
   root: number,
 ): Expected[] {
-  const T = (r: number) => p.inputs[r] as TypedArray;
-  const all = (table: TypedArray, start = 0): Expected[] => [{ offset: 0, length: count, table, start }];
-  switch (collective) {
-    case "allreduce":
-      return all(p.reduced);
-    case "reduce":
-      return rank === root ? all(p.reduced) : [];
-    case "broadcast":
-      return all(T(root));
-    case "reducescatter":
-      return all(p.reduced, rank * count);
-    case "scatter":
-      return all(T(root), rank * count);
-    case "allgather":
-      return Array.from({ length: n }, (_, r) => ({ offset: r * count, length: count, table: T(r), start: 0 }));
-    case "gather":
-      return rank !== root
-        ? []
-        : Array.from({ length: n }, (_, r) => ({ offset: r * count, length: count, table: T(r), start: 0 }));
-    case "alltoall":
-      // Block `src` of my output is block `rank` of src's input.
-      return Array.from({ length: n }, (_, src) => ({
-        offset: src * count,
-        length: count,
-        table: T(src),
-        start: rank * count,
-      }));
-  }
+  const spec = specOf(collective);
+  const c = rankCall(makeCall({ collective, size: n, count, root }), rank);
+  return spec
+    .result(c, c)
+    .map((b) =>
+      "reduce" in b
+        ? { offset: b.at, length: b.count, table: p.reduced, start: b.reduce }
+        : { offset: b.at, length: b.count, table: p.inputs[b.rank] as TypedArray, start: b.index },
+    );
 }
 
 /** Bytes of one element, for callers that size things in bytes. */

@@ -6,11 +6,13 @@
  * shared machine hits all three alike. Then, per variant, the inputs are reset, outputs set to
  * a sentinel, one more call is made and every output element is checked against the oracle.
  */
+
+import { specBuiltin } from "../backends/builtin.js";
 import { type Buffers, invoke } from "../collectives/dispatch.js";
 import { HostBuffer, isHostBuffer, type View, view } from "../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
-import { ROOTED } from "../schedule/layout.js";
+import { makeCall, rankCall, specOf } from "../specs/index.js";
 import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, type Patterns, patterns } from "./data.js";
 import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
@@ -20,7 +22,6 @@ import type {
   BenchComm,
   BenchOptions,
   BenchRow,
-  BuiltinCollectives,
   CommWithBuiltin,
   Measurement,
   MemoryReport,
@@ -28,27 +29,8 @@ import type {
 
 /** The built-in's name in the engine's API, for the header. */
 export function builtinName(engine: "MPI" | "NCCL", c: BenchCollective): string {
-  const mpi: Record<BenchCollective, string> = {
-    allreduce: "MPI_Allreduce",
-    allgather: "MPI_Allgather",
-    reducescatter: "MPI_Reduce_scatter_block",
-    alltoall: "MPI_Alltoall",
-    broadcast: "MPI_Bcast",
-    reduce: "MPI_Reduce",
-    gather: "MPI_Gather",
-    scatter: "MPI_Scatter",
-  };
-  const nccl: Record<BenchCollective, string> = {
-    allreduce: "ncclAllReduce",
-    allgather: "ncclAllGather",
-    reducescatter: "ncclReduceScatter",
-    alltoall: "ncclAlltoAll",
-    broadcast: "ncclBroadcast",
-    reduce: "ncclReduce",
-    gather: "ncclGather",
-    scatter: "ncclScatter",
-  };
-  return (engine === "MPI" ? mpi : nccl)[c];
+  const b = specOf(c).builtin;
+  return engine === "MPI" ? b.mpi : b.nccl;
 }
 
 /** Host <-> device copies for device buffers (the nccl backend's writeDevice and readDevice). */
@@ -86,7 +68,7 @@ export function benchCommOf(comm: CommWithBuiltin, engine: "MPI" | "NCCL", devic
     await write(one, (h) => {
       h[0] = x;
     });
-    await comm.builtin.allreduce(null, one, op);
+    await comm.builtin.allreduce(null, one, { name: op });
     await comm.synchronize();
     return read(one, (h) => h[0] as number);
   };
@@ -105,30 +87,14 @@ export function benchCommOf(comm: CommWithBuiltin, engine: "MPI" | "NCCL", devic
 }
 
 /** The engine's collective on the benchmark's views, out of place; returns the view holding this rank's result. */
-function builtinCall(b: BuiltinCollectives, o: BenchOptions, rank: number, count: number, bufs: Buffers) {
-  const input = bufs.input as View;
-  const output = bufs.output as View;
-  const isRoot = rank === o.root;
-  const op = o.op;
-  switch (o.collective) {
-    case "allreduce":
-      return { run: () => b.allreduce(input, output, op), result: output };
-    case "broadcast":
-      // MPI_Bcast works in one buffer: the root's input is its result; the others receive into output.
-      return { run: () => b.bcast(isRoot ? input : output, o.root), result: isRoot ? input : output };
-    case "reduce":
-      return { run: () => b.reduce(input, isRoot ? output : null, op, o.root), result: output };
-    case "gather":
-      return { run: () => b.gather(input, isRoot ? output : null, count, o.root), result: output };
-    case "scatter":
-      return { run: () => b.scatter(isRoot ? input : null, output, count, o.root), result: output };
-    case "allgather":
-      return { run: () => b.allgather(input, output, count), result: output };
-    case "reducescatter":
-      return { run: () => b.reduceScatterBlock(input, output, count, op), result: output };
-    case "alltoall":
-      return { run: () => b.alltoall(input, output, count), result: output };
-  }
+function builtinCall(comm: CommWithBuiltin, o: BenchOptions, count: number, bufs: Buffers) {
+  const call = rankCall(
+    makeCall({ collective: o.collective, size: comm.size, count, root: o.root, dtype: o.dtype, op: o.op }),
+    comm.rank,
+  );
+  const b = specBuiltin(comm.builtin, (d, s) => comm.copy(d, s));
+  const x = { call, input: bufs.input, output: bufs.output };
+  return { run: () => specOf(o.collective).builtin.run(b, x), result: bufs.output };
 }
 
 /** Inputs to the pattern, outputs to the sentinel (outputs first: in place they overlap). */
@@ -223,11 +189,20 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
     const last = index === shapes.length - 1;
     const hand = (inPlace: boolean): Variant => {
       const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
-      const call = { collective: o.collective, count, root: o.root, dtype: o.dtype, algorithm: alg, op: o.op };
-      return { bufs, result: bufs.output, run: () => invoke(comm, { ...call, segment: o.segment }, bufs) };
+      const call = makeCall({
+        collective: o.collective,
+        size: n,
+        count,
+        root: o.root,
+        dtype: o.dtype,
+        op: o.op,
+        inPlace,
+        segment: o.segment,
+      });
+      return { bufs, result: bufs.output, run: () => invoke(comm, rankCall(call, comm.rank), alg, bufs) };
     };
     const outBufs = viewsFor(mem, comm, o.collective, count, o.root, false);
-    const b = builtinCall(comm.builtin, o, comm.rank, count, outBufs);
+    const b = builtinCall(comm, o, count, outBufs);
     const variants: Variant[] = [hand(false), hand(true), { bufs: outBufs, result: b.result, run: b.run }];
 
     // Warm-up, hand-rolled first. At the largest size it is also the memory probe: as many calls
@@ -258,7 +233,7 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
       count,
       type: o.dtype,
       redop: reduces(o.collective) ? opLabel(o.op) : "none",
-      root: ROOTED.has(o.collective) ? o.root : -1,
+      root: specOf(o.collective).rooted ? o.root : -1,
       algorithm: alg,
       outOfPlace,
       inPlace,
@@ -284,5 +259,5 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
 }
 
 export function reduces(c: BenchCollective): boolean {
-  return c === "allreduce" || c === "reduce" || c === "reducescatter";
+  return specOf(c).reducing;
 }

@@ -16,26 +16,12 @@
 
 import type { DType } from "../core/dtype.js";
 import { dtypeInfo } from "../core/dtype.js";
+import { specOf } from "../specs/index.js";
 import type { BenchCollective } from "./types.js";
 
-/** Collectives whose nccl-tests size is the whole array and whose count is per rank (or per peer). */
-const PER_RANK: ReadonlySet<BenchCollective> = new Set(["allgather", "reducescatter", "alltoall", "gather", "scatter"]);
-
-/** nccl-tests' correction from algorithm to bus bandwidth for n ranks. */
+/** nccl-tests' correction from algorithm to bus bandwidth for n ranks (each spec's busFactor). */
 export function busFactor(collective: BenchCollective, n: number): number {
-  switch (collective) {
-    case "allreduce":
-      return (2 * (n - 1)) / n;
-    case "reducescatter":
-    case "allgather":
-    case "alltoall":
-    case "gather":
-    case "scatter":
-      return (n - 1) / n;
-    case "broadcast":
-    case "reduce":
-      return 1;
-  }
+  return specOf(collective).busFactor(n);
 }
 
 /** GB/s (1e9 bytes per second) for `bytes` moved in `us` microseconds; 0 for an empty or instant call. */
@@ -60,7 +46,7 @@ export function shapeOf(
 ): { count: number; size: number } {
   const s = dtypeInfo(dtype).bytes;
   const total = Math.floor(bytes / s);
-  if (PER_RANK.has(collective)) {
+  if (specOf(collective).perRank) {
     const count = Math.floor(total / n);
     return { count, size: count * n * s };
   }

@@ -7,8 +7,8 @@ import cliProgress from "cli-progress";
 import { chooseFor } from "../collectives/api.js";
 import type { DType } from "../core/dtype.js";
 import { checkOpFitsDType } from "../core/op.js";
-import { findAlgorithm } from "../registry.js";
-import type { Algorithm } from "../schedule/types.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { findAlgorithm } from "../schedule/registry.js";
 import { loadAlgorithmFile } from "../verify/load.js";
 import type { BenchOptions } from "./types.js";
 

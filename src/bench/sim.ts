@@ -9,9 +9,9 @@ import { invoke } from "../collectives/dispatch.js";
 import { isHostBuffer, type View, view } from "../core/buffer.js";
 import type { TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
-import { modelTime } from "../model/alphabeta.js";
-import { ROOTED } from "../schedule/layout.js";
+import { modelTime } from "../schedule/model.js";
 import { spawn } from "../sim/index.js";
+import { makeCall, rankCall, specOf } from "../specs/index.js";
 import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, patterns } from "./data.js";
 import { reduces } from "./measure.js";
@@ -45,19 +45,17 @@ export async function benchSim(o: BenchOptions, progress: BenchProgress): Promis
         const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
         if (bufs.output && bufs.output.count > 0) fillPeriodic(host(bufs.output), p.sentinel);
         if (bufs.input && bufs.input.count > 0) fillPeriodic(host(bufs.input), p.inputs[comm.rank] as TypedArray);
-        await invoke(
-          comm,
-          {
-            collective: o.collective,
-            count,
-            root: o.root,
-            dtype: o.dtype,
-            algorithm: alg,
-            op: o.op,
-            segment: o.segment,
-          },
-          bufs,
-        );
+        const call = makeCall({
+          collective: o.collective,
+          size: n,
+          count,
+          root: o.root,
+          dtype: o.dtype,
+          op: o.op,
+          inPlace,
+          segment: o.segment,
+        });
+        await invoke(comm, rankCall(call, comm.rank), alg, bufs);
         let w = 0;
         for (const e of expectedOutput(o.collective, p, comm.rank, n, count, o.root)) {
           if (bufs.output && e.length > 0)
@@ -72,7 +70,16 @@ export async function benchSim(o: BenchOptions, progress: BenchProgress): Promis
   for (const [i, { count, size }] of shapes.entries()) {
     const alg = algorithmFor(o, n, count);
     const modelled = (inPlace: boolean, w: number | null): Measurement => {
-      const call = { size: n, count, root: o.root, inPlace, dtype: o.dtype, op: o.op, segment: o.segment };
+      const call = makeCall({
+        collective: o.collective,
+        size: n,
+        count,
+        root: o.root,
+        inPlace,
+        dtype: o.dtype,
+        op: o.op,
+        segment: o.segment,
+      });
       const us = modelTime(alg, call, params).time;
       return { timeUs: us, algbw: algBandwidth(size, us), busbw: busBandwidth(o.collective, n, size, us), wrong: w };
     };
@@ -82,7 +89,7 @@ export async function benchSim(o: BenchOptions, progress: BenchProgress): Promis
       count,
       type: o.dtype,
       redop: reduces(o.collective) ? opLabel(o.op) : "none",
-      root: ROOTED.has(o.collective) ? o.root : -1,
+      root: specOf(o.collective).rooted ? o.root : -1,
       algorithm: alg.name,
       outOfPlace: modelled(false, checked[i] ? (w[0] as number) : null),
       inPlace: modelled(true, checked[i] ? (w[1] as number) : null),

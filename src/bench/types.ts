@@ -2,27 +2,19 @@
  * What `cclab bench` is asked, what it reports, and the one interface the measured backends
  * (mpi, nccl) implement so a single timing loop serves both.
  */
+import type { EngineCollectives } from "../backends/builtin.js";
 import type { Comm } from "../comm.js";
 import type { View } from "../core/buffer.js";
 import type { DType, TypedArray } from "../core/dtype.js";
 import type { ReduceOp } from "../core/op.js";
-import type { Collective } from "../schedule/types.js";
+import { COLLECTIVES, type Collective, specOf } from "../specs/index.js";
 
 export const BENCH_BACKENDS = ["sim", "mpi", "nccl"] as const;
 export type BenchBackend = (typeof BENCH_BACKENDS)[number];
 
-/** The collectives nccl-tests has a bus-bandwidth formula for (alltoallv and barrier have none). */
-export const BENCH_COLLECTIVES = [
-  "allreduce",
-  "allgather",
-  "reducescatter",
-  "alltoall",
-  "broadcast",
-  "reduce",
-  "gather",
-  "scatter",
-] as const satisfies readonly Collective[];
-export type BenchCollective = (typeof BENCH_COLLECTIVES)[number];
+/** The collectives nccl-tests has a bus-bandwidth formula for: those with a count (alltoallv and barrier have none). */
+export const BENCH_COLLECTIVES: readonly Collective[] = COLLECTIVES.filter((c) => specOf(c).counted);
+export type BenchCollective = Collective;
 
 export interface BenchOptions {
   readonly collective: BenchCollective;
@@ -126,21 +118,9 @@ export interface BenchResult {
  * The engine's own collectives, as MpiBuiltin names them; the nccl backend's comm.builtin offers
  * the same methods. A `null` view is MPI_IN_PLACE. Each may return a promise (stream-ordered engines).
  */
-export interface BuiltinCollectives {
-  barrier(): unknown;
-  bcast(buf: View, root: number): unknown;
-  allreduce(send: View | null, recv: View, op: ReduceOp | string): unknown;
-  reduce(send: View | null, recv: View | null, op: ReduceOp | string, root: number): unknown;
-  gather(send: View | null, recv: View | null, count: number, root: number): unknown;
-  scatter(send: View | null, recv: View | null, count: number, root: number): unknown;
-  allgather(send: View | null, recv: View, count: number): unknown;
-  reduceScatterBlock(send: View | null, recv: View, count: number, op: ReduceOp | string): unknown;
-  alltoall(send: View | null, recv: View, count: number): unknown;
-}
-
 /** A Comm that also carries its engine's collectives (MpiComm, the nccl backend's comm). */
 export interface CommWithBuiltin extends Comm {
-  readonly builtin: BuiltinCollectives;
+  readonly builtin: EngineCollectives;
 }
 
 export function hasBuiltin(c: Comm): c is CommWithBuiltin {

@@ -10,7 +10,7 @@ import { dtypeAlias } from "../bench/plan.js";
 import { BENCH_BACKENDS, BENCH_COLLECTIVES, type BenchBackend, type BenchCollective } from "../bench/types.js";
 import { DTYPES, isDType } from "../core/dtype.js";
 import { parseOp } from "../core/op.js";
-import { betaFromGBps } from "../model/alphabeta.js";
+import { betaFromGBps } from "../schedule/model.js";
 import { parseBeta } from "./model.js";
 import { intOption, numberOption, sizeOption } from "./options.js";
 

@@ -1,6 +1,6 @@
 /** `cclab explain <collective> --algorithm <name> -n 4`: the step table, from the schedule itself. */
 import type { Command } from "commander";
-import { explain, explainArgs } from "../schedule/explain.js";
+import { explain, explainCall } from "../schedule/explain.js";
 import { intOption } from "./options.js";
 import { selectAlgorithms } from "./verify.js";
 
@@ -35,7 +35,7 @@ export function registerExplain(program: Command): void {
       }
       const [alg] = algs;
       if (!alg) return;
-      const base = explainArgs(alg, o.size);
+      const base = explainCall(alg, o.size);
       console.log(
         explain(alg, {
           ...base,

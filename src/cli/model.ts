@@ -8,10 +8,11 @@ import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { InvalidArgumentError as CommanderError } from "commander";
 import { dtypeInfo } from "../core/dtype.js";
-import { betaFromGBps, formulaTime, type ModelParams, modelTime } from "../model/alphabeta.js";
 import { defaultSegment, powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
-import { findAlgorithm, isCollective } from "../registry.js";
-import type { Algorithm } from "../schedule/types.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { betaFromGBps, formulaTime, MODEL_MAX_RANKS, type ModelParams, modelTime } from "../schedule/model.js";
+import { findAlgorithm } from "../schedule/registry.js";
+import { makeCall, specOf } from "../specs/index.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
 import { intOption, numberOption, sizeOption } from "./options.js";
 import { selectAlgorithms } from "./verify.js";
@@ -35,8 +36,10 @@ function sizeList(value: string): number[] {
     // '2,4,...,4096' means the powers of two in between.
     if (p === "..." && out.length > 0) continue;
     const n = Number(p);
-    if (!Number.isInteger(n) || n < 1 || n > 65536) {
-      throw new CommanderError(`--sweep-n must list group sizes in [1, 65536], like 2,4,...,4096; got '${p}'`);
+    if (!Number.isInteger(n) || n < 1 || n > MODEL_MAX_RANKS) {
+      throw new CommanderError(
+        `--sweep-n must list group sizes in [1, ${MODEL_MAX_RANKS}], like 2,4,...,512; got '${p}'`,
+      );
     }
     if (parts[parts.indexOf(p) - 1] === "..." && out.length > 0) {
       let m = (out[out.length - 1] as number) * 2;
@@ -80,7 +83,7 @@ function paramText(p: ModelParams): string {
 }
 
 async function algorithmsFor(collective: string, o: ModelOptions, sweeping: boolean): Promise<Algorithm[]> {
-  if (!isCollective(collective)) throw new Error(`unknown collective '${collective}'`);
+  collective = specOf(collective, { op: "cclab model" }).name;
   if (o.algorithmFile) await selectAlgorithms({ collective, algorithmFile: o.algorithmFile });
   const site = { op: "model" };
   if (o.algorithms) return o.algorithms.split(",").map((name) => findAlgorithm(collective, name.trim(), site));
@@ -95,14 +98,14 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   const params = paramsOf(o);
   const sizes = o.sweepN ?? (o.maxN !== undefined ? powersOfTwo(o.maxN) : undefined);
   const algs = await algorithmsFor(collective, o, sizes !== undefined);
-  const dtype = collective === "barrier" ? "uint8" : "float32";
+  const dtype = specOf(collective, { op: "cclab model" }).defaultDtype;
   const count = Math.floor(o.bytes / dtypeInfo(dtype).bytes);
   const segment = o.segment ?? defaultSegment(count, dtype);
   const what = `${bytesText(o.bytes)} (${count} x ${dtype}), segment ${segment} elements`;
 
   if (!sizes) {
     const alg = algs[0] as Algorithm;
-    const call = { size: o.size, count, root: o.root, dtype, segment } as const;
+    const call = makeCall({ collective: alg.collective, size: o.size, count, root: o.root, dtype, segment });
     const t0 = performance.now();
     const m = modelTime(alg, call, params);
     const ms = performance.now() - t0;
@@ -112,7 +115,7 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
       `model:   ${timeText(m.time)}  critical path over the schedule's steps (${m.steps} communication steps, ${m.messages} messages, busiest rank sends ${bytesText(m.maxBytesSent)}, last to finish: rank ${m.criticalRank}; ${ms.toFixed(0)} ms)`,
     );
     console.log(
-      `formula: ${timeText(formulaTime(alg, call, params))}  ${alg.cost.stepsFormula} steps · alpha + beta · ${alg.cost.bytesFormula}`,
+      `formula: ${timeText(formulaTime(alg, call, params))}  ${alg.cost.steps.text} steps · alpha + beta · (${alg.cost.sent.text}) · s`,
     );
     return;
   }
@@ -151,7 +154,7 @@ export function registerModel(program: Command): void {
     .option("--algorithm <name>", "the algorithm (see cclab verify)")
     .option("--algorithms <a,b>", "algorithms to compare in a sweep (default for allreduce: ring,double_binary_tree)")
     .option("--algorithm-file <file>", "your own algorithm file")
-    .option("-n, --size <n>", "number of ranks", intOption("-n", 1, 65536), 8)
+    .option("-n, --size <n>", "number of ranks", intOption("-n", 1, MODEL_MAX_RANKS), 8)
     .option("--bytes <size>", "message size: 8, 64K, 1M, 1G", sizeOption("--bytes"), 1024 * 1024)
     .option("--root <n>", "root rank", intOption("--root", 0), 0)
     .option("--alpha <us>", "latency per message, microseconds", numberOption("--alpha"), 5)
@@ -163,8 +166,8 @@ export function registerModel(program: Command): void {
       intOption("--segment", 1),
     )
     .option("--contention <mode>", "'shared': a rank's concurrent transfers share its link; 'none'", "shared")
-    .option("--sweep-n <list>", "group sizes to sweep, e.g. 2,4,...,4096", sizeList)
-    .option("--max-n <n>", "sweep N = 2, 4, ..., max", intOption("--max-n", 2, 65536))
+    .option("--sweep-n <list>", "group sizes to sweep, e.g. 2,4,...,512", sizeList)
+    .option("--max-n <n>", "sweep N = 2, 4, ..., max", intOption("--max-n", 2, MODEL_MAX_RANKS))
     .option("-o, --output <file>", "with a sweep: write the chart (.svg or .html)")
     .action(async (collective: string, o: ModelOptions) => {
       await model(collective, o);

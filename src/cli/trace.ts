@@ -18,16 +18,17 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Command, Option } from "commander";
 import { allGatherObject } from "../collectives/api.js";
-import { allocate, invoke, type Shape, shapeOf } from "../collectives/dispatch.js";
+import { allocate, invoke } from "../collectives/dispatch.js";
 import type { Comm } from "../comm.js";
 import { view, zeros } from "../core/buffer.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { DeadlockError } from "../core/errors.js";
 import { insideJob } from "../runtime/env.js";
-import { contextFor } from "../schedule/context.js";
-import { explainArgs } from "../schedule/explain.js";
-import type { Algorithm } from "../schedule/types.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { explainCall } from "../schedule/explain.js";
 import { spawn } from "../sim/index.js";
+import { rankCall } from "../specs/index.js";
+import type { RankCall } from "../specs/types.js";
 import { Trace, type TraceEvent } from "../trace.js";
 import { mergeTraces, withTracing } from "../tracing.js";
 import { deadlockDot, deadlockSvg } from "../viz/deadlock.js";
@@ -74,16 +75,13 @@ export async function ncclTraceMessage(): Promise<string> {
 
 /** The call `cclab trace` makes by default: explain's, one element per chunk, so pictures stay small. */
 export function defaultTraceCall(alg: Algorithm, size: number): TraceCall {
-  const a = explainArgs(alg, size);
-  return { size, count: a.count, root: a.root ?? 0, segment: a.segment ?? 1 };
+  const a = explainCall(alg, size);
+  return { size, count: a.count, root: a.root, segment: a.segment };
 }
 
-/** This rank's shape for the call: explain's alltoallv matrix, float32 (barrier: uint8). */
-export function shapeFor(alg: Algorithm, call: TraceCall, rank: number): Shape {
-  // alltoallv needs per-peer counts: explain's matrix, the same one its step table shows.
-  const matrix = alg.collective === "alltoallv" ? explainArgs(alg, call.size).sendCounts : undefined;
-  const dtype = alg.collective === "barrier" ? "uint8" : "float32";
-  return shapeOf(alg.collective, { count: call.count, root: call.root, dtype, splits: matrix }, rank);
+/** This rank's call: explain's (alltoallv's split matrix is the one its step table shows), the spec's dtype. */
+export function shapeFor(alg: Algorithm, call: TraceCall, rank: number): RankCall {
+  return rankCall({ ...explainCall(alg, call.size), count: call.count, root: call.root, segment: call.segment }, rank);
 }
 
 /** Runs one collective on the sim backend with a Trace recorder and returns its events. */
@@ -92,9 +90,8 @@ export async function traceOnSim(alg: Algorithm, call: TraceCall): Promise<Trace
   await spawn(
     call.size,
     async (comm: Comm) => {
-      const shape = shapeFor(alg, call, comm.rank);
-      const b = allocate(comm, shape, false);
-      await invoke(comm, { ...shape, algorithm: alg.name, segment: call.segment }, b);
+      const c = shapeFor(alg, call, comm.rank);
+      await invoke(comm, c, alg.name, allocate(comm, c));
     },
     { trace, seed: call.seed ?? 1 },
   );
@@ -111,13 +108,12 @@ async function traceThisMpiRank(alg: Algorithm, call: TraceCall): Promise<{ comm
   if (world.size !== call.size) {
     throw new Error(`-n ${call.size}, but this MPI job has ${world.size} ranks`);
   }
-  const shape = shapeFor(alg, call, world.rank);
-  const b = allocate(world, shape, false);
-  const inv = { ...shape, algorithm: alg.name, segment: call.segment };
-  await invoke(world, inv, b);
+  const c = shapeFor(alg, call, world.rank);
+  const b = allocate(world, c);
+  await invoke(world, c, alg.name, b);
   world.builtin.barrier();
   const trace = new Trace();
-  await invoke(withTracing(world, trace), inv, b);
+  await invoke(withTracing(world, trace), c, alg.name, b);
   return { comm: world, events: trace.events };
 }
 
@@ -307,11 +303,10 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
     else throw new Error(`-o: write .svg, .html or .json, got '${o.output}'`);
     return 0;
   }
-  const dtype = alg.collective === "barrier" ? "uint8" : "float32";
-  const segment = contextFor(alg, { size: call.size, count: call.count, segment: call.segment }, 0).segment;
-  const maxBytes = alg.cost.sentElements(call.size, call.count, segment) * dtypeInfo(dtype).bytes;
+  const c = shapeFor(alg, call, 0);
+  const maxBytes = alg.cost.sent.value(call.size, call.count, c.segment) * dtypeInfo(c.dtype).bytes;
   console.log(title);
-  console.log(traceTable(events, call.size, { text: alg.cost.bytesFormula, maxBytes }));
+  console.log(traceTable(events, call.size, { text: alg.cost.sent.text, maxBytes }));
   console.log("\n(-o trace.svg or trace.html draws the time-space diagram)");
   return 0;
 }

@@ -7,9 +7,10 @@ import { SingleBar } from "cli-progress";
 import Table from "cli-table3";
 import type { Command } from "commander";
 import fc from "fast-check";
-import { allAlgorithms, isCollective } from "../registry.js";
 import { checkAlgorithm } from "../schedule/check.js";
-import type { Algorithm } from "../schedule/types.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { allAlgorithms } from "../schedule/registry.js";
+import { findSpec, specOf } from "../specs/index.js";
 import { loadAlgorithmFile } from "../verify/load.js";
 import { checkCases } from "../verify/matrix.js";
 import { caseArb, describeCase, runCase } from "../verify/property.js";
@@ -38,12 +39,11 @@ export interface VerifyRow {
 /** The algorithms a verify/bench/trace/explain invocation is about. */
 export async function selectAlgorithms(o: { collective?: string; algorithm?: string; algorithmFile?: string }) {
   const loaded = o.algorithmFile ? await loadAlgorithmFile(o.algorithmFile) : undefined;
-  if (o.collective !== undefined && !isCollective(o.collective)) {
-    throw new Error(`--collective: unknown collective '${o.collective}'`);
-  }
+  const collective =
+    o.collective === undefined ? undefined : specOf(o.collective, { op: "cclab", arg: "--collective" }).name;
   const pool = loaded ?? allAlgorithms();
   const chosen = pool.filter(
-    (a) => (!o.collective || a.collective === o.collective) && (!o.algorithm || a.name === o.algorithm),
+    (a) => (!collective || a.collective === collective) && (!o.algorithm || a.name === o.algorithm),
   );
   if (chosen.length === 0) throw new Error("no algorithm matches the selection (see --collective, --algorithm)");
   return chosen;
@@ -62,10 +62,7 @@ export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number):
         staticCases: cases.length,
         propertyCases: 0,
         failure: report.errors.join("\n"),
-        replay:
-          alg.collective === "alltoallv"
-            ? undefined
-            : `cclab explain ${alg.collective} --algorithm ${alg.name}${file} ${call}`,
+        replay: args.splits ? undefined : `cclab explain ${alg.collective} --algorithm ${alg.name}${file} ${call}`,
       };
     }
   }
@@ -91,9 +88,9 @@ export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number):
 
 /** Steps and bytes per rank at n = 8 for a 1 MiB float32 message, from the (checked) cost formulas. */
 function costAt8(alg: Algorithm): { steps: number; bytes: number } {
-  const count = alg.collective === "barrier" ? 0 : 262144;
+  const count = findSpec(alg.collective)?.counted ? 262144 : 0;
   const segment = 32768;
-  return { steps: alg.cost.steps(8, count, segment), bytes: alg.cost.sentElements(8, count, segment) * 4 };
+  return { steps: alg.cost.steps.value(8, count, segment), bytes: alg.cost.sent.value(8, count, segment) * 4 };
 }
 
 export async function verify(o: VerifyOptions): Promise<number> {

@@ -3,24 +3,31 @@
  * broadcast, reduce, gather, scatter, allGather, reduceScatter, allToAll(+v), barrier and the
  * object versions. Arguments are validated here, once, with messages naming the rank, the
  * operation and the argument; past this point only internal invariants are asserted.
+ *
+ * Buffers may be typed arrays (a Float32Array is float32), cclab buffers or views.
+ *
+ * Collectives on one communicator run in the order each rank issues them, one at a time, as on
+ * NCCL's stream: `Promise.all([allReduce(c, a), allReduce(c, b)])` is correct on every backend,
+ * with b's messages never meeting a's. Each call's plan (its operations and their dependencies)
+ * is compiled once per call shape and reused, so a repeated call generates no schedule.
  */
-import { deserialize } from "node:v8";
-import { checkRoot as checkRootArg, checkView, serializeObject } from "../checks.js";
+import { deserialize, serialize } from "node:v8";
+import { checkView } from "../checks.js";
 import type { Comm } from "../comm.js";
-import { asView, type DataBuffer, isHostBuffer, isView, overlaps, type View } from "../core/buffer.js";
-import { type DType, dtypeInfo } from "../core/dtype.js";
+import { asView, type DataBuffer, HostBuffer, isHostBuffer, isView, overlaps, type View } from "../core/buffer.js";
+import { type DType, dtypeInfo, type TypedArray } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, opLabel, parseOp, type ReduceOp } from "../core/op.js";
-import { algorithmsOf, findAlgorithm } from "../registry.js";
-import { faultCountDelta } from "../runtime/faults.js";
-import { checkCall } from "../runtime/registry.js";
-import { contextFor, DEFAULT_SEGMENT_BYTES } from "../schedule/context.js";
+import type { Algorithm } from "../schedule/dsl.js";
 import { execute } from "../schedule/executor.js";
-import { HAS_IN_PLACE, layout } from "../schedule/layout.js";
-import type { Algorithm, Collective, ScheduleContext } from "../schedule/types.js";
+import { compile, type Plan } from "../schedule/plan.js";
+import { algorithmsOf, findAlgorithm } from "../schedule/registry.js";
+import { type Collective, DEFAULT_SEGMENT_BYTES, specOf } from "../specs/index.js";
+import type { RankCall } from "../specs/types.js";
 import { type Choice, chooseAlgorithm } from "./auto.js";
 
-type Buf = DataBuffer | View;
+/** What the front API takes as a buffer: a typed array, a cclab buffer, or a view of one. */
+export type Buf = DataBuffer | View | TypedArray;
 
 export interface CollectiveOptions {
   /** A registered algorithm's name, or 'auto' (default): see auto.ts for the table. */
@@ -31,7 +38,7 @@ export interface CollectiveOptions {
   readonly label?: string;
 }
 export interface ReduceOptions extends CollectiveOptions {
-  /** 'sum' (default), 'prod', 'min', 'max', 'avg', 'band', 'bor', 'bxor', 'premulsum(s)' or a ReduceOp. */
+  /** 'sum' (default), 'prod', 'min', 'max', 'avg', 'band', 'bor', 'bxor', 'premulsum(s)' (either case) or a ReduceOp. */
   readonly op?: ReduceOp | string;
 }
 export interface RootOptions {
@@ -39,31 +46,47 @@ export interface RootOptions {
   readonly root?: number;
 }
 
-/** Each comm's collective sequence number, for checked mode's fingerprint (torch counts the same way). */
-const sequence = new WeakMap<Comm, number>();
+const site = (comm: Comm, op: string, arg?: string) => ({ rank: comm.rank, op, arg });
 
-function nextSeq(comm: Comm): number {
-  const seq = sequence.get(comm) ?? 0;
-  sequence.set(comm, seq + 1);
-  return seq;
+const ARRAY_DTYPES: ReadonlyMap<unknown, DType> = new Map<unknown, DType>([
+  [Float32Array, "float32"],
+  [Float64Array, "float64"],
+  [Int8Array, "int8"],
+  [Uint8Array, "uint8"],
+  [Int32Array, "int32"],
+  [Uint32Array, "uint32"],
+  [BigInt64Array, "int64"],
+  [BigUint64Array, "uint64"],
+]);
+
+/** A buffer argument as a view, checked: a typed array wraps (no copy), a buffer or view is bounds-checked. */
+export function viewArg(comm: Comm, name: string, arg: string, b: unknown): View {
+  if (ArrayBuffer.isView(b) && !(b instanceof DataView)) {
+    const dtype = ARRAY_DTYPES.get(b.constructor);
+    if (!dtype) {
+      const why =
+        b instanceof Uint16Array
+          ? "a Uint16Array could hold float16 or bfloat16 bits: wrap it as new HostBuffer('float16', array) or tensor('bfloat16', values)"
+          : `${b.constructor.name} has no cclab dtype`;
+      throw new InvalidArgumentError(site(comm, name, arg), why);
+    }
+    return checkView(comm.rank, asView(new HostBuffer(dtype, b as TypedArray)), name, arg);
+  }
+  if (isView(b)) return checkView(comm.rank, b, name, arg);
+  const isBuffer = typeof b === "object" && b !== null && "dtype" in b && "count" in b && "location" in b;
+  if (!isBuffer) {
+    throw new InvalidArgumentError(
+      site(comm, name, arg),
+      `expected a typed array (Float32Array, Int32Array, ...), a cclab buffer or a view, got ${describe(b)}`,
+    );
+  }
+  return checkView(comm.rank, asView(b as DataBuffer), name, arg);
 }
 
-interface Call {
-  readonly collective: Collective;
-  readonly name: string;
-  readonly input?: View;
-  readonly output?: View;
-  readonly count: number;
-  readonly dtype: DType;
-  readonly root?: number;
-  readonly op?: ReduceOp;
-  readonly sendCounts?: readonly number[];
-  readonly recvCounts?: readonly number[];
-  readonly options: CollectiveOptions;
-}
-
-function site(comm: Comm, op: string, arg?: string) {
-  return { rank: comm.rank, op, arg };
+function describe(x: unknown): string {
+  if (x === null || x === undefined) return String(x);
+  if (typeof x === "object") return x.constructor?.name ?? "object";
+  return `${typeof x} ${JSON.stringify(x)}`;
 }
 
 function checkMember(comm: Comm, name: string): void {
@@ -76,43 +99,31 @@ function checkMember(comm: Comm, name: string): void {
 }
 
 function checkRoot(comm: Comm, name: string, root: unknown): number {
-  return checkRootArg(comm.rank, comm.size, root, name);
-}
-
-/** A buffer or view argument, checked: its dtype known and its elements inside its buffer. */
-function viewArg(comm: Comm, name: string, arg: string, b: unknown): View {
-  if (isView(b)) return checkView(comm.rank, b, name, arg);
-  const isBuffer = typeof b === "object" && b !== null && "dtype" in b && "count" in b && "location" in b;
-  if (!isBuffer) {
-    throw new InvalidArgumentError(site(comm, name, arg), `expected a buffer or a View, got ${describe(b)}`);
+  const r = root ?? 0;
+  if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= comm.size) {
+    throw new InvalidArgumentError(
+      site(comm, name, "options.root"),
+      `root must be an integer rank in [0, ${comm.size}), got ${typeof r === "string" ? JSON.stringify(r) : String(r)}`,
+    );
   }
-  return checkView(comm.rank, asView(b as DataBuffer), name, arg);
+  return r;
 }
 
-function describe(x: unknown): string {
-  if (x === null || x === undefined) return String(x);
-  if (typeof x === "object") return x.constructor?.name ?? "object";
-  return `${typeof x} ${JSON.stringify(x)}`;
-}
-
-/** `b` as a view of exactly `want` elements, of the dtype of the call's `against` buffer. */
-function checkBuf(
+/** `b` as a view of exactly `want` elements, of `dtype` (the dtype of the call's `against` buffer). */
+function sizedArg(
   comm: Comm,
   name: string,
   arg: string,
-  b: Buf | undefined,
+  b: unknown,
   want: number,
-  dtype?: DType,
+  dtype: DType,
   against = "input",
 ): View {
-  if (b === undefined) {
-    throw new InvalidArgumentError(site(comm, name, arg), `is required here (${want} elements)`);
-  }
+  if (b === undefined) throw new InvalidArgumentError(site(comm, name, arg), `is required here (${want} elements)`);
   const v = viewArg(comm, name, arg, b);
-  if (v.count !== want) {
+  if (v.count !== want)
     throw new InvalidArgumentError(site(comm, name, arg), `must have ${want} elements, has ${v.count}`);
-  }
-  if (dtype !== undefined && v.buffer.dtype !== dtype) {
+  if (v.buffer.dtype !== dtype) {
     throw new InvalidArgumentError(
       site(comm, name, arg),
       `dtype ${v.buffer.dtype} differs from the ${against}'s ${dtype}`,
@@ -121,33 +132,63 @@ function checkBuf(
   return v;
 }
 
+// ---- picking the algorithm and the plan, once per call shape ----
+
+const names = new Map<string, readonly string[]>();
+
 /** Which algorithm 'auto' picks for a call of this shape, and why. */
 export function chooseFor(collective: Collective, size: number, count: number, dtype: DType): Choice {
-  const names = algorithmsOf(collective).map((a) => a.name);
-  const c = chooseAlgorithm(collective, size, count * dtypeInfo(dtype).bytes, names);
+  let available = names.get(collective);
+  if (!available) names.set(collective, (available = algorithmsOf(collective).map((a) => a.name)));
+  const c = chooseAlgorithm(collective, size, count * dtypeInfo(dtype).bytes, available);
   if (!c)
     throw new InvalidArgumentError({ op: collective, arg: "algorithm" }, `no ${collective} algorithm is registered`);
   return c;
 }
 
-function pick(comm: Comm, call: Call): Algorithm {
-  const requested = call.options.algorithm ?? "auto";
-  if (typeof requested !== "string") {
-    throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
+const PLAN_CACHE_LIMIT = 4096;
+const plans = new WeakMap<Algorithm, Map<string, Plan>>();
+
+/** The compiled plan of `alg` for this rank's call, built once per call shape. */
+export function planFor(alg: Algorithm, c: RankCall): Plan {
+  let byShape = plans.get(alg);
+  if (!byShape) plans.set(alg, (byShape = new Map()));
+  const key = `${c.rank} ${c.size} ${c.count} ${c.root} ${c.dtype} ${c.op.name} ${c.op.scalar} ${c.inPlace} ${c.segment} ${c.sendCounts} ${c.recvCounts}`;
+  let plan = byShape.get(key);
+  if (!plan) {
+    if (byShape.size >= PLAN_CACHE_LIMIT) byShape.clear();
+    byShape.set(key, (plan = compile(alg, c)));
+    planStats.compiled++;
   }
-  const name =
-    requested === "auto" ? chooseFor(call.collective, comm.size, call.count, call.dtype).algorithm : requested;
-  return findAlgorithm(call.collective, name, { rank: comm.rank, op: call.name });
+  return plan;
 }
 
-/** In place iff the views alias exactly as layout.ts says; any other overlap is an error. */
-function inPlaceOf(comm: Comm, call: Call, ctx: ScheduleContext): boolean {
+/** Counts plan compilations (a repeated call shape compiles nothing): for tests and bench. */
+export const planStats = { compiled: 0 };
+
+interface Call {
+  /** The front API's name for messages: 'allReduce'. */
+  readonly name: string;
+  readonly collective: Collective;
+  readonly input?: View;
+  readonly output?: View;
+  readonly count: number;
+  readonly dtype: DType;
+  readonly root?: number;
+  readonly op?: ReduceOp;
+  readonly sendCounts?: readonly number[];
+  readonly recvCounts?: readonly number[];
+  readonly options: CollectiveOptions;
+}
+
+/** In place iff the views alias exactly as the spec's layout says; any other overlap is an error. */
+function inPlaceOf(comm: Comm, call: Call, c: RankCall): boolean {
   const { input, output } = call;
   if (!input || !output || !overlaps(input, output)) return false;
-  const a = layout(ctx).alias;
+  const spec = specOf(call.collective);
+  const a = spec.inPlace ? spec.layout(c).alias : undefined;
   const exact =
     a !== undefined &&
-    HAS_IN_PLACE.has(call.collective) &&
     (a.kind === "same"
       ? input.offset === output.offset && input.count === output.count
       : a.kind === "input-in-output"
@@ -164,7 +205,22 @@ function inPlaceOf(comm: Comm, call: Call, ctx: ScheduleContext): boolean {
   return true;
 }
 
-async function run(comm: Comm, call: Call): Promise<void> {
+/** Each comm's collective sequence number (what checked mode compares, as torch counts). */
+const sequence = new WeakMap<Comm, number>();
+/** Each comm's collectives in flight: the next one waits for the last (issue order, as on NCCL's stream). */
+const queues = new WeakMap<Comm, { active: number; tail?: Promise<void> }>();
+
+function pick(comm: Comm, call: Call): Algorithm {
+  const requested = call.options.algorithm ?? "auto";
+  if (typeof requested !== "string") {
+    throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
+  }
+  const name =
+    requested === "auto" ? chooseFor(call.collective, comm.size, call.count, call.dtype).algorithm : requested;
+  return findAlgorithm(call.collective, name, { rank: comm.rank, op: call.name });
+}
+
+function run(comm: Comm, call: Call): Promise<void> {
   const alg = pick(comm, call);
   const segment = call.options.segment;
   if (segment !== undefined && (!Number.isInteger(segment) || segment < 1)) {
@@ -173,162 +229,237 @@ async function run(comm: Comm, call: Call): Promise<void> {
       `must be a positive integer, got ${segment}`,
     );
   }
-  const op = call.op ?? { name: "sum" };
-  const base = contextFor(
-    alg,
-    {
-      size: comm.size,
-      count: call.count,
-      root: call.root ?? 0,
-      dtype: call.dtype,
-      op,
-      segment: segment ?? Math.max(1, Math.floor(DEFAULT_SEGMENT_BYTES / dtypeInfo(call.dtype).bytes)),
-    },
-    comm.rank,
-  );
-  const probe: ScheduleContext = { ...base, sendCounts: call.sendCounts, recvCounts: call.recvCounts };
-  const ctx: ScheduleContext = { ...probe, inPlace: inPlaceOf(comm, call, probe) };
-  // Checked mode (cclab run --check / CCLAB_CHECK=1): every rank compares this call before any
-  // data moves; a no-op for comms that did not come from the runtime. A count fault shifts only
-  // the fingerprint here, so checked mode can be shown catching it.
-  await checkCall(comm, {
-    seq: nextSeq(comm),
+  const probe: RankCall = {
     collective: call.collective,
-    algorithm: alg.name,
-    count: call.count + faultCountDelta(comm),
+    rank: comm.rank,
+    size: comm.size,
+    count: call.count,
+    root: call.root ?? 0,
     dtype: call.dtype,
-    op: call.op ? opLabel(op) : "",
-    root: call.root ?? -1,
+    op: call.op ?? { name: "sum" },
+    inPlace: false,
+    segment: segment ?? Math.max(1, Math.floor(DEFAULT_SEGMENT_BYTES / dtypeInfo(call.dtype).bytes)),
+    sendCounts: call.sendCounts,
+    recvCounts: call.recvCounts,
+  };
+  const c: RankCall = { ...probe, inPlace: inPlaceOf(comm, call, probe) };
+  const plan = planFor(alg, c);
+  const seq = sequence.get(comm) ?? 0;
+  sequence.set(comm, seq + 1);
+  const go = async () => {
+    // Checked mode and fault injection hook in here (src/runtime), before any data moves.
+    await comm.beforeCollective?.({
+      seq,
+      collective: call.collective,
+      algorithm: alg.name,
+      count: call.count,
+      dtype: call.dtype,
+      op: call.op ? opLabel(c.op) : "",
+      root: call.root ?? -1,
+    });
+    await execute(comm, plan, { input: call.input, output: call.output }, { label: call.options.label });
+  };
+  let q = queues.get(comm);
+  if (!q) queues.set(comm, (q = { active: 0 }));
+  const queue = q;
+  const mine = queue.active === 0 || !queue.tail ? go() : queue.tail.then(go, go);
+  queue.active++;
+  const done = () => {
+    queue.active--;
+  };
+  queue.tail = mine.then(done, done);
+  return mine;
+}
+
+/**
+ * Any collective by its spec, with this rank's buffers already laid out as the spec says (in place
+ * where they alias): what the property tests, verify, the differential tests and bench call, so
+ * each builds its buffers one way. Buffers are checked against the layout like any argument.
+ */
+export function runCollective(
+  comm: Comm,
+  c: Omit<RankCall, "rank" | "size" | "inPlace" | "segment" | "dtype" | "splits"> & { readonly dtype?: DType },
+  buffers: { readonly input?: View; readonly output?: View },
+  options: CollectiveOptions = {},
+): Promise<void> {
+  const spec = specOf(c.collective);
+  const name = spec.api;
+  return start(comm, name, () => {
+    const l = spec.layout({
+      ...c,
+      rank: comm.rank,
+      size: comm.size,
+      dtype: c.dtype ?? "float32",
+      inPlace: false,
+      segment: 1,
+    });
+    const dtype = c.dtype ?? buffers.input?.buffer.dtype ?? buffers.output?.buffer.dtype ?? spec.defaultDtype;
+    const input =
+      l.inputCount > 0 || buffers.input ? sizedArg(comm, name, "input", buffers.input, l.inputCount, dtype) : undefined;
+    const output =
+      l.outputCount > 0 || buffers.output
+        ? sizedArg(comm, name, "output", buffers.output, l.outputCount, dtype)
+        : undefined;
+    if (spec.reducing) checkOpFitsDType(c.op, dtype, site(comm, name, "options.op"));
+    return {
+      collective: spec.name as Collective,
+      name,
+      input,
+      output,
+      count: c.count,
+      dtype,
+      root: spec.rooted ? checkRoot(comm, name, c.root) : undefined,
+      op: spec.reducing ? c.op : undefined,
+      sendCounts: c.sendCounts,
+      recvCounts: c.recvCounts,
+      options,
+    };
   });
-  await execute(comm, alg, ctx, { input: call.input, output: call.output }, { label: call.options.label });
+}
+
+/** Validation errors reject the call's promise (they never throw synchronously from an async API). */
+function start(comm: Comm, name: string, build: () => Call): Promise<void> {
+  try {
+    checkMember(comm, name);
+    return run(comm, build());
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }
 
 function opFor(comm: Comm, name: string, options: ReduceOptions, dtype: DType): ReduceOp {
-  const op = parseOp(options.op ?? "sum", site(comm, name, "options.op"));
+  const raw = options.op ?? "sum";
+  const op = parseOp(typeof raw === "string" ? raw.toLowerCase() : raw, site(comm, name, "options.op"));
   checkOpFitsDType(op, dtype, site(comm, name, "options.op"));
   return op;
 }
 
 /** torch.distributed.all_reduce: in place on `buf`, or into options.output. */
-export async function allReduce(comm: Comm, buf: Buf, options: ReduceOptions & { output?: Buf } = {}): Promise<void> {
+export function allReduce(comm: Comm, buf: Buf, options: ReduceOptions & { output?: Buf } = {}): Promise<void> {
   const name = "allReduce";
-  checkMember(comm, name);
-  const input = viewArg(comm, name, "buf", buf);
-  const dtype = input.buffer.dtype;
-  const output = options.output ? checkBuf(comm, name, "options.output", options.output, input.count, dtype) : input;
-  const op = opFor(comm, name, options, dtype);
-  await run(comm, { collective: "allreduce", name, input, output, count: input.count, dtype, op, options });
+  return start(comm, name, () => {
+    const input = viewArg(comm, name, "buf", buf);
+    const dtype = input.buffer.dtype;
+    const output = options.output ? sizedArg(comm, name, "options.output", options.output, input.count, dtype) : input;
+    const op = opFor(comm, name, options, dtype);
+    return { collective: "allreduce", name, input, output, count: input.count, dtype, op, options };
+  });
 }
 
 /** torch.distributed.broadcast: `buf` holds the root's data; every rank receives into it (or options.output). */
-export async function broadcast(
+export function broadcast(
   comm: Comm,
   buf: Buf,
   options: CollectiveOptions & RootOptions & { output?: Buf } = {},
-) {
+): Promise<void> {
   const name = "broadcast";
-  checkMember(comm, name);
-  const root = checkRoot(comm, name, options.root);
-  const v = viewArg(comm, name, "buf", buf);
-  const output = options.output ? checkBuf(comm, name, "options.output", options.output, v.count, v.buffer.dtype) : v;
-  const input = comm.rank === root ? v : undefined;
-  await run(comm, {
-    collective: "broadcast",
-    name,
-    input,
-    output,
-    count: v.count,
-    dtype: v.buffer.dtype,
-    root,
-    options,
+  return start(comm, name, () => {
+    const root = checkRoot(comm, name, options.root);
+    const v = viewArg(comm, name, "buf", buf);
+    const output = options.output ? sizedArg(comm, name, "options.output", options.output, v.count, v.buffer.dtype) : v;
+    const input = comm.rank === root ? v : undefined;
+    return { collective: "broadcast", name, input, output, count: v.count, dtype: v.buffer.dtype, root, options };
   });
 }
 
 /** torch.distributed.reduce: the reduction of every rank's `buf` lands in the root's `buf` (or options.output there). */
-export async function reduce(comm: Comm, buf: Buf, options: ReduceOptions & RootOptions & { output?: Buf } = {}) {
+export function reduce(
+  comm: Comm,
+  buf: Buf,
+  options: ReduceOptions & RootOptions & { output?: Buf } = {},
+): Promise<void> {
   const name = "reduce";
-  checkMember(comm, name);
-  const root = checkRoot(comm, name, options.root);
-  const input = viewArg(comm, name, "buf", buf);
-  const dtype = input.buffer.dtype;
-  const op = opFor(comm, name, options, dtype);
-  const output =
-    comm.rank !== root
-      ? undefined
-      : options.output
-        ? checkBuf(comm, name, "options.output", options.output, input.count, dtype)
-        : input;
-  await run(comm, { collective: "reduce", name, input, output, count: input.count, dtype, root, op, options });
+  return start(comm, name, () => {
+    const root = checkRoot(comm, name, options.root);
+    const input = viewArg(comm, name, "buf", buf);
+    const dtype = input.buffer.dtype;
+    const op = opFor(comm, name, options, dtype);
+    const output =
+      comm.rank !== root
+        ? undefined
+        : options.output
+          ? sizedArg(comm, name, "options.output", options.output, input.count, dtype)
+          : input;
+    return { collective: "reduce", name, input, output, count: input.count, dtype, root, op, options };
+  });
 }
 
 /** torch.distributed.gather: every rank's `input` lands at the root in `output` (count·size elements, rank order). */
-export async function gather(comm: Comm, input: Buf, options: CollectiveOptions & RootOptions & { output?: Buf } = {}) {
+export function gather(
+  comm: Comm,
+  input: Buf,
+  options: CollectiveOptions & RootOptions & { output?: Buf } = {},
+): Promise<void> {
   const name = "gather";
-  checkMember(comm, name);
-  const root = checkRoot(comm, name, options.root);
-  const inp = viewArg(comm, name, "input", input);
-  const dtype = inp.buffer.dtype;
-  const output =
-    comm.rank === root
-      ? checkBuf(comm, name, "options.output", options.output, inp.count * comm.size, dtype)
-      : undefined;
-  await run(comm, { collective: "gather", name, input: inp, output, count: inp.count, dtype, root, options });
+  return start(comm, name, () => {
+    const root = checkRoot(comm, name, options.root);
+    const inp = viewArg(comm, name, "input", input);
+    const dtype = inp.buffer.dtype;
+    const output =
+      comm.rank === root
+        ? sizedArg(comm, name, "options.output", options.output, inp.count * comm.size, dtype)
+        : undefined;
+    return { collective: "gather", name, input: inp, output, count: inp.count, dtype, root, options };
+  });
 }
 
 /** torch.distributed.scatter: the root's `input` (count·size elements) is split across the ranks' `output`. */
-export async function scatter(
+export function scatter(
   comm: Comm,
   output: Buf,
   options: CollectiveOptions & RootOptions & { input?: Buf } = {},
-) {
+): Promise<void> {
   const name = "scatter";
-  checkMember(comm, name);
-  const root = checkRoot(comm, name, options.root);
-  const out = viewArg(comm, name, "output", output);
-  const dtype = out.buffer.dtype;
-  const input =
-    comm.rank === root
-      ? checkBuf(comm, name, "options.input", options.input, out.count * comm.size, dtype, "output")
-      : undefined;
-  await run(comm, { collective: "scatter", name, input, output: out, count: out.count, dtype, root, options });
+  return start(comm, name, () => {
+    const root = checkRoot(comm, name, options.root);
+    const out = viewArg(comm, name, "output", output);
+    const dtype = out.buffer.dtype;
+    const input =
+      comm.rank === root
+        ? sizedArg(comm, name, "options.input", options.input, out.count * comm.size, dtype, "output")
+        : undefined;
+    return { collective: "scatter", name, input, output: out, count: out.count, dtype, root, options };
+  });
 }
 
 /** torch.distributed.all_gather_into_tensor(output, input): output = concat of every rank's input. */
-export async function allGather(comm: Comm, output: Buf, input: Buf, options: CollectiveOptions = {}): Promise<void> {
+export function allGather(comm: Comm, output: Buf, input: Buf, options: CollectiveOptions = {}): Promise<void> {
   const name = "allGather";
-  checkMember(comm, name);
-  const inp = viewArg(comm, name, "input", input);
-  const dtype = inp.buffer.dtype;
-  const out = checkBuf(comm, name, "output", output, inp.count * comm.size, dtype);
-  await run(comm, { collective: "allgather", name, input: inp, output: out, count: inp.count, dtype, options });
+  return start(comm, name, () => {
+    const inp = viewArg(comm, name, "input", input);
+    const dtype = inp.buffer.dtype;
+    const out = sizedArg(comm, name, "output", output, inp.count * comm.size, dtype);
+    return { collective: "allgather", name, input: inp, output: out, count: inp.count, dtype, options };
+  });
 }
 
 /** torch.distributed.reduce_scatter_tensor(output, input): rank r gets chunk r of the reduction of every input. */
-export async function reduceScatter(comm: Comm, output: Buf, input: Buf, options: ReduceOptions = {}): Promise<void> {
+export function reduceScatter(comm: Comm, output: Buf, input: Buf, options: ReduceOptions = {}): Promise<void> {
   const name = "reduceScatter";
-  checkMember(comm, name);
-  const out = viewArg(comm, name, "output", output);
-  const dtype = out.buffer.dtype;
-  const inp = checkBuf(comm, name, "input", input, out.count * comm.size, dtype, "output");
-  const op = opFor(comm, name, options, dtype);
-  await run(comm, { collective: "reducescatter", name, input: inp, output: out, count: out.count, dtype, op, options });
+  return start(comm, name, () => {
+    const out = viewArg(comm, name, "output", output);
+    const dtype = out.buffer.dtype;
+    const inp = sizedArg(comm, name, "input", input, out.count * comm.size, dtype, "output");
+    const op = opFor(comm, name, options, dtype);
+    return { collective: "reducescatter", name, input: inp, output: out, count: out.count, dtype, op, options };
+  });
 }
 
 /** torch.distributed.all_to_all_single(output, input): block j of rank i's input lands as block i of rank j's output. */
-export async function allToAll(comm: Comm, output: Buf, input: Buf, options: CollectiveOptions = {}): Promise<void> {
+export function allToAll(comm: Comm, output: Buf, input: Buf, options: CollectiveOptions = {}): Promise<void> {
   const name = "allToAll";
-  checkMember(comm, name);
-  const inp = viewArg(comm, name, "input", input);
-  const dtype = inp.buffer.dtype;
-  if (inp.count % comm.size !== 0) {
-    throw new InvalidArgumentError(
-      site(comm, name, "input"),
-      `has ${inp.count} elements, not a multiple of the group size ${comm.size}`,
-    );
-  }
-  const out = checkBuf(comm, name, "output", output, inp.count, dtype);
-  const count = inp.count / comm.size;
-  await run(comm, { collective: "alltoall", name, input: inp, output: out, count, dtype, options });
+  return start(comm, name, () => {
+    const inp = viewArg(comm, name, "input", input);
+    const dtype = inp.buffer.dtype;
+    if (inp.count % comm.size !== 0) {
+      throw new InvalidArgumentError(
+        site(comm, name, "input"),
+        `has ${inp.count} elements, not a multiple of the group size ${comm.size}`,
+      );
+    }
+    const out = sizedArg(comm, name, "output", output, inp.count, dtype);
+    return { collective: "alltoall", name, input: inp, output: out, count: inp.count / comm.size, dtype, options };
+  });
 }
 
 export interface SplitOptions extends CollectiveOptions {
@@ -339,47 +470,46 @@ export interface SplitOptions extends CollectiveOptions {
 }
 
 /** all_to_all_single with input/output split sizes (all-to-all-v). */
-export async function allToAllv(comm: Comm, output: Buf, input: Buf, options: SplitOptions): Promise<void> {
+export function allToAllv(comm: Comm, output: Buf, input: Buf, options: SplitOptions): Promise<void> {
   const name = "allToAllv";
-  checkMember(comm, name);
-  const splits = (arg: "inputSplits" | "outputSplits"): number[] => {
-    const s = options?.[arg];
-    if (!Array.isArray(s) || s.length !== comm.size || s.some((x) => !Number.isInteger(x) || x < 0)) {
+  return start(comm, name, () => {
+    const splits = (arg: "inputSplits" | "outputSplits"): number[] => {
+      const s = options?.[arg];
+      if (!Array.isArray(s) || s.length !== comm.size || s.some((x) => !Number.isInteger(x) || x < 0)) {
+        throw new InvalidArgumentError(
+          site(comm, name, `options.${arg}`),
+          `must list ${comm.size} non-negative integers (one per rank), got ${JSON.stringify(s)}`,
+        );
+      }
+      return [...s];
+    };
+    const sendCounts = splits("inputSplits");
+    const recvCounts = splits("outputSplits");
+    const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const inp = viewArg(comm, name, "input", input);
+    const dtype = inp.buffer.dtype;
+    sizedArg(comm, name, "input", inp, total(sendCounts), dtype);
+    const out = sizedArg(comm, name, "output", output, total(recvCounts), dtype);
+    if (overlaps(inp, out)) {
       throw new InvalidArgumentError(
-        site(comm, name, `options.${arg}`),
-        `must list ${comm.size} non-negative integers (one per rank), got ${JSON.stringify(s)}`,
+        site(comm, name, "output"),
+        "overlaps the input; all-to-all-v has no in-place form",
       );
     }
-    return [...s];
-  };
-  const sendCounts = splits("inputSplits");
-  const recvCounts = splits("outputSplits");
-  const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const inp = viewArg(comm, name, "input", input);
-  const dtype = inp.buffer.dtype;
-  checkBuf(comm, name, "input", input, total(sendCounts), dtype);
-  const out = checkBuf(comm, name, "output", output, total(recvCounts), dtype);
-  if (overlaps(inp, out)) {
-    throw new InvalidArgumentError(site(comm, name, "output"), "overlaps the input; all-to-all-v has no in-place form");
-  }
-  await run(comm, {
-    collective: "alltoallv",
-    name,
-    input: inp,
-    output: out,
-    count: 0,
-    dtype,
-    sendCounts,
-    recvCounts,
-    options,
+    return { collective: "alltoallv", name, input: inp, output: out, count: 0, dtype, sendCounts, recvCounts, options };
   });
 }
 
 /** torch.distributed.barrier: returns on each rank only after every rank has entered. */
-export async function barrier(comm: Comm, options: CollectiveOptions = {}): Promise<void> {
+export function barrier(comm: Comm, options: CollectiveOptions = {}): Promise<void> {
   const name = "barrier";
-  checkMember(comm, name);
-  await run(comm, { collective: "barrier", name, count: 0, dtype: "uint8", options });
+  return start(comm, name, () => ({
+    collective: "barrier",
+    name,
+    count: 0,
+    dtype: specOf("barrier").defaultDtype,
+    options,
+  }));
 }
 
 function hostBytes(comm: Comm, name: string, b: DataBuffer): Uint8Array {
@@ -392,6 +522,17 @@ function hostBytes(comm: Comm, name: string, b: DataBuffer): Uint8Array {
   return b.data as Uint8Array;
 }
 
+function serialized(comm: Comm, name: string, obj: unknown): Uint8Array {
+  try {
+    return serialize(obj);
+  } catch (e) {
+    throw new InvalidArgumentError(
+      site(comm, name, "obj"),
+      `cannot be serialised (v8.serialize): ${(e as Error).message}`,
+    );
+  }
+}
+
 /** torch.distributed.broadcast_object_list for one object: returns the root's object on every rank (v8.serialize). */
 export async function broadcastObject<T>(
   comm: Comm,
@@ -401,11 +542,11 @@ export async function broadcastObject<T>(
   const name = "broadcastObject";
   checkMember(comm, name);
   const root = checkRoot(comm, name, options.root);
-  const bytes = comm.rank === root ? serializeObject(comm.rank, name, obj) : undefined;
+  const bytes = comm.rank === root ? serialized(comm, name, obj) : undefined;
   const len = comm.alloc("int64", 1);
-  if (bytes) (len as unknown as { data: BigInt64Array }).data[0] = BigInt(bytes.length);
+  if (bytes) (len as HostBuffer).data[0] = BigInt(bytes.length);
   await broadcast(comm, len, { ...options, root });
-  const n = Number((len as unknown as { data: BigInt64Array }).data[0]);
+  const n = Number((len as HostBuffer).data[0]);
   const payload = comm.alloc("uint8", n);
   const host = hostBytes(comm, name, payload);
   if (bytes) host.set(bytes);
@@ -417,12 +558,12 @@ export async function broadcastObject<T>(
 export async function allGatherObject<T>(comm: Comm, obj: T, options: CollectiveOptions = {}): Promise<T[]> {
   const name = "allGatherObject";
   checkMember(comm, name);
-  const bytes = serializeObject(comm.rank, name, obj);
+  const bytes = serialized(comm, name, obj);
   const mine = comm.alloc("int64", 1);
   const lens = comm.alloc("int64", comm.size);
-  (mine as unknown as { data: BigInt64Array }).data[0] = BigInt(bytes.length);
+  (mine as HostBuffer).data[0] = BigInt(bytes.length);
   await allGather(comm, lens, mine, options);
-  const sizes = [...(lens as unknown as { data: BigInt64Array }).data].map(Number);
+  const sizes = [...((lens as HostBuffer).data as BigInt64Array)].map(Number);
   const max = Math.max(0, ...sizes);
   // Pad every object to the longest, as torch does, so one fixed-size all-gather carries them.
   const padded = comm.alloc("uint8", max);

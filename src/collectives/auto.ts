@@ -4,7 +4,7 @@
  * MPICH's and Open MPI's tuned defaults in spirit (latency-bound small messages take
  * logarithmic algorithms, bandwidth-bound large ones take rings), and every rule says why.
  */
-import type { Collective } from "../schedule/types.js";
+import type { Collective } from "../specs/index.js";
 
 export interface Rule {
   readonly collective: Collective;
@@ -128,6 +128,7 @@ export const RULES: readonly Rule[] = [
 
 export interface Choice {
   readonly algorithm: string;
+  /** Why, in words (built only when read: the front API asks for the choice on every call). */
   readonly why: string;
 }
 
@@ -140,7 +141,12 @@ export function chooseAlgorithm(
 ): Choice | undefined {
   for (const r of RULES) {
     if (r.collective === collective && r.when(n, bytes) && available.includes(r.algorithm)) {
-      return { algorithm: r.algorithm, why: `${collective} on ${n} ranks, ${bytes} B: ${r.why}` };
+      return {
+        algorithm: r.algorithm,
+        get why() {
+          return `${collective} on ${n} ranks, ${bytes} B: ${r.why}`;
+        },
+      };
     }
   }
   const first = available[0];

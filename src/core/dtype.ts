@@ -82,6 +82,64 @@ export function parseDType(x: unknown, site: { rank?: number; op: string; arg?: 
   );
 }
 
+/**
+ * The canonical NaN of each floating-point dtype (docs/semantics.md F2): every NaN an arithmetic
+ * operation produces has these bits. CUDA's own for float16 and bfloat16 (CUDART_NAN_FP16/BF16,
+ * what __float2half_rn and __float2bfloat16 make of any NaN) and float32 (CUDART_NAN_F, what
+ * every single-precision instruction returns); the same all-ones pattern for float64.
+ */
+export const CANONICAL_NAN_BITS = {
+  float16: 0x7fff,
+  bfloat16: 0x7fff,
+  float32: 0x7fffffff,
+  float64: 0x7fffffffffffffffn,
+} as const;
+
+/** The platform's byte order: typed arrays use it, so the canonical NaN writers below need it. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * Stores the canonical NaN (F2) at element i of a float32 or float64 array. Through an integer
+ * view of the same bytes: a JS NaN stored into a Float32Array/Float64Array may keep any payload.
+ * Returns the view it made, so a loop that meets many NaNs makes one (pass it back as `words`).
+ */
+export function storeCanonicalNaN(arr: Float32Array | Float64Array, i: number, words?: Uint32Array): Uint32Array {
+  const w = words ?? new Uint32Array(arr.buffer, arr.byteOffset, arr.length * (arr.BYTES_PER_ELEMENT / 4));
+  if (arr.BYTES_PER_ELEMENT === 4) w[i] = CANONICAL_NAN_BITS.float32;
+  else {
+    w[2 * i + (LITTLE_ENDIAN ? 0 : 1)] = 0xffffffff;
+    w[2 * i + (LITTLE_ENDIAN ? 1 : 0)] = 0x7fffffff;
+  }
+  return w;
+}
+
+/** Unsigned integer view of the same bytes (the element's raw bits, whatever the dtype). */
+function bitsView(dtype: DType, arr: TypedArray): Uint8Array | Uint16Array | Uint32Array | BigUint64Array {
+  const n = arr.length;
+  switch (INFO[dtype].bytes) {
+    case 1:
+      return new Uint8Array(arr.buffer, arr.byteOffset, n);
+    case 2:
+      return new Uint16Array(arr.buffer, arr.byteOffset, n);
+    case 4:
+      return new Uint32Array(arr.buffer, arr.byteOffset, n);
+    default:
+      return new BigUint64Array(arr.buffer, arr.byteOffset, n);
+  }
+}
+
+/** The raw bits of element i (any dtype), as an unsigned bigint: what the tests compare. */
+export function elementBits(dtype: DType, arr: TypedArray, i: number): bigint {
+  return BigInt(bitsView(dtype, arr)[i] as number | bigint);
+}
+
+/** Sets element i to the raw bits `bits` (a NaN payload, a signaling NaN, -0: anything). */
+export function setElementBits(dtype: DType, arr: TypedArray, i: number, bits: bigint): void {
+  const v = bitsView(dtype, arr);
+  if (v instanceof BigUint64Array) v[i] = BigInt.asUintN(64, bits);
+  else v[i] = Number(BigInt.asUintN(INFO[dtype].bytes * 8, bits));
+}
+
 // ---- float16 / bfloat16 <-> float32, round to nearest even (as CUDA's __float2half_rn) ----
 
 const f32 = new Float32Array(1);
@@ -93,7 +151,7 @@ export function float32ToFloat16Bits(value: number): number {
   const sign = (x >>> 16) & 0x8000;
   const exp = (x >>> 23) & 0xff;
   let mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0); // inf / nan
+  if (exp === 0xff) return mant ? CANONICAL_NAN_BITS.float16 : sign | 0x7c00; // nan (semantics.md F2) / inf
   let e = exp - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00; // overflow -> inf
   if (e <= 0) {
@@ -131,7 +189,7 @@ export function float16BitsToFloat32(bits: number): number {
 export function float32ToBFloat16Bits(value: number): number {
   f32[0] = value;
   const x = u32[0] as number;
-  if ((x & 0x7f800000) === 0x7f800000 && x & 0x7fffff) return ((x >>> 16) | 0x40) & 0xffff; // quiet nan
+  if ((x & 0x7f800000) === 0x7f800000 && x & 0x7fffff) return CANONICAL_NAN_BITS.bfloat16; // semantics.md F2
   const rounded = x + 0x7fff + ((x >>> 16) & 1);
   return (rounded >>> 16) & 0xffff;
 }

@@ -1,5 +1,5 @@
 /** The alpha-beta cost model of schedules: single calls and sweeps over the group size. */
-export { betaFromGBps, formulaTime, type ModelParams, type ModelResult, modelTime } from "./alphabeta.js";
+export { betaFromGBps, formulaTime, type ModelParams, type ModelResult, modelTime } from "../schedule/model.js";
 export {
   type Crossover,
   defaultSegment,

@@ -5,11 +5,11 @@
  * model uses when the caller gives none.
  */
 import { type DType, dtypeInfo } from "../core/dtype.js";
-import { DEFAULT_SEGMENT_BYTES } from "../schedule/context.js";
-import type { Algorithm } from "../schedule/types.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { formulaTime, type ModelParams, modelTime } from "../schedule/model.js";
+import { DEFAULT_SEGMENT_BYTES, makeCall } from "../specs/index.js";
 import { lineChartSvg } from "../viz/chart.js";
 import { bytesText } from "../viz/svg.js";
-import { formulaTime, type ModelParams, modelTime } from "./alphabeta.js";
 
 /** Segments of NCCL's order (128 KiB) but never more than 32 per message: modest step counts at any N. */
 export function defaultSegment(count: number, dtype: DType = "float32"): number {
@@ -71,11 +71,12 @@ export function sweep(algs: readonly Algorithm[], o: SweepOptions): SweepResult 
   const count = Math.max(0, Math.floor(o.bytes / dtypeInfo(dtype).bytes));
   const segment = o.segment ?? defaultSegment(count, dtype);
   const rows: SweepRow[] = o.sizes.map((n) => {
-    const call = { size: n, count, root: o.root ?? 0, dtype, segment };
+    const call = (a: Algorithm) =>
+      makeCall({ collective: a.collective, size: n, count, root: o.root ?? 0, dtype, segment });
     return {
       n,
-      times: algs.map((a) => modelTime(a, call, o.params).time),
-      formulas: algs.map((a) => formulaTime(a, call, o.params)),
+      times: algs.map((a) => modelTime(a, call(a), o.params).time),
+      formulas: algs.map((a) => formulaTime(a, call(a), o.params)),
     };
   });
   const crossovers: Crossover[] = [];

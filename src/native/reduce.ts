@@ -1,6 +1,6 @@
 /**
  * Host-buffer reductions for backends: native (native/reduce.cc, vectorised) where the addon is
- * loaded, src/core/op.ts otherwise. Both give identical results element by element.
+ * loaded, src/core/op.ts otherwise. Both compute docs/semantics.md, bit for bit.
  */
 import { type DType, dtypeInfo, type TypedArray } from "../core/dtype.js";
 import { type Combine, reduceArrays, scaleArrays } from "../core/op.js";
@@ -36,9 +36,8 @@ export function scaleHost(
   div: number,
 ): void {
   const addon = count >= NATIVE_MIN ? native() : undefined;
-  // 64-bit integers scale with BigInt in TypeScript; native handles the safe-integer range only.
-  const bigOk =
-    !dtypeInfo(dtype).bigint || (Number.isSafeInteger(Math.trunc(mul)) && Number.isSafeInteger(div) && div !== 0);
+  // Native 64-bit integer division takes a positive integer divisor only (avg's group size).
+  const bigOk = !dtypeInfo(dtype).bigint || (Number.isSafeInteger(div) && div >= 1);
   if (addon && bigOk) addon.scale(dtype, dst, dOff, src, sOff, count, mul, div);
   else scaleArrays(dtype, dst, dOff, src, sOff, count, mul, div);
 }

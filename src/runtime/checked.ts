@@ -4,23 +4,15 @@
  * mismatched count, root, dtype, op or collective fails on every rank with one message naming the
  * ranks and fields that differ, before any data moves (instead of a hang or silent corruption).
  */
+import type { CollectiveEvent, Comm } from "../comm.js";
 import { AbortError, InvalidArgumentError, MismatchError, TimeoutError } from "../core/errors.js";
 import { formatDuration } from "../core/timer.js";
 import { type KVStore, ownKey } from "../kvstore.js";
+import { CommLayer } from "../layer.js";
 import type { AbortWatch } from "./guard.js";
 
-export interface Fingerprint {
-  /** This communicator's collective sequence number (0, 1, ...). */
-  readonly seq: number;
-  readonly collective: string;
-  readonly algorithm: string;
-  readonly count: number;
-  readonly dtype: string;
-  /** Reduction op name, or '' for collectives without one. */
-  readonly op: string;
-  /** -1 for rootless collectives. */
-  readonly root: number;
-}
+/** What every rank compares: the call the front API announces (src/comm.ts). */
+export type Fingerprint = CollectiveEvent;
 
 const FIELDS = ["seq", "collective", "algorithm", "count", "dtype", "op", "root"] as const;
 
@@ -139,4 +131,41 @@ function raceAbort<T>(p: Promise<T>, watch: AbortWatch | undefined, what: string
       },
     );
   });
+}
+
+export interface CheckedOptions {
+  readonly store: KVStore;
+  readonly timeoutMs: number;
+  readonly watch?: AbortWatch;
+}
+
+/**
+ * The layer that makes a communicator (and the communicators split from it) compare every
+ * collective's fingerprint across its ranks before any data moves.
+ */
+export class CheckedComm extends CommLayer {
+  constructor(
+    inner: Comm,
+    private readonly options: CheckedOptions,
+  ) {
+    super(inner);
+  }
+  override async beforeCollective(e: CollectiveEvent): Promise<void> {
+    await super.beforeCollective(e);
+    if (this.rank < 0) return;
+    await checkFingerprint(this.options.store, this.rank, this.size, e, {
+      timeoutMs: this.options.timeoutMs,
+      worldRanks: this.worldRanks,
+      scope: this.worldRanks.join(","),
+      watch: this.options.watch,
+    });
+  }
+  async split(ranks: readonly number[]): Promise<Comm> {
+    return new CheckedComm(await this.inner.split(ranks), this.options);
+  }
+}
+
+/** comm in checked mode when `on`, else comm itself. */
+export function withChecks(comm: Comm, on: boolean, options: CheckedOptions): Comm {
+  return on ? new CheckedComm(comm, options) : comm;
 }

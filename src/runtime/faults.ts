@@ -12,7 +12,7 @@
  * of its rank's run fails that rank, saying so (an experiment that did not happen is not a pass).
  */
 
-import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
+import type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "../comm.js";
 import { view as makeView, type View } from "../core/buffer.js";
 import { CclabError, InvalidArgumentError } from "../core/errors.js";
 import { deadline } from "../core/timer.js";
@@ -142,10 +142,11 @@ export class FaultyComm extends CommLayer {
       .map((f) => `fault ${formatFault(f)} never fired: rank ${f.rank} made ${this.counter.n} operations`);
   }
 
-  /** For the front API: how much to change this rank's collective counts. */
-  get countDelta(): number {
-    for (const f of this.mine) if (f.kind === "count" && f.at === undefined) this.fired.add(f);
-    return countDelta(this.mine, this.options.rank);
+  /** A count fault shifts only what this rank announces, so checked mode can be shown catching it. */
+  override beforeCollective(e: CollectiveEvent): Promise<void> {
+    const delta = countDelta(this.mine, this.options.rank);
+    if (delta !== 0) for (const f of this.mine) if (f.kind === "count" && f.at === undefined) this.fired.add(f);
+    return super.beforeCollective({ ...e, count: e.count + delta });
   }
 
   /** Counts the operation, dies if told to; returns its delay and count change. */
@@ -246,14 +247,7 @@ export function withFaults(comm: Comm, faults: readonly Fault[], options: FaultO
   return new FaultyComm(comm, faults, options);
 }
 
-const faultyLayer = (comm: Comm) => findLayer(comm, (c): c is FaultyComm => c instanceof FaultyComm);
-
-/** The count change fault injection asks of this comm's rank, for the front API (0 without faults). */
-export function faultCountDelta(comm: Comm): number {
-  return faultyLayer(comm)?.countDelta ?? 0;
-}
-
 /** The faults of this comm's rank that never fired, one line each (none without faults). */
 export function unfiredFaults(comm: Comm): string[] {
-  return faultyLayer(comm)?.unfired() ?? [];
+  return findLayer(comm, (c): c is FaultyComm => c instanceof FaultyComm)?.unfired() ?? [];
 }

@@ -170,6 +170,11 @@ export class GuardedComm extends CommLayer {
     });
   }
 
+  /** The job's store (null without one), as this rank's connection to it. */
+  get store(): KVStore | null {
+    return this.options.store;
+  }
+
   private peerName(peer: number, dir: "to" | "from"): string {
     const w = this.inner.worldRanks[peer];
     return `${dir} peer ${peer}${w !== undefined && w !== peer ? ` (world rank ${w})` : ""}`;

@@ -27,11 +27,10 @@ import {
 } from "../core/errors.js";
 import { checkTimeoutMs, formatDuration } from "../core/timer.js";
 import { joinedKey, type KVStore, ownKey } from "../kvstore.js";
-import { checkedFromEnv } from "./checked.js";
+import { checkedFromEnv, withChecks } from "./checked.js";
 import { isLoopback, type JobEnv, readJobEnv, storeToken } from "./env.js";
 import { checkFaultRanks, type Fault, faultsFromEnv, withFaults } from "./faults.js";
 import { AbortWatch, defaultTimeoutMs, GuardedComm, joinTimeoutMs } from "./guard.js";
-import { attachRuntime } from "./registry.js";
 import { type HostedStore, hostStore } from "./store/hosted.js";
 import { StoreClient } from "./store/index.js";
 import { startWatchdog } from "./watchdog.js";
@@ -271,14 +270,15 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
     await server?.closeWhenDone(timeoutMs);
     throw e;
   }
-  const comm = new GuardedComm(withFaults(started.comm, faults, { rank: job.rank, mode: "exit" }), {
+  // Checked mode needs the store (refused above without one).
+  const inner = store ? withChecks(started.comm, checked, { store, timeoutMs, watch }) : started.comm;
+  const comm = new GuardedComm(withFaults(inner, faults, { rank: job.rank, mode: "exit" }), {
     store,
     rank: job.rank,
     timeoutMs,
     watch,
   });
   hosting.set(comm, { job, store, server, watch, timeoutMs, backend: started.ends });
-  attachRuntime(comm, { rank: job.rank, size: job.size, store, watch, timeoutMs, checked });
   return comm;
 }
 

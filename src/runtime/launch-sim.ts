@@ -10,13 +10,12 @@
 import type { Comm } from "../comm.js";
 import { InvalidArgumentError, RankError, UnavailableError } from "../core/errors.js";
 import { MemoryStore } from "../kvstore.js";
-import { checkedFromEnv } from "./checked.js";
+import { checkedFromEnv, withChecks } from "./checked.js";
 import { FaultyComm, parseFaults, withFaults } from "./faults.js";
 import { type AbortInfo, AbortWatch, defaultTimeoutMs, GuardedComm } from "./guard.js";
 import { loadProgram } from "./init.js";
 import { faultSpecs, finish, type LaunchOptions, type LaunchResult } from "./launch.js";
 import { RankOutput } from "./output.js";
-import { attachRuntime } from "./registry.js";
 
 interface SimModule {
   spawn: (n: number, fn: (comm: Comm) => Promise<unknown>, options?: object) => Promise<unknown[]>;
@@ -108,7 +107,10 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
           },
         };
         ranks[rank] = me;
-        const faulty = withFaults(comm, faults, { rank, mode: "throw" });
+        const faulty = withFaults(withChecks(comm, checked, { store, timeoutMs, watch }), faults, {
+          rank,
+          mode: "throw",
+        });
         if (faulty instanceof FaultyComm) me.faulty = faulty;
         const c = new GuardedComm(faulty, {
           store,
@@ -118,7 +120,6 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
           activity: me.activity,
           holdProcess: false,
         });
-        attachRuntime(c, { rank, size: n, store, watch, timeoutMs, checked });
         try {
           const running = Promise.resolve().then(() => prog.main(c, [...(o.args ?? [])]));
           // Once the rank failed from outside, its main may still reject (aborted): that is not news.

@@ -1,19 +1,26 @@
 /**
- * The one executor: runs any algorithm's schedule over any backend's point-to-point interface.
- * Per step it posts the transfers as one group, waits for the group, then issues the local
- * copies and reductions. It never looks at data; on a stream-ordered backend (nccl) the
- * group and the local operations only enqueue, and the host synchronises once at the end.
+ * The one executor: runs a compiled plan (plan.ts) over any backend's point-to-point interface,
+ * as dataflow. An operation is issued as soon as the operations it depends on are done; sends and
+ * receives to one peer are posted in program order (per channel where the backend keeps channels
+ * apart), so they match as the schedule names them. It never looks at data: on a stream-ordered
+ * backend the transfers and local operations only enqueue.
  *
- * avg and premulsum live here, not in algorithms: premulsum scales this rank's contribution
- * into a temporary input first; avg divides the result by the size at the end.
+ * Everything ready at one moment is posted as one burst before anything is waited on, so a
+ * step's send and receive reach the engine together (one MPI progress pass). A stream-ordered
+ * backend (nccl) gets the plan in program order instead, step by step, each step's transfers as
+ * one group: reordering there would block its stream on a transfer enqueued too early.
+ * Zero-length transfers carry nothing; NCCL skips them too, so every backend does.
+ *
+ * Scratch is kept per communicator and dtype and grown on demand: allocating it per call left a
+ * message-sized dead buffer behind every collective until the next GC. A buffer in use by one call
+ * is never handed to a concurrent one on the same comm; that call allocates its own.
  */
-
-import type { Comm, P2POp } from "../comm.js";
+import type { CallTag, Comm, P2POp, Work } from "../comm.js";
 import { invariant } from "../core/assert.js";
 import { type DataBuffer, type View, view } from "../core/buffer.js";
-import { bufferSizes } from "./context.js";
-import { layout, REDUCING } from "./layout.js";
-import type { Algorithm, BufferName, Region, ScheduleContext } from "./types.js";
+import type { DType } from "../core/dtype.js";
+import type { BufferName, Region } from "./dsl.js";
+import { type Plan, type PlanOp, scheduling } from "./plan.js";
 
 export interface Bound {
   /** The caller's input and output; absent where the layout gives this rank 0 elements. */
@@ -24,117 +31,225 @@ export interface Bound {
 export interface ExecuteOptions {
   /** Prefix for step labels in traces, deadlock explanations and timeouts. */
   readonly label?: string;
-  /** Called after each step is issued, with its index (bench uses it to time per-step host overhead). */
-  readonly onStep?: (index: number) => void;
 }
 
-const EMPTY: Record<string, DataBuffer> = {};
-
-function emptyView(comm: Comm, ctx: ScheduleContext): View {
-  const key = `${comm.backend}:${ctx.dtype}`;
-  EMPTY[key] ??= comm.alloc(ctx.dtype, 0);
-  return view(EMPTY[key] as DataBuffer, 0, 0);
-}
-
-/**
- * Scratch is kept per communicator and dtype and grown on demand: allocating it per call left a
- * message-sized dead buffer behind every collective until the next GC (peak memory over 3x the
- * message at 64 MiB) and made every call touch fresh pages. A buffer in use by one call is never
- * handed to a concurrent one on the same comm; that call allocates its own.
- */
 interface Pooled {
   buffer: DataBuffer;
   busy: boolean;
 }
-const scratchPools = new WeakMap<Comm, Map<string, Pooled>>();
+const scratchPools = new WeakMap<Comm, Map<DType, Pooled>>();
+const empties = new WeakMap<Comm, Map<DType, DataBuffer>>();
 
-function takeScratch(comm: Comm, ctx: ScheduleContext, count: number): { view: View; release: () => void } {
-  if (count === 0) return { view: emptyView(comm, ctx), release: () => {} };
+function emptyView(comm: Comm, dtype: DType): View {
+  let m = empties.get(comm);
+  if (!m) empties.set(comm, (m = new Map()));
+  let b = m.get(dtype);
+  if (!b) m.set(dtype, (b = comm.alloc(dtype, 0)));
+  return view(b, 0, 0);
+}
+
+function takeScratch(comm: Comm, dtype: DType, count: number): { view: View; release: () => void } {
+  if (count === 0) return { view: emptyView(comm, dtype), release: () => {} };
   let pool = scratchPools.get(comm);
   if (!pool) scratchPools.set(comm, (pool = new Map()));
-  const have = pool.get(ctx.dtype);
-  if (have?.busy) return { view: view(comm.alloc(ctx.dtype, count)), release: () => {} };
-  const entry = have && have.buffer.count >= count ? have : { buffer: comm.alloc(ctx.dtype, count), busy: false };
-  pool.set(ctx.dtype, entry);
+  const have = pool.get(dtype);
+  if (have?.busy) return { view: view(comm.alloc(dtype, count)), release: () => {} };
+  const entry = have && have.buffer.count >= count ? have : { buffer: comm.alloc(dtype, count), busy: false };
+  pool.set(dtype, entry);
   entry.busy = true;
   return { view: view(entry.buffer, 0, count), release: () => (entry.busy = false) };
 }
 
-export async function execute(
-  comm: Comm,
-  alg: Algorithm,
-  ctx: ScheduleContext,
-  bound: Bound,
-  options: ExecuteOptions = {},
-): Promise<void> {
-  const sizes = bufferSizes(alg, ctx);
-  let input = bound.input ?? emptyView(comm, ctx);
-  const output = bound.output ?? emptyView(comm, ctx);
-  let run = ctx;
-
-  const { op } = ctx;
-  if (op.name === "premulsum" && REDUCING.has(ctx.collective) && sizes.input > 0) {
-    // Scale a copy: the caller's input stays untouched, so the schedule now runs out of place.
-    const scaled = view(comm.alloc(ctx.dtype, sizes.input));
-    comm.scale(scaled, input, op.scalar ?? 1, 1);
-    input = scaled;
-    run = { ...ctx, inPlace: false };
-  }
-
-  const { view: scratch, release } = takeScratch(comm, ctx, sizes.scratch);
+/** Runs rank plan.call.rank's plan over `comm` with the caller's buffers bound. */
+export async function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOptions = {}): Promise<void> {
+  if (plan.ops.length === 0) return;
+  const { dtype } = plan.call;
+  const { view: scratch, release } = takeScratch(comm, dtype, plan.scratch);
+  const views: Record<BufferName, View> = {
+    input: bound.input ?? emptyView(comm, dtype),
+    output: bound.output ?? emptyView(comm, dtype),
+    scratch,
+  };
   try {
-    await issueSteps(comm, alg, run, { input, output, scratch }, options);
+    const label = options.label ?? `${plan.alg.collective}/${plan.alg.name}`;
+    await (comm.streamOrdered ? inOrder : run)(comm, plan, views, label, callTag(plan));
   } finally {
     release();
   }
-  if (op.name === "avg" && REDUCING.has(ctx.collective)) {
-    const out = layout(ctx).outputCount;
-    if (out > 0) comm.scale(output, output, 1, ctx.size);
+}
+
+/** A local operation of a plan, on the bound views. */
+function local(comm: Comm, plan: Plan, op: PlanOp, resolve: (r: Region) => View, prefix: string): void {
+  if (op.region.count === 0) return;
+  const dst = resolve(op.region);
+  const src = resolve(op.src as Region);
+  switch (op.kind) {
+    case "copy":
+      // In place, 'copy input to output' is a copy onto itself: skip it.
+      if (dst.buffer !== src.buffer || dst.offset !== src.offset) comm.copy(dst, src);
+      break;
+    case "scale":
+      comm.scale(dst, src, op.mul ?? 1, op.div ?? 1);
+      break;
+    case "reduce": {
+      // dst <- a (op) src: with a third operand, bring a into dst first (unless dst is src).
+      const a = op.with ? resolve(op.with) : dst;
+      const sameAs = (x: View, y: View) => x.buffer === y.buffer && x.offset === y.offset;
+      if (sameAs(a, dst)) comm.reduceInto(dst, src, plan.call.op);
+      else if (sameAs(src, dst)) comm.reduceInto(dst, a, plan.call.op);
+      else {
+        comm.copy(dst, a);
+        comm.reduceInto(dst, src, plan.call.op);
+      }
+      break;
+    }
+    default:
+      invariant(false, `${prefix}: ${op.kind} is not a local operation`);
   }
 }
 
-/** Issues every step of `alg`'s schedule for `ctx` over the bound views. */
-async function issueSteps(
-  comm: Comm,
-  alg: Algorithm,
-  ctx: ScheduleContext,
-  views: Record<BufferName, View>,
-  options: ExecuteOptions,
-): Promise<void> {
-  const { op } = ctx;
-  const resolve = (r: Region): View => {
+function resolver(views: Record<BufferName, View>, prefix: string): (r: Region) => View {
+  return (r) => {
     const base = views[r.buf];
     invariant(
       r.offset + r.count <= base.count,
-      () => `${alg.collective}/${alg.name}: region ${r.buf}[${r.offset}:${r.offset + r.count}] exceeds ${base.count}`,
+      () => `${prefix}: region ${r.buf}[${r.offset}:+${r.count}] exceeds ${base.count}`,
     );
     return { buffer: base.buffer, offset: base.offset + r.offset, count: r.count };
   };
+}
 
-  const prefix = options.label ?? `${alg.collective}/${alg.name}`;
-  // Backends compare it between matched sends and receives: a rank in another call fails, naming it.
-  const call = { collective: `${alg.collective}/${alg.name}`, op: ctx.op.name, root: ctx.root };
-  let index = 0;
-  for (const s of alg.schedule(ctx)) {
-    const label = `${prefix} step ${index} (${s.label})`;
-    const ops: P2POp[] = [];
-    for (const t of s.transfers) {
-      // Zero-length transfers carry nothing; NCCL skips them too, so every backend does.
-      if (t.region.count > 0) ops.push({ kind: t.kind, peer: t.peer, view: resolve(t.region), label });
-    }
-    if (ops.length > 0) await comm.group(ops, { label, call });
-    for (const l of s.local) {
-      if (l.dst.count === 0) continue;
-      if (l.kind === "copy") {
-        const dst = resolve(l.dst);
-        const src = resolve(l.src);
-        // In place, 'copy input to output' is a copy onto itself: skip it.
-        if (dst.buffer !== src.buffer || dst.offset !== src.offset) comm.copy(dst, src);
-      } else {
-        comm.reduceInto(resolve(l.dst), resolve(l.src), op);
+/** What backends compare between a matched send and receive: a rank in another call fails, naming it. */
+const callTag = (plan: Plan): CallTag => ({
+  collective: `${plan.alg.collective}/${plan.alg.name}`,
+  op: plan.call.op.name,
+  root: plan.call.root,
+});
+
+const stepLabel = (plan: Plan, prefix: string, step: number) =>
+  `${prefix} step ${step} (${plan.steps[step]?.label ?? ""})`;
+
+/** Program order, step by step: each step's transfers as one group, then its local operations. */
+async function inOrder(
+  comm: Comm,
+  plan: Plan,
+  views: Record<BufferName, View>,
+  prefix: string,
+  call: CallTag,
+): Promise<void> {
+  const resolve = resolver(views, prefix);
+  const { ops } = plan;
+  for (let i = 0; i < ops.length; ) {
+    const step = (ops[i] as PlanOp).step;
+    let j = i;
+    while (j < ops.length && (ops[j] as PlanOp).step === step) j++;
+    const label = stepLabel(plan, prefix, step);
+    const group: P2POp[] = [];
+    for (let k = i; k < j; k++) {
+      const op = ops[k] as PlanOp;
+      if ((op.kind === "send" || op.kind === "recv") && op.region.count > 0) {
+        group.push({ kind: op.kind, peer: op.peer, view: resolve(op.region), label });
       }
     }
-    options.onStep?.(index);
-    index++;
+    if (group.length > 0) await comm.group(group, { label, call });
+    for (let k = i; k < j; k++) {
+      const op = ops[k] as PlanOp;
+      if (op.kind !== "send" && op.kind !== "recv") local(comm, plan, op, resolve, prefix);
+    }
+    i = j;
   }
+}
+
+function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: string, call: CallTag): Promise<void> {
+  const { ops } = plan;
+  const sched = scheduling(plan, comm.channels === true);
+  const pending = sched.indeg.slice();
+  const isReady = new Uint8Array(ops.length);
+  const qpos = new Int32Array(sched.queues.length);
+  const resolve = resolver(views, prefix);
+  const labels = new Map<number, string>();
+  const labelOf = (step: number): string => {
+    let l = labels.get(step);
+    if (l === undefined) labels.set(step, (l = stepLabel(plan, prefix, step)));
+    return l;
+  };
+
+  return new Promise<void>((done, fail) => {
+    let left = ops.length;
+    let settled = false;
+    const work: number[] = [];
+    const posted: [number, Work][] = [];
+
+    /** Runs everything that can run now; transfers are posted, their waits attached after the burst. */
+    const drain = () => {
+      while (work.length > 0) {
+        const i = work.pop() as number;
+        const op = ops[i] as PlanOp;
+        if (op.kind === "send" || op.kind === "recv") {
+          isReady[i] = 1;
+          const q = sched.queueOf[i] as number;
+          const members = sched.queues[q] as Int32Array;
+          while ((qpos[q] as number) < members.length && isReady[members[qpos[q] as number] as number]) {
+            const j = members[qpos[q] as number] as number;
+            qpos[q] = (qpos[q] as number) + 1;
+            const t = ops[j] as PlanOp;
+            if (t.region.count === 0) {
+              finished(j);
+              continue;
+            }
+            const o = { label: labelOf(t.step), channel: t.channel, call };
+            const v = resolve(t.region);
+            posted.push([j, t.kind === "send" ? comm.isend(v, t.peer, o) : comm.irecv(v, t.peer, o)]);
+          }
+        } else {
+          local(comm, plan, op, resolve, prefix);
+          finished(i);
+        }
+      }
+    };
+
+    const finished = (i: number) => {
+      left--;
+      const { succStart, succ } = sched;
+      for (let k = succStart[i] as number; k < (succStart[i + 1] as number); k++) {
+        const s = succ[k] as number;
+        if (--(pending[s] as number) === 0) work.push(s);
+      }
+    };
+
+    const step = () => {
+      try {
+        drain();
+        const batch = posted.splice(0);
+        for (const [j, w] of batch) {
+          w.wait().then(
+            () => {
+              if (settled) return;
+              finished(j);
+              step();
+            },
+            (e) => {
+              if (!settled) {
+                settled = true;
+                fail(e);
+              }
+            },
+          );
+        }
+        if (left === 0 && !settled) {
+          settled = true;
+          done();
+        }
+      } catch (e) {
+        if (!settled) {
+          settled = true;
+          fail(e);
+        }
+      }
+    };
+
+    for (let i = 0; i < ops.length; i++) if (pending[i] === 0) work.push(i);
+    work.reverse(); // pop() then takes them in program order
+    step();
+  });
 }

@@ -1,99 +1,211 @@
 /**
- * `cclab explain`: the step table of an algorithm, printed from its schedule (run symbolically
- * by the checker), never written by hand. Each algorithm file's header carries the n = 4 table;
- * src/tools/headers.ts writes it there and a test keeps the two identical.
+ * `cclab explain`: an algorithm's step table, printed from its schedule (walked symbolically by
+ * the interpreter), never written by hand: per communication step, what each rank posts and
+ * what every rank's output and scratch hold afterwards, in [0+1] notation. Then, where dataflow
+ * execution overlaps steps (a tree's down phase for one segment during the next one's up phase),
+ * which steps run together in which round. The ring all-reduce header keeps its n = 4 table;
+ * the other tables are golden files under test/golden/explain/ that a test keeps current.
  */
-import { type Cell, type CheckReport, cellText, checkAlgorithm } from "./check.js";
-import { type CallArgs, regionText } from "./context.js";
-import type { Algorithm, BufferName, LocalOp, Step, Transfer } from "./types.js";
+import { rankCall, specOf } from "../specs/index.js";
+import type { CollectiveCall } from "../specs/types.js";
+import { cellText, compileAll, strideOf } from "./check.js";
+import { type Algorithm, type BufferName, type LocalOp, regionText, type Step, type Transfer } from "./dsl.js";
+import { interpret } from "./interpret.js";
+import { compile, type Plan, ScheduleError } from "./plan.js";
+import { type Cell, SymbolicMemory } from "./symbolic.js";
 
-/** The call explain shows by default: one element per chunk, so each cell is one rank's share. */
-export function explainArgs(alg: Algorithm, size: number): CallArgs {
-  switch (alg.collective) {
-    case "broadcast":
-    case "reduce":
-    case "allreduce":
-      return { size, count: size, root: 0, segment: 1 };
-    case "alltoallv":
-      return {
-        size,
-        count: 0,
-        sendCounts: Array.from({ length: size }, (_, s) => Array.from({ length: size }, (_, d) => (s + 2 * d) % 3)),
-        segment: 1,
-      };
-    case "barrier":
-      return { size, count: 0, segment: 1 };
-    default:
-      return { size, count: 1, root: 0, segment: 1 };
-  }
+/** The call explain shows by default: the spec's explain call (one element per chunk) at n ranks. */
+export function explainCall(alg: Algorithm, size: number): CollectiveCall {
+  const spec = specOf(alg.collective);
+  return {
+    collective: spec.name,
+    size,
+    count: 0,
+    root: 0,
+    dtype: spec.defaultDtype,
+    op: { name: "sum" },
+    inPlace: false,
+    segment: 1,
+    ...spec.explainCall(size),
+  };
 }
 
-function transferText(t: Transfer): string {
-  return t.kind === "send" ? `${regionText(t.region)}->${t.peer}` : `${regionText(t.region)}<-${t.peer}`;
-}
+const transferText = (t: Transfer): string =>
+  t.kind === "send" ? `${regionText(t.region)}->${t.peer}` : `${regionText(t.region)}<-${t.peer}`;
 
 function localText(l: LocalOp): string {
-  return l.kind === "copy" ? `${regionText(l.dst)}=${regionText(l.src)}` : `${regionText(l.dst)}+=${regionText(l.src)}`;
+  switch (l.kind) {
+    case "copy":
+      return `${regionText(l.dst)}=${regionText(l.src)}`;
+    case "reduce":
+      return l.with
+        ? `${regionText(l.dst)}=${regionText(l.with)}+${regionText(l.src)}`
+        : `${regionText(l.dst)}+=${regionText(l.src)}`;
+    case "scale":
+      return `${regionText(l.dst)}=${regionText(l.src)}*${l.mul}/${l.div}`;
+  }
 }
 
-interface Round {
-  steps: Step[];
-  after: Record<BufferName, Cell[]>;
+/** The text of one step as explain prints it: 'recvReduceSend chunk 2: out[3]->1 tmp[0]<-3 out[2]+=tmp[0]'. */
+export const stepText = (s: Step): string =>
+  `${s.label}: ${[...s.transfers.map(transferText), ...s.local.map(localText)].join(" ")}`;
+
+/** One round of the table: each rank's k-th communication step and the local-only steps after it. */
+export interface Round {
+  /** Per rank, the steps of the round (empty where the rank has none). */
+  readonly steps: readonly (readonly Step[])[];
+  /** Per rank, what each buffer holds after the round. */
+  readonly after: readonly Record<BufferName, Cell[]>[];
 }
 
-/** Groups one rank's steps into rounds: round k is its k-th communication step and the local-only steps after it. */
-function rounds(report: CheckReport, rank: number): Round[] {
-  const recs = report.records?.[rank] ?? [];
-  const init = report.initial?.[rank] as Record<BufferName, Cell[]>;
-  const out: Round[] = [{ steps: [], after: init }];
-  for (const rec of recs) {
-    if (rec.step.transfers.length > 0) out.push({ steps: [rec.step], after: rec.after ?? init });
+export interface Explanation {
+  readonly call: CollectiveCall;
+  readonly stride: number;
+  /** Round 0 holds the local steps before the first communication (and the initial state). */
+  readonly rounds: readonly Round[];
+  /** The checker's verdict ([] when it accepts the schedule). */
+  readonly errors: readonly string[];
+  /** Dataflow: per round of the critical path, per rank, the steps whose transfers complete then. */
+  readonly dataflow: readonly (readonly (readonly number[])[])[];
+}
+
+/** The walk behind the table (and the step-through page): rounds of steps with every rank's buffers after each. */
+export function explanation(alg: Algorithm, call: CollectiveCall): Explanation {
+  const n = call.size;
+  let plans: Plan[];
+  try {
+    plans = compileAll(alg, call);
+  } catch (e) {
+    if (e instanceof ScheduleError) return { call, stride: 1, rounds: [], errors: [e.message], dataflow: [] };
+    throw e;
+  }
+  const stride = strideOf(plans);
+  const errors: string[] = [];
+  const sym = new SymbolicMemory(plans, stride, {
+    fail: (r, op, m) => errors.push(`rank ${r}, step ${op.step}: ${m}`),
+  });
+  const snap = (r: number): Record<BufferName, Cell[]> => ({
+    input: sym.view(r, "input"),
+    output: sym.view(r, "output"),
+    scratch: sym.view(r, "scratch"),
+  });
+
+  // Per rank: rounds of [communication step + following local-only steps], with the state after each.
+  const perRank: { steps: Step[]; after: Record<BufferName, Cell[]> }[][] = plans.map((_, r) => [
+    { steps: [], after: snap(r) },
+  ]);
+  const left = plans.map((p) => {
+    const m = new Map<number, number>();
+    for (const op of p.ops) m.set(op.step, (m.get(op.step) ?? 0) + 1);
+    return m;
+  });
+  const effects = sym.effects("steps");
+  const recordStep = (r: number, s: number) => {
+    const step = plans[r]?.steps[s] as Step;
+    const rounds = perRank[r]!;
+    if (step.transfers.length > 0) rounds.push({ steps: [step], after: snap(r) });
     else {
-      const last = out[out.length - 1] as Round;
-      last.steps.push(rec.step);
-      last.after = rec.after ?? init;
+      const last = rounds[rounds.length - 1]!;
+      last.steps.push(step);
+      last.after = snap(r);
     }
+  };
+  const out = interpret(
+    plans,
+    {
+      ...effects,
+      done: (at, t) => {
+        effects.done?.(at, t);
+        const m = left[at.rank] as Map<number, number>;
+        const k = (m.get(at.op.step) as number) - 1;
+        m.set(at.op.step, k);
+        if (k === 0) recordStep(at.rank, at.op.step);
+      },
+    },
+    "steps",
+  );
+  if (!out.complete) errors.push("the schedule deadlocks (see cclab verify for the checker's message)");
+  // Steps without operations (all-empty) still show in their rank's table.
+  plans.forEach((p, r) => {
+    p.steps.forEach((_, s) => {
+      if (!left[r]?.has(s)) recordStep(r, s);
+    });
+  });
+
+  const total = Math.max(...perRank.map((x) => x.length));
+  const rounds: Round[] = [];
+  for (let k = 0; k < total; k++) {
+    rounds.push({
+      steps: perRank.map((x) => x[k]?.steps ?? []),
+      after: perRank.map((x) => (x[Math.min(k, x.length - 1)] as { after: Record<BufferName, Cell[]> }).after),
+    });
   }
-  return out;
+
+  // Dataflow: which steps' transfers complete in which round.
+  const dataflow: number[][][] = [];
+  interpret(
+    plans,
+    {
+      done: ({ rank, op }, t) => {
+        if (op.kind !== "send" && op.kind !== "recv") return;
+        const row = (dataflow[t] ??= Array.from({ length: n }, () => []));
+        const list = row[rank] as number[];
+        if (!list.includes(op.step)) list.push(op.step);
+      },
+    },
+    "dataflow",
+  );
+  return { call, stride, rounds, errors, dataflow: dataflow.filter((x) => x !== undefined) };
 }
 
-export function explain(alg: Algorithm, args: CallArgs = explainArgs(alg, 4)): string {
-  const report = checkAlgorithm(alg, args, { snapshots: true, skipCost: true });
-  const n = args.size;
+export function explain(alg: Algorithm, call: CollectiveCall = explainCall(alg, 4)): string {
+  const e = explanation(alg, call);
+  const n = call.size;
+  const spec = specOf(call.collective);
   const lines: string[] = [];
-  const mode = `${args.inPlace ? "in place" : "out of place"}`;
-  const rootText = args.root !== undefined ? `, root ${args.root}` : "";
+  const root = spec.rooted ? `, root ${call.root}` : "";
   lines.push(
-    `${alg.collective}/${alg.name}: n = ${n}, count = ${args.count}${rootText}, ${mode}, segment ${args.segment ?? "default"}`,
+    `${alg.collective}/${alg.name}: n = ${n}, count = ${call.count}${root}, ${call.inPlace ? "in place" : "out of place"}, segment ${call.segment}`,
   );
-  if (alg.collective === "alltoallv") {
-    lines.push(`sendCounts[src][dst]: ${JSON.stringify(args.sendCounts)}`);
-  }
+  if (call.splits) lines.push(`splits[src][dst]: ${JSON.stringify(call.splits)}`);
   lines.push("cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written");
-  if (report.errors.length > 0) {
-    lines.push("", "the checker rejects this schedule:", ...report.errors.map((e) => `  ${e}`));
-  }
-  const perRank = Array.from({ length: n }, (_, r) => rounds(report, r));
-  const total = Math.max(...perRank.map((r) => r.length));
-  for (let k = 0; k < total; k++) {
-    if (k === 0 && perRank.every((r) => (r[0] as Round).steps.length === 0)) continue;
+  if (e.errors.length > 0) lines.push("", "the checker rejects this schedule:", ...e.errors.map((x) => `  ${x}`));
+  e.rounds.forEach((round, k) => {
+    if (k === 0 && round.steps.every((s) => s.length === 0)) return;
     lines.push("", k === 0 ? "step 0 (local)" : `step ${k}`);
-    for (let r = 0; r < n; r++) {
-      const rd = perRank[r]?.[k];
-      const ops = rd
-        ? rd.steps.map((s) => `${s.label}: ${[...s.transfers.map(transferText), ...s.local.map(localText)].join(" ")}`)
-        : [];
-      lines.push(`  rank ${r}  ${ops.length > 0 ? ops.join("; ") : "-"}`);
-    }
-    const state = (r: number): Record<BufferName, Cell[]> => {
-      const rs = perRank[r] as Round[];
-      return (rs[Math.min(k, rs.length - 1)] as Round).after;
-    };
-    lines.push(...stateTable(n, report.stride, state));
+    round.steps.forEach((ss, r) => {
+      lines.push(`  rank ${r}  ${ss.length > 0 ? ss.map(stepText).join("; ") : "-"}`);
+    });
+    lines.push(...stateTable(n, e.stride, (r) => round.after[r] as Record<BufferName, Cell[]>));
+  });
+  const plans = Array.from({ length: n }, (_, r) => compile(alg, rankCall(call, r)));
+  const commSteps = Math.max(0, ...plans.map((p) => new Set(p.ops.filter((o) => o.peer >= 0).map((o) => o.step)).size));
+  const sent = Math.max(
+    0,
+    ...plans.map((p) => p.ops.reduce((a, o) => a + (o.kind === "send" ? o.region.count : 0), 0)),
+  );
+  lines.push(
+    "",
+    `cost: ${alg.cost.steps.text} steps, ${alg.cost.sent.text} elements sent per rank; here ${commSteps} steps, at most ${sent} elements sent by a rank`,
+  );
+  const overlaps = overlapLines(e, plans);
+  if (overlaps.length > 0) {
+    lines.push(`dataflow: ${e.dataflow.length} rounds on the critical path; steps that overlap:`, ...overlaps);
   }
-  const formulas = `cost: ${alg.cost.stepsFormula} steps, ${alg.cost.bytesFormula} bytes sent per rank`;
-  lines.push("", `${formulas}; here ${report.steps} steps, at most ${report.sentElements} elements sent by a rank`);
   return lines.join("\n");
+}
+
+/** Rounds in which one rank completes transfers of more than one step (dataflow overlap). */
+function overlapLines(e: Explanation, plans: readonly Plan[]): string[] {
+  const out: string[] = [];
+  e.dataflow.forEach((row, t) => {
+    row.forEach((steps, r) => {
+      if (steps.length < 2) return;
+      const names = steps.map((s) => `step ${s} (${plans[r]?.steps[s]?.label})`);
+      out.push(`  round ${t + 1}  rank ${r}: ${names.join(" with ")}`);
+    });
+  });
+  return out;
 }
 
 function stateTable(n: number, stride: number, state: (r: number) => Record<BufferName, Cell[]>): string[] {

@@ -99,20 +99,36 @@ export class Fifo<T> {
 }
 
 /**
- * dst[dOff..] <- src[sOff..] for `count` elements of one dtype. Small copies go element by
- * element: subarray() would force V8 to move a small on-heap array's storage off the heap,
- * which costs more than the copy (it dominated a 1024-rank ring before this).
+ * dst[dOff..] <- src[sOff..] for `count` elements of one dtype, bit for bit (docs/semantics.md
+ * M1). Small copies go element by element: subarray() would force V8 to move a small on-heap
+ * array's storage off the heap, which costs more than the copy (it dominated a 1024-rank ring
+ * before this). An element read from a Float32Array/Float64Array becomes a JS number, which
+ * keeps every value except a NaN's bits (a float32 signaling NaN comes back quiet), so a NaN is
+ * copied through an integer view of the same bytes instead; that view costs the off-heap move,
+ * but only copies that carry a NaN pay it. Large copies use set(), which copies bytes when
+ * source and target have the same type.
  */
 export function copyElements(dst: TypedArray, dOff: number, src: TypedArray, sOff: number, count: number): void {
   const d = dst as Float64Array;
   const s = src as Float64Array;
-  if (count <= 256 || (d === s && dOff > sOff)) {
-    if (d === s && dOff > sOff) {
-      for (let i = count - 1; i >= 0; i--) d[dOff + i] = s[sOff + i] as number;
-    } else {
-      for (let i = 0; i < count; i++) d[dOff + i] = s[sOff + i] as number;
-    }
+  const backward = d === s && dOff > sOff;
+  if (count > 256 && !backward) {
+    d.set(s.subarray(sOff, sOff + count), dOff);
     return;
   }
-  d.set(s.subarray(sOff, sOff + count), dOff);
+  const step = backward ? -1 : 1;
+  for (let k = 0, i = backward ? count - 1 : 0; k < count; k++, i += step) {
+    const v = s[sOff + i] as number;
+    // biome-ignore lint/suspicious/noSelfCompare: v !== v only for NaN
+    if (v !== v) copyBits(d, dOff + i, s, sOff + i);
+    else d[dOff + i] = v;
+  }
+}
+
+/** One float element copied as raw bits (a NaN with its payload and quiet bit intact). */
+function copyBits(dst: Float32Array | Float64Array, di: number, src: Float32Array | Float64Array, si: number): void {
+  const words = dst.BYTES_PER_ELEMENT / 4;
+  const d = new Uint32Array(dst.buffer, dst.byteOffset, dst.length * words);
+  const s = new Uint32Array(src.buffer, src.byteOffset, src.length * words);
+  for (let w = 0; w < words; w++) d[di * words + w] = s[si * words + w] as number;
 }

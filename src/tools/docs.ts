@@ -4,8 +4,8 @@
  * Run: npx tsx src/tools/docs.ts [--check]; test/docs.test.ts fails when the file is stale.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { allAlgorithms } from "../registry.js";
-import { COLLECTIVES } from "../schedule/types.js";
+import { allAlgorithms } from "../schedule/registry.js";
+import { COLLECTIVES } from "../specs/index.js";
 
 export const ALGORITHMS_MD = new URL("../../docs/algorithms.md", import.meta.url).pathname;
 
@@ -31,7 +31,7 @@ export function algorithmsMarkdown(): string {
     out.push("| algorithm | steps | bytes sent per rank | steps, n = 8 |", "|---|---|---|---|");
     for (const a of list) {
       out.push(
-        `| [${a.name}](#${c}${a.name.replaceAll("_", "")}) | ${a.cost.stepsFormula} | ${a.cost.bytesFormula} | ${a.cost.steps(8, 8192, 1024)} |`,
+        `| [${a.name}](#${c}${a.name.replaceAll("_", "")}) | ${a.cost.steps.text} | ${a.cost.sent.text} · s | ${a.cost.steps.value(8, 8192, 1024)} |`,
       );
     }
     out.push("");
@@ -39,7 +39,8 @@ export function algorithmsMarkdown(): string {
       out.push(`### ${c}/${a.name}`, "");
       out.push(a.summary, "");
       out.push(`- Limits: ${a.limits}`);
-      out.push(`- Cost: ${a.cost.stepsFormula} steps; ${a.cost.bytesFormula} bytes sent per rank.`);
+      out.push(`- Cost: ${a.cost.steps.text} steps; ${a.cost.sent.text} elements sent per rank.`);
+      out.push(`- From: ${a.source}.`);
       out.push(`- Source: [algorithms/${c}/${a.name}.ts](../algorithms/${c}/${a.name}.ts)`);
       out.push(`- Step table: \`cclab explain ${c} --algorithm ${a.name} -n 4\``, "");
     }

@@ -1,63 +1,112 @@
 /**
- * Writes each algorithm file's header step table from `explain` (n = 4), so headers never drift
- * from the schedules. Run: npx tsx src/tools/headers.ts [--check] [collective/name ...]
- * test/headers.test.ts fails when a header differs from what this would write.
+ * Writes each algorithm file's header from its own fields (summary, limits, cost, source), so the
+ * header says what the code says and is written once; ring all-reduce's header also carries its
+ * n = 4 step table, and every other algorithm's table is a golden file under test/golden/explain/.
+ * Run: npx tsx src/tools/headers.ts [--check] [collective/name ...]; test/headers.test.ts fails
+ * when a header or a golden table differs from what this would write.
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import { algorithmFile, allAlgorithms } from "../registry.js";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Algorithm } from "../schedule/dsl.js";
 import { explain } from "../schedule/explain.js";
-import type { Algorithm } from "../schedule/types.js";
+import { algorithmFile, allAlgorithms } from "../schedule/registry.js";
 
-const MARK = /^ \* Step table\b.*$/m;
+/** Algorithms whose header keeps the step table inline (the one a reader meets first). */
+export const INLINE_TABLES: ReadonlySet<string> = new Set(["allreduce/ring"]);
 
-/** The header text with its step table replaced by explain's; undefined when the file has no "Step table" line. */
-export function withTable(source: string, alg: Algorithm): string | undefined {
-  const m = MARK.exec(source);
-  if (!m) return undefined;
-  const start = m.index + m[0].length;
-  const end = source.indexOf(" */", start);
-  if (end < 0) return undefined;
-  const table = explain(alg)
-    .split("\n")
-    .map((l) => (l ? ` * ${l}` : " *"))
-    .join("\n");
-  return `${source.slice(0, start)}\n${table}\n${source.slice(end)}`;
+const WIDTH = 100;
+const id = (alg: Algorithm) => `${alg.collective}/${alg.name}`;
+
+/** `text` after `label`, wrapped at WIDTH with continuation lines indented under the text. */
+function field(label: string, text: string, hang = true): string[] {
+  const indent = hang ? " ".repeat(label.length) : "";
+  const out: string[] = [];
+  let line = label;
+  for (const word of text.split(/\s+/)) {
+    if (line.length + word.length + 1 > WIDTH - 3 && line.trim().length > 0 && line.trim() !== label.trim()) {
+      out.push(line.trimEnd());
+      line = indent;
+    }
+    line += (line.endsWith(" ") || line === "" ? "" : " ") + word;
+  }
+  out.push(line.trimEnd());
+  return out;
 }
 
-export function headerStatus(alg: Algorithm): { file: string; ok: boolean; reason?: string; updated?: string } {
+/** The header comment of an algorithm file, from its fields. */
+export function headerOf(alg: Algorithm): string {
+  const lines = [
+    ...field(`${id(alg)}: `, alg.summary, false),
+    "",
+    ...field("Limits: ", `${alg.limits}.`),
+    ...field("Cost:   ", `${alg.cost.steps.text} steps; ${alg.cost.sent.text} elements sent per rank.`),
+    ...field("Source: ", `${alg.source}.`),
+    "",
+  ];
+  if (INLINE_TABLES.has(id(alg))) {
+    lines.push(`Step table (n = 4), from \`cclab explain ${alg.collective} --algorithm ${alg.name} -n 4\`:`);
+    lines.push(...explain(alg).split("\n"));
+  } else {
+    lines.push(`Step table: \`cclab explain ${alg.collective} --algorithm ${alg.name} -n 4\``);
+    lines.push(`(kept current in test/golden/explain/${id(alg)}.txt).`);
+  }
+  lines.push("(This header is written from the fields below by src/tools/headers.ts.)");
+  return `/**\n${lines.map((l) => (l ? ` * ${l}` : " *")).join("\n")}\n */`;
+}
+
+/** The source with its first comment (the header) replaced. */
+export function withHeader(source: string, alg: Algorithm): string {
+  const end = source.startsWith("/**") ? source.indexOf("*/") + 2 : 0;
+  return `${headerOf(alg)}${end > 0 ? source.slice(end) : `\n${source}`}`;
+}
+
+export const GOLDEN_DIR = new URL("../../test/golden/explain/", import.meta.url).pathname;
+export const goldenFile = (alg: Algorithm): string => `${GOLDEN_DIR}${id(alg)}.txt`;
+
+export interface HeaderStatus {
+  readonly file: string;
+  readonly ok: boolean;
+  readonly updated: string;
+  readonly golden?: { readonly file: string; readonly ok: boolean; readonly text: string };
+}
+
+export function headerStatus(alg: Algorithm): HeaderStatus {
   const file = algorithmFile(alg);
   const src = readFileSync(file, "utf8");
-  const next = withTable(src, alg);
-  if (next === undefined) return { file, ok: false, reason: `${file} has no ' * Step table' line in its header` };
-  return { file, ok: next === src, updated: next };
+  const updated = withHeader(src, alg);
+  if (INLINE_TABLES.has(id(alg))) return { file, ok: updated === src, updated };
+  const g = goldenFile(alg);
+  const text = `${explain(alg)}\n`;
+  let have = "";
+  try {
+    have = readFileSync(g, "utf8");
+  } catch {}
+  return { file, ok: updated === src, updated, golden: { file: g, ok: have === text, text } };
 }
 
-async function main(argv: string[]): Promise<number> {
+function main(argv: string[]): number {
   const check = argv.includes("--check");
   const only = argv.filter((a) => !a.startsWith("--"));
   let bad = 0;
   for (const alg of allAlgorithms()) {
-    const id = `${alg.collective}/${alg.name}`;
-    if (only.length > 0 && !only.includes(id)) continue;
+    if (alg.file || (only.length > 0 && !only.includes(id(alg)))) continue;
     const st = headerStatus(alg);
-    if (st.reason) {
-      console.error(st.reason);
-      bad++;
-    } else if (!st.ok) {
+    for (const [ok, file, text] of [
+      [st.ok, st.file, st.updated],
+      ...(st.golden ? [[st.golden.ok, st.golden.file, st.golden.text] as const] : []),
+    ] as const) {
+      if (ok) continue;
       if (check) {
-        console.error(
-          `${st.file}: step table differs from 'cclab explain ${alg.collective} --algorithm ${alg.name} -n 4'`,
-        );
+        console.error(`${file} is stale: run npx tsx src/tools/headers.ts ${id(alg)}`);
         bad++;
       } else {
-        writeFileSync(st.file, st.updated as string);
-        console.log(`updated ${st.file}`);
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, text);
+        console.log(`updated ${file}`);
       }
     }
   }
   return bad > 0 ? 1 : 0;
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\/src\//, "/src/"))) {
-  process.exitCode = await main(process.argv.slice(2));
-}
+if (process.argv[1]?.endsWith("tools/headers.ts")) process.exitCode = main(process.argv.slice(2));

@@ -7,8 +7,8 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { InvalidArgumentError } from "../core/errors.js";
-import { registerAlgorithm } from "../registry.js";
-import type { Algorithm } from "../schedule/types.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { registerAlgorithm } from "../schedule/registry.js";
 
 function isAlgorithm(x: unknown): x is Algorithm {
   return (
@@ -30,7 +30,7 @@ export async function loadAlgorithmFile(path: string): Promise<Algorithm[]> {
   if (found.length === 0) {
     throw new InvalidArgumentError(
       { op: "loadAlgorithmFile", arg: "--algorithm-file" },
-      `${file} exports no algorithm (an object with collective, name, cost and schedule(ctx), as in algorithms/)`,
+      `${file} exports no algorithm (defineAlgorithm({ collective, name, summary, limits, source, cost, schedule }), as in algorithms/)`,
     );
   }
   const out: Algorithm[] = [];

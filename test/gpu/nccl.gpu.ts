@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { ncclDiagnose } from "../../src/backends/nccl/index.js";
 import { explainUnavailable } from "../../src/backends/nccl/verify.js";
-import { gpuSizes, RING_AND_TREE, runDifferential, runP2P } from "./suite.js";
+import { gpuSizes, RING_AND_TREE, runDifferential, runP2P, runSemantics } from "./suite.js";
 
 const d = ncclDiagnose();
 if (!d.ok) console.warn(`${explainUnavailable(d, "npm run test:gpu")}\nSkipping every GPU test.`);
@@ -24,6 +24,17 @@ describe.skipIf(!d.ok)("the nccl backend on GPUs", () => {
   for (const n of sizes) {
     it(`point-to-point, groups, split, builtin, local kernels and a timeout: ${n} ranks`, async () => {
       const p = await runP2P(n);
+      expect(p.result.exitCode, p.output).toBe(0);
+      expect(p.output.match(/^\[rank \d+\] done /gm)?.length, p.output).toBe(n);
+    });
+  }
+  for (const n of sizes) {
+    it(`docs/semantics.md: issue 15's cases on the CUDA kernels, every rank the same bits: ${n} ranks`, async () => {
+      const p = await runSemantics(n);
+      expect(
+        p.output.split("\n").filter((l) => l.includes("FAIL ")),
+        p.output,
+      ).toEqual([]);
       expect(p.result.exitCode, p.output).toBe(0);
       expect(p.output.match(/^\[rank \d+\] done /gm)?.length, p.output).toBe(n);
     });

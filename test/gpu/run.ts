@@ -6,7 +6,7 @@
  */
 import { ncclDiagnose } from "../../src/backends/nccl/index.js";
 import { explainUnavailable } from "../../src/backends/nccl/verify.js";
-import { gpuSizes, RING_AND_TREE, runDifferential, runP2P } from "./suite.js";
+import { gpuSizes, RING_AND_TREE, runDifferential, runP2P, runSemantics } from "./suite.js";
 
 const d = ncclDiagnose();
 if (!d.ok) {
@@ -29,6 +29,17 @@ for (const n of sizes) {
   console.log(`${ok ? "PASS" : "FAIL"} p2p semantics, ${n} ranks (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   if (ok) passed++;
   else failures.push(`p2p ${n} ranks: ${p.result.summary}`);
+}
+for (const n of sizes) {
+  const t0 = Date.now();
+  const p = await runSemantics(n, (l) => console.log(`  ${l}`));
+  const ok =
+    p.result.exitCode === 0 && !/FAIL /.test(p.output) && (p.output.match(/^\[rank \d+\] done /gm)?.length ?? 0) === n;
+  console.log(
+    `${ok ? "PASS" : "FAIL"} docs/semantics.md cases, ${n} ranks (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+  );
+  if (ok) passed++;
+  else failures.push(`semantics ${n} ranks: ${p.result.summary}`);
 }
 for (const algo of RING_AND_TREE) {
   for (const n of sizes) {

@@ -4,6 +4,8 @@
  *
  * - p2p: test/gpu/p2p.ts under cclab run --backend nccl at each world size (ranks beyond the
  *   GPUs share them through per-rank NCCL_HOSTID), the timeout case included;
+ * - semantics: test/gpu/semantics.ts the same way, issue 15's cases of docs/semantics.md with
+ *   the CUDA kernels doing the local reductions;
  * - differential: every algorithm against NCCL's builtin and the oracle at each world size, all
  *   dtypes (float16 and bfloat16 included), with NCCL_ALGO=Ring for every collective and
  *   NCCL_ALGO=Tree for all-reduce (Tree implements nothing else; NCCL refuses it elsewhere).
@@ -13,6 +15,7 @@ import { type NcclRunResult, ncclSizes, runNcclDifferential } from "../../src/ba
 import { type LaunchResult, launch } from "../../src/runtime/launch.js";
 
 export const P2P_PROGRAM = fileURLToPath(new URL("./p2p.ts", import.meta.url));
+export const SEMANTICS_PROGRAM = fileURLToPath(new URL("./semantics.ts", import.meta.url));
 
 export function gpuSizes(devices: number): number[] {
   return ncclSizes(devices);
@@ -24,6 +27,15 @@ export interface P2PRun {
 }
 
 export async function runP2P(n: number, echo: (l: string) => void = () => {}): Promise<P2PRun> {
+  return runProgram(n, P2P_PROGRAM, ["timeout"], echo);
+}
+
+/** issue 15's cases (docs/semantics.md) of size n on n GPUs: every line "ok ...", n "done" lines. */
+export async function runSemantics(n: number, echo: (l: string) => void = () => {}): Promise<P2PRun> {
+  return runProgram(n, SEMANTICS_PROGRAM, [], echo);
+}
+
+async function runProgram(n: number, program: string, args: string[], echo: (l: string) => void): Promise<P2PRun> {
   let output = "";
   const take = (t: string) => {
     output += t;
@@ -32,8 +44,8 @@ export async function runP2P(n: number, echo: (l: string) => void = () => {}): P
   const result = await launch({
     nprocs: n,
     backend: "nccl",
-    program: P2P_PROGRAM,
-    args: ["timeout"],
+    program,
+    args,
     timeoutMs: 120_000,
     stdout: take,
     stderr: take,

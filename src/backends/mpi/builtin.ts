@@ -1,14 +1,14 @@
 /**
  * MPI's own collectives on an MpiComm (comm.builtin): the oracle cclab's hand-rolled algorithms
  * are tested and benchmarked against. Views in, views out; `null` send view = MPI_IN_PLACE.
- * avg and premulsum run as MPI_SUM with cclab's scaling around it (pre-multiply a copy of the
- * input, divide the result), so results compare with cclab's for every op. Blocking: every rank
+ * avg and premulsum run as MPI_SUM with cclab's scaling around it (sumScaling: pre-multiply a
+ * copy of the input, or divide the result), so results compare with cclab's for every op. Blocking: every rank
  * of the communicator calls it, as with MPI.
  */
 import { checkHostView } from "../../checks.js";
 import { HostBuffer, type View } from "../../core/buffer.js";
 import { dtypeInfo } from "../../core/dtype.js";
-import { parseOp, type ReduceOp } from "../../core/op.js";
+import { parseOp, type ReduceOp, sumScaling } from "../../core/op.js";
 import { engineCall } from "../../native/load.js";
 import { scaleHost } from "../../native/reduce.js";
 import type { NativeMpi } from "../../native/types.js";
@@ -36,19 +36,23 @@ export class MpiBuiltin {
     return engineCall(`rank ${this.rank}: builtin ${op}`, fn);
   }
 
-  /** premulsum: a scaled copy of the input (never the caller's buffer). */
+  /** premulsum, float avg (sumScaling): a scaled copy of the input (never the caller's buffer). */
   private prescale(send: View | null, recv: View, count: number, op: ReduceOp): View | null {
-    if (op.name !== "premulsum") return send;
     const src = send ?? recv;
+    const { premul } = sumScaling(op, src.buffer.dtype, this.size);
+    if (premul === undefined) return send;
     const tmp = new HostBuffer(src.buffer.dtype, count);
-    scaleHost(tmp.dtype, tmp.data, 0, (src.buffer as HostBuffer).data, src.offset, count, op.scalar!, 1);
+    scaleHost(tmp.dtype, tmp.data, 0, (src.buffer as HostBuffer).data, src.offset, count, premul, 1);
     return { buffer: tmp, offset: 0, count };
   }
 
+  /** Integer avg (sumScaling): the sum divided in place. */
   private postscale(out: View | null, count: number, op: ReduceOp): void {
-    if (op.name !== "avg" || out === null) return;
+    if (out === null) return;
+    const { postdiv } = sumScaling(op, out.buffer.dtype, this.size);
+    if (postdiv === undefined) return;
     const b = out.buffer as HostBuffer;
-    scaleHost(b.dtype, b.data, out.offset, b.data, out.offset, count, 1, this.size);
+    scaleHost(b.dtype, b.data, out.offset, b.data, out.offset, count, 1, postdiv);
   }
 
   barrier(): void {

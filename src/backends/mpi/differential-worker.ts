@@ -12,7 +12,7 @@
 import { parseArgs } from "node:util";
 import fc from "fast-check";
 import { selectAlgorithms } from "../../cli/verify.js";
-import type { Algorithm } from "../../schedule/types.js";
+import type { Algorithm } from "../../schedule/dsl.js";
 import { type Case, caseArb, describeCase } from "../../verify/property.js";
 import { runMpiCase } from "./differential.js";
 import { initMpi } from "./index.js";

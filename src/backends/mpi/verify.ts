@@ -11,7 +11,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { selectAlgorithms, type VerifyOptions } from "../../cli/verify.js";
-import type { Algorithm } from "../../schedule/types.js";
+import type { Algorithm } from "../../schedule/dsl.js";
 import { mpiAvailable, mpirunCommand } from "./index.js";
 
 export const DEFAULT_SIZES: readonly number[] = [2, 3, 4, 5];

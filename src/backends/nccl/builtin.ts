@@ -16,15 +16,15 @@
  * | alltoall           | ncclAlltoAll (NCCL >= 2.28), else grouped send/recv as torch              |
  * | alltoallv          | grouped send/recv (torch's all_to_all_single with splits)                 |
  *
- * avg and premulsum run as ncclSum with cclab's scaling around it (pre-multiply a copy of the
- * input, divide the result), as MpiBuiltin does, so results compare exactly with cclab's for
- * every op. NCCL has no bitwise reductions: band/bor/bxor are refused.
+ * avg and premulsum run as ncclSum with cclab's scaling around it (sumScaling: pre-multiply a
+ * copy of the input, or divide the result, which is what ncclAvg and ncclRedOpCreatePreMulSum do
+ * inside NCCL), as MpiBuiltin does, so results compare exactly with cclab's for every op. NCCL has no bitwise reductions: band/bor/bxor are refused.
  * CCLAB_NCCL_P2P_COLLECTIVES=1 uses the grouped send/recv forms even where NCCL has its own.
  */
 import { type View, view } from "../../core/buffer.js";
 import { dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
-import { parseOp, type ReduceOp } from "../../core/op.js";
+import { parseOp, type ReduceOp, sumScaling } from "../../core/op.js";
 import type { DevicePtr, NcclOpName } from "../../native/types.js";
 import type { NcclComm } from "./comm.js";
 import type { DeviceBuffer, P2PItem } from "./device.js";
@@ -89,18 +89,22 @@ export class NcclBuiltin {
     return this.dev.collective(this.comm, `rank ${this.rank}: builtin ${name}`, fn, keep);
   }
 
-  /** premulsum: a scaled copy of the input (never the caller's buffer). */
+  /** premulsum, float avg (sumScaling): a scaled copy of the input (never the caller's buffer). */
   private prescale(src: View, count: number, op: ReduceOp): View | null {
-    if (op.name !== "premulsum") return null;
+    const { premul } = sumScaling(op, src.buffer.dtype, this.size);
+    if (premul === undefined) return null;
     const tmp = view(this.comm.alloc(src.buffer.dtype, count));
-    this.comm.scale(tmp, { buffer: src.buffer, offset: src.offset, count }, op.scalar ?? 1, 1);
+    this.comm.scale(tmp, { buffer: src.buffer, offset: src.offset, count }, premul, 1);
     return tmp;
   }
 
+  /** Integer avg (sumScaling): the sum divided in place. */
   private postscale(out: View | null, count: number, op: ReduceOp): void {
-    if (op.name !== "avg" || out === null || count === 0) return;
+    if (out === null || count === 0) return;
+    const { postdiv } = sumScaling(op, out.buffer.dtype, this.size);
+    if (postdiv === undefined) return;
     const v = { buffer: out.buffer, offset: out.offset, count };
-    this.comm.scale(v, v, 1, this.size);
+    this.comm.scale(v, v, 1, postdiv);
   }
 
   private item(kind: "send" | "recv", v: View, peer: number, what: string): P2PItem {

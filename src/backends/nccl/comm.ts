@@ -37,6 +37,8 @@ const elementBytes = (v: View) => dtypeInfo(v.buffer.dtype).bytes;
 
 export class NcclComm implements Comm, CommRef {
   readonly backend = "nccl";
+  /** Everything is enqueued on one stream: plans are issued in program order (src/comm.ts). */
+  readonly streamOrdered = true;
   /** NCCL's own collectives on this communicator: the oracle cclab's algorithms are checked against. */
   readonly builtin: NcclBuiltin;
   aborted?: Error;

@@ -14,27 +14,21 @@
  * and bfloat16 come up in every run of at least ten cases. NCCL has no bitwise reductions, so
  * for band/bor/bxor only the algorithm is checked.
  */
-import { allocate, type Buffers, invoke, shapeOf } from "../../collectives/dispatch.js";
+import { allocate, type Buffers, invoke } from "../../collectives/dispatch.js";
 import { reference } from "../../collectives/reference.js";
 import type { Comm } from "../../comm.js";
 import type { View } from "../../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, setElement, type TypedArray, toValues } from "../../core/dtype.js";
 import { opLabel, type ReduceOp } from "../../core/op.js";
 import { Rng } from "../../core/random.js";
-import { HAS_IN_PLACE, layout, REDUCING, ROOTED } from "../../schedule/layout.js";
-import type { Algorithm } from "../../schedule/types.js";
+import type { Algorithm } from "../../schedule/dsl.js";
+import { makeCall, rankCall, specOf } from "../../specs/index.js";
+import type { CollectiveCall } from "../../specs/types.js";
+import { specBuiltin } from "../builtin.js";
 import type { NcclBuiltin } from "./builtin.js";
 import { readDevice, writeDevice } from "./index.js";
 
-export interface NcclCase {
-  readonly count: number;
-  readonly dtype: DType;
-  readonly op: ReduceOp;
-  readonly root: number;
-  readonly inPlace: boolean;
-  readonly segment?: number;
-  /** alltoallv: splits[src][dst]. */
-  readonly splits?: number[][];
+export interface NcclCase extends CollectiveCall {
   readonly valueSeed: number;
 }
 
@@ -57,12 +51,13 @@ export function ncclCases(
   dtypes: readonly DType[] = DTYPES,
 ): NcclCase[] {
   const rng = new Rng((seed ^ hash(`${alg.collective}/${alg.name}`)) >>> 0);
-  const reducing = REDUCING.has(alg.collective);
-  const inPlaceOk = HAS_IN_PLACE.has(alg.collective) && alg.inPlace !== false;
+  const spec = specOf(alg.collective);
+  const reducing = spec.reducing;
+  const inPlaceOk = spec.inPlace && alg.inPlace !== false;
   const out: NcclCase[] = [];
   const start = rng.int(dtypes.length);
   for (let i = 0; i < runs; i++) {
-    const dtype = alg.collective === "barrier" ? "uint8" : dtypes[(start + i) % dtypes.length]!;
+    const dtype = spec.data ? dtypes[(start + i) % dtypes.length]! : spec.defaultDtype;
     const ops = dtypeInfo(dtype).kind === "float" ? FLOAT_OPS : INT_OPS;
     const op: ReduceOp = !reducing
       ? { name: "sum" }
@@ -70,18 +65,23 @@ export function ncclCases(
         ? { name: "premulsum", scalar: 2 }
         : { name: ops[rng.int(ops.length)]! };
     const counts = [0, 1, size - 1, size + 1, 3 * size + 5, 64 + rng.int(200), 2048 + rng.int(2048)];
-    const count = alg.collective === "barrier" || alg.collective === "alltoallv" ? 0 : counts[rng.int(counts.length)]!;
+    const count = spec.counted ? counts[rng.int(counts.length)]! : 0;
+    const segment = count > 0 && count < 64 && rng.int(2) === 1 ? 1 + rng.int(9) : undefined;
     out.push({
-      count,
-      dtype,
-      op,
-      root: ROOTED.has(alg.collective) ? rng.int(size) : 0,
-      inPlace: inPlaceOk && rng.int(2) === 1,
-      segment: count > 0 && count < 64 && rng.int(2) === 1 ? 1 + rng.int(9) : undefined,
-      splits:
-        alg.collective === "alltoallv"
-          ? Array.from({ length: size }, () => Array.from({ length: size }, () => rng.int(5)))
-          : undefined,
+      ...makeCall({
+        collective: spec.name,
+        size,
+        count,
+        dtype,
+        op,
+        root: spec.rooted ? rng.int(size) : 0,
+        inPlace: inPlaceOk && rng.int(2) === 1,
+        segment,
+        splits:
+          spec.name === "alltoallv"
+            ? Array.from({ length: size }, () => Array.from({ length: size }, () => rng.int(5)))
+            : undefined,
+      }),
       valueSeed: rng.int(1_000_000_000),
     });
   }
@@ -96,6 +96,9 @@ export function caseInput(c: NcclCase, rank: number, len: number): TypedArray {
   for (let i = 0; i < len; i++) {
     let v: number;
     if (c.op.name === "prod") v = signed ? [1, 2, -1][rng.int(3)]! : 1 + rng.int(2);
+    // Float avg pre-multiplies every input by 1/n (docs/semantics.md A2), which rounds: only ranks
+    // 0 and 1 contribute non-zero values, and two terms add alike in every order.
+    else if (c.op.name === "avg" && dtypeInfo(c.dtype).kind === "float") v = rank < 2 ? rng.int(9) - 4 : 0;
     else if (["band", "bor", "bxor", "min", "max"].includes(c.op.name)) v = signed ? rng.int(61) - 30 : rng.int(61);
     else v = signed ? rng.int(9) - 4 : rng.int(5);
     setElement(c.dtype, arr, i, v);
@@ -110,9 +113,9 @@ export function describeNcclCase(alg: Algorithm, size: number, c: NcclCase): str
     `count=${c.count}`,
     c.dtype,
     opLabel(c.op),
-    ROOTED.has(alg.collective) ? `root=${c.root}` : "",
+    specOf(alg.collective).rooted ? `root=${c.root}` : "",
     c.inPlace ? "in place" : "out of place",
-    c.segment !== undefined ? `segment=${c.segment}` : "",
+    `segment=${c.segment}`,
     c.splits ? `splits=${JSON.stringify(c.splits)}` : "",
   ]
     .filter(Boolean)
@@ -138,41 +141,6 @@ async function fillInput(b: Buffers, c: NcclCase, rank: number): Promise<TypedAr
   return data;
 }
 
-/** NCCL's collective for the case, on buffers laid out as cclab's (aliased where in place). */
-async function runBuiltin(builtin: NcclBuiltin, comm: Comm, alg: Algorithm, c: NcclCase, b: Buffers): Promise<void> {
-  const input = b.input as View;
-  const output = b.output as View;
-  const rank = comm.rank;
-  const isRoot = rank === c.root;
-  switch (alg.collective) {
-    case "allreduce":
-      return builtin.allreduce(input, output, c.op);
-    case "broadcast":
-      if (isRoot && !c.inPlace) comm.copy(output, input);
-      return builtin.bcast(output, c.root);
-    case "reduce":
-      return builtin.reduce(input, isRoot ? output : null, c.op, c.root);
-    case "gather":
-      return builtin.gather(input, isRoot ? output : null, c.count, c.root);
-    case "scatter":
-      return builtin.scatter(isRoot ? input : null, output, c.count, c.root);
-    case "allgather":
-      return builtin.allgather(input, output, c.count);
-    case "reducescatter":
-      return builtin.reduceScatterBlock(input, output, c.count, c.op);
-    case "alltoall":
-      return builtin.alltoall(c.inPlace ? null : input, output, c.count);
-    case "alltoallv": {
-      const sc = c.splits![rank]!;
-      const rc = c.splits!.map((row) => row[rank] ?? 0);
-      const displs = (xs: number[]) => xs.map((_, i) => xs.slice(0, i).reduce((a, x) => a + x, 0));
-      return builtin.alltoallv(input, sc, displs(sc), output, rc, displs(rc));
-    }
-    case "barrier":
-      return builtin.barrier();
-  }
-}
-
 export interface CaseResult {
   /** Differences of the algorithm from the oracle, of NCCL from the oracle ('' where none). */
   readonly failures: string[];
@@ -188,33 +156,21 @@ export interface CaseResult {
 export async function runNcclCase(comm: Comm, builtin: NcclBuiltin, alg: Algorithm, c: NcclCase): Promise<CaseResult> {
   const n = comm.size;
   const rank = comm.rank;
-  const shape = shapeOf(alg.collective, c, rank);
+  const spec = specOf(c.collective);
+  const rc = rankCall(c, rank);
   const failures: string[] = [];
-  const inputs = Array.from({ length: n }, (_, r) =>
-    caseInput(c, r, layout({ ...shapeOf(alg.collective, c, r), rank: r, size: n }).inputCount),
-  );
-  const want = reference(
-    {
-      collective: alg.collective,
-      size: n,
-      count: c.count,
-      root: c.root,
-      dtype: c.dtype,
-      op: c.op,
-      sendCounts: c.splits,
-    },
-    inputs,
-  )[rank] as TypedArray;
+  const inputs = Array.from({ length: n }, (_, r) => caseInput(c, r, spec.layout(rankCall(c, r)).inputCount));
+  const want = reference(c, inputs)[rank] as TypedArray;
 
   // The algorithm.
-  const b = allocate(comm, shape, c.inPlace);
+  const b = allocate(comm, rc);
   const before = await fillInput(b, c, rank);
-  await invoke(comm, { ...shape, algorithm: alg.name, op: c.op, segment: c.segment }, b);
+  await invoke(comm, rc, alg.name, b);
   const got = await readDevice(b.output as View);
   const diff = compare(`cclab ${alg.name}`, c.dtype, got, want);
   if (diff) failures.push(diff);
-  const aliased = c.inPlace && !(ROOTED.has(alg.collective) && rank !== c.root);
-  if (!aliased && alg.collective !== "barrier") {
+  const aliased = c.inPlace && !(spec.rooted && rank !== c.root);
+  if (!aliased && spec.data) {
     const after = await readDevice(b.input as View);
     const changed = compare(`cclab ${alg.name} input (out of place, must not change)`, c.dtype, after, before);
     if (changed) failures.push(changed);
@@ -223,9 +179,12 @@ export async function runNcclCase(comm: Comm, builtin: NcclBuiltin, alg: Algorit
   // NCCL's own.
   const builtinChecked = !BITWISE.has(c.op.name);
   if (builtinChecked) {
-    const nb = allocate(comm, shape, c.inPlace);
+    const nb = allocate(comm, rc);
     await fillInput(nb, c, rank);
-    await runBuiltin(builtin, comm, alg, c, nb);
+    await spec.builtin.run(
+      specBuiltin(builtin, (d, s) => comm.copy(d, s)),
+      { call: rc, input: nb.input, output: nb.output },
+    );
     const ngot = await readDevice(nb.output as View);
     const ndiff = compare("NCCL builtin", c.dtype, ngot, want);
     if (ndiff) failures.push(ndiff);

@@ -15,7 +15,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
-import { type Combine, reduceArrays, scaleArrays } from "../../core/op.js";
+import { type Combine, reduceArrays, scaleArrays, sumScaling } from "../../core/op.js";
 import { MemoryStore } from "../../kvstore.js";
 import {
   type DevicePtr,
@@ -263,11 +263,18 @@ function collective(calls: Coll[]): void {
       count,
     );
   const sends = calls.map((x) => x.send()?.slice() ?? null);
+  // ncclAvg as NCCL computes it (sumScaling): floats pre-multiply by 1/n, integers divide the sum.
+  const { premul, postdiv } = sumScaling({ name: c.op }, c.dtype, n);
   const reduced = (len: number, from: (r: number) => Uint8Array): Uint8Array => {
-    const acc = from(0).slice();
+    const contrib = (r: number): Uint8Array => {
+      const x = from(r).slice();
+      if (premul !== undefined) scaleArrays(c.dtype, typed(x, len), 0, typed(x, len), 0, len, premul, 1);
+      return x;
+    };
+    const acc = contrib(0);
     const combine: Combine = c.op === "avg" ? "sum" : c.op;
-    for (let r = 1; r < n; r++) reduceArrays(c.dtype, combine, typed(acc, len), 0, typed(from(r), len), 0, len);
-    if (c.op === "avg") scaleArrays(c.dtype, typed(acc, len), 0, typed(acc, len), 0, len, 1, n);
+    for (let r = 1; r < n; r++) reduceArrays(c.dtype, combine, typed(acc, len), 0, typed(contrib(r), len), 0, len);
+    if (postdiv !== undefined) scaleArrays(c.dtype, typed(acc, len), 0, typed(acc, len), 0, len, 1, postdiv);
     return acc;
   };
   const bytes = c.count * esz;

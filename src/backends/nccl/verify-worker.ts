@@ -11,7 +11,7 @@
 import type { Comm } from "../../comm.js";
 import type { DType } from "../../core/dtype.js";
 import { findLayer } from "../../layer.js";
-import { allAlgorithms } from "../../registry.js";
+import { allAlgorithms } from "../../schedule/registry.js";
 import { loadAlgorithmFile } from "../../verify/load.js";
 import { NcclComm } from "./comm.js";
 import { runNcclAlgorithm } from "./differential.js";

@@ -9,7 +9,8 @@ import { connect, type Socket } from "node:net";
 import { allReduce, barrier, broadcast, broadcastObject } from "../../../src/collectives/api.js";
 import type { Comm } from "../../../src/comm.js";
 import { HostBuffer, tensor, view, zeros } from "../../../src/core/buffer.js";
-import { runtimeOf } from "../../../src/runtime/registry.js";
+import { findLayer } from "../../../src/layer.js";
+import { GuardedComm } from "../../../src/runtime/guard.js";
 
 // The store's modules are imported where a scenario needs them, so this program also loads
 // against older versions of cclab (to show a row failing before its fix).
@@ -49,7 +50,7 @@ function ring(comm: Comm, rounds: number): Promise<void> {
 }
 
 const store = (comm: Comm) => {
-  const s = runtimeOf(comm)?.store;
+  const s = findLayer(comm, (c): c is GuardedComm => c instanceof GuardedComm)?.store;
   if (!s) throw new Error("this scenario needs the job's store");
   return s;
 };

@@ -12,8 +12,8 @@ import { HostBuffer } from "../../../src/core/buffer.js";
 import { type DType, dtypeInfo } from "../../../src/core/dtype.js";
 import type { OpName } from "../../../src/core/op.js";
 import { Rng } from "../../../src/core/random.js";
-import { layout } from "../../../src/schedule/layout.js";
-import type { Collective } from "../../../src/schedule/types.js";
+import { layoutOf } from "../../../src/specs/index.js";
+import type { CollectiveCall } from "../../../src/specs/types.js";
 
 const KINDS = [
   "allreduce",
@@ -38,17 +38,27 @@ function inputOf(seed: number, call: number, rank: number, dtype: DType, n: numb
 }
 
 async function one(comm: Comm, seed: number, call: number, rng: Rng): Promise<void> {
-  const collective = KINDS[rng.int(KINDS.length)]! as Collective;
+  const collective = KINDS[rng.int(KINDS.length)]!;
   const dtype = DTYPES[rng.int(DTYPES.length)]!;
   const opName = OPS[rng.int(OPS.length)]!;
   const root = rng.int(comm.size);
   let count = COUNTS[rng.int(COUNTS.length)]!;
   if (collective === "alltoall") count -= count % comm.size;
   const size = comm.size;
-  const shape = (rank: number) => layout({ collective, size, rank, count, root });
+  const whole: CollectiveCall = {
+    collective,
+    size,
+    count,
+    root,
+    dtype,
+    op: { name: opName },
+    inPlace: false,
+    segment: 1 << 16,
+  };
+  const shape = (rank: number) => layoutOf({ ...whole, rank });
   const inputs = Array.from({ length: size }, (_, r) => inputOf(seed, call, r, dtype, shape(r).inputCount));
   const want = reference(
-    { collective, size, count, root, dtype, op: { name: opName } },
+    whole,
     inputs.map((b) => b.data),
   )[comm.rank]!;
   const me = comm.rank;

@@ -1,0 +1,312 @@
+/**
+ * The one walk over a schedule: every rank's plan run together as a discrete-event simulation,
+ * without data. Sends and receives pair through the one matcher (src/core/match.ts); what
+ * happens at each event is the caller's effect: the checker moves symbolic cells, the model
+ * charges alpha-beta time, explain records what each rank holds. So check, model and explain
+ * agree by construction.
+ *
+ * Two orders, both of which a schedule must survive:
+ *   - 'dataflow' (how the sim and MPI executors run a plan): an operation starts when the
+ *     operations it depends on are done (plan.ts); sends and receives per (peer, channel) are
+ *     posted in program order;
+ *   - 'steps' (bulk-synchronous, how a stream-ordered engine runs it): a rank posts a step's
+ *     transfers together, waits for all of them, runs the step's local operations, then goes on.
+ * Transfers are rendezvous (a send completes only with its receive), the strictest semantics the
+ * simulator models, so a schedule that completes here completes under eager and buffered sends.
+ * Time: a transfer takes 1 and a local operation 0 unless the effect says otherwise.
+ */
+import { Matcher } from "../core/match.js";
+import { type Plan, type PlanOp, scheduling } from "./plan.js";
+
+export type Order = "dataflow" | "steps";
+
+/** An operation of one rank, as effects see it. */
+export interface At {
+  readonly rank: number;
+  readonly index: number;
+  readonly op: PlanOp;
+}
+
+export interface Effects {
+  /** A send matched its receive at `start`; returns when the transfer ends (default start + 1). */
+  transfer?(send: At, recv: At, start: number): number | undefined;
+  /** A local operation starts at `start`; returns when it ends (default start). */
+  local?(at: At, start: number): number | undefined;
+  /** An operation completed at `time` (events come in time order). */
+  done?(at: At, time: number): void;
+}
+
+export interface Outcome {
+  /** Every operation of every rank completed. */
+  readonly complete: boolean;
+  /** When the last operation completed. */
+  readonly time: number;
+  /** Per rank, when its last operation completed (0 for a rank with none). */
+  readonly finish: readonly number[];
+  /** Where ranks are stuck when not complete: each rank's oldest unfinished operation and whether it was posted. */
+  readonly stuck: readonly (At & { readonly posted: boolean })[];
+}
+
+/** A binary min-heap of (time, sequence) -> (rank, op) events. */
+class Events {
+  private time: number[] = [];
+  private seq: number[] = [];
+  private rank: number[] = [];
+  private index: number[] = [];
+  private n = 0;
+  private counter = 0;
+  get size(): number {
+    return this.n;
+  }
+  push(time: number, rank: number, index: number): void {
+    let i = this.n++;
+    const seq = this.counter++;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      const tp = this.time[p] as number;
+      if (tp < time || (tp === time && (this.seq[p] as number) < seq)) break;
+      this.move(p, i);
+      i = p;
+    }
+    this.set(i, time, seq, rank, index);
+  }
+  /** Pops the earliest event into out. */
+  pop(out: { time: number; rank: number; index: number }): void {
+    out.time = this.time[0] as number;
+    out.rank = this.rank[0] as number;
+    out.index = this.index[0] as number;
+    const last = --this.n;
+    if (last === 0) return;
+    const time = this.time[last] as number;
+    const seq = this.seq[last] as number;
+    const rank = this.rank[last] as number;
+    const index = this.index[last] as number;
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= last) break;
+      if (c + 1 < last && this.before(c + 1, c)) c++;
+      const tc = this.time[c] as number;
+      if (time < tc || (time === tc && seq < (this.seq[c] as number))) break;
+      this.move(c, i);
+      i = c;
+    }
+    this.set(i, time, seq, rank, index);
+  }
+  private before(a: number, b: number): boolean {
+    const ta = this.time[a] as number;
+    const tb = this.time[b] as number;
+    return ta < tb || (ta === tb && (this.seq[a] as number) < (this.seq[b] as number));
+  }
+  private move(from: number, to: number): void {
+    this.time[to] = this.time[from] as number;
+    this.seq[to] = this.seq[from] as number;
+    this.rank[to] = this.rank[from] as number;
+    this.index[to] = this.index[from] as number;
+  }
+  private set(i: number, time: number, seq: number, rank: number, index: number): void {
+    this.time[i] = time;
+    this.seq[i] = seq;
+    this.rank[i] = rank;
+    this.index[i] = index;
+  }
+}
+
+/** A plan's steps as operation ranges: step k of the walk is ops [start[k], start[k+1]). */
+interface StepRanges {
+  readonly start: Int32Array;
+  /** Transfers in each range. */
+  readonly transfers: Int32Array;
+}
+
+const ranges = new WeakMap<Plan, StepRanges>();
+
+function stepRanges(plan: Plan): StepRanges {
+  const have = ranges.get(plan);
+  if (have) return have;
+  const starts: number[] = [];
+  const transfers: number[] = [];
+  plan.ops.forEach((op, i) => {
+    if (i === 0 || (plan.ops[i - 1] as PlanOp).step !== op.step) {
+      starts.push(i);
+      transfers.push(0);
+    }
+    if (op.kind === "send" || op.kind === "recv") transfers[transfers.length - 1]!++;
+  });
+  starts.push(plan.ops.length);
+  const r = { start: Int32Array.from(starts), transfers: Int32Array.from(transfers) };
+  ranges.set(plan, r);
+  return r;
+}
+
+const isTransfer = (op: PlanOp): boolean => op.kind === "send" || op.kind === "recv";
+
+/** Runs every rank's plan (plans[r] is rank r's) and reports what completed and when. */
+export function interpret(plans: readonly Plan[], effects: Effects = {}, order: Order = "dataflow"): Outcome {
+  const n = plans.length;
+  const events = new Events();
+  const matcher = new Matcher<At, At>();
+  const key = (src: number, dst: number, channel: number) => (channel * n + src) * n + dst;
+
+  const ranks = plans.map((plan, rank) => {
+    const m = plan.ops.length;
+    const sched = scheduling(plan, true);
+    return {
+      plan,
+      sched,
+      steps: stepRanges(plan),
+      at: plan.ops.map((op, index): At => ({ rank, index, op })),
+      pending: sched.indeg.slice(),
+      /** When each operation became ready, or -1. */
+      readyAt: new Float64Array(m).fill(-1),
+      postAt: new Float64Array(m),
+      posted: new Uint8Array(m),
+      doneOp: new Uint8Array(m),
+      qpos: new Int32Array(sched.queues.length),
+      /** Per queue, the latest post time (program order per queue). */
+      qlast: new Float64Array(sched.queues.length),
+      /** steps order: the current range, its unfinished transfers and when they finished. */
+      range: -1,
+      left: 0,
+      end: 0,
+      finish: 0,
+    };
+  });
+  type RankState = (typeof ranks)[number];
+
+  const post = (st: RankState, index: number, time: number) => {
+    const me = st.at[index] as At;
+    const op = me.op;
+    st.posted[index] = 1;
+    st.postAt[index] = time;
+    const other =
+      op.kind === "send"
+        ? matcher.send(key(me.rank, op.peer, op.channel), me)
+        : matcher.recv(key(op.peer, me.rank, op.channel), me);
+    if (!other) return;
+    const s = op.kind === "send" ? me : other;
+    const r = op.kind === "send" ? other : me;
+    const start = Math.max(ranks[s.rank]!.postAt[s.index] as number, ranks[r.rank]!.postAt[r.index] as number);
+    const end = effects.transfer?.(s, r, start) ?? start + 1;
+    events.push(end, s.rank, s.index);
+    events.push(end, r.rank, r.index);
+  };
+
+  /** dataflow: an operation's dependencies are done at `time`. */
+  const ready = (st: RankState, index: number, time: number) => {
+    st.readyAt[index] = time;
+    const op = st.plan.ops[index] as PlanOp;
+    if (!isTransfer(op)) {
+      st.posted[index] = 1;
+      events.push(effects.local?.(st.at[index] as At, time) ?? time, st.at[index]!.rank, index);
+      return;
+    }
+    // Post what program order per (peer, channel, kind) allows.
+    const q = st.sched.queueOf[index] as number;
+    const members = st.sched.queues[q] as Int32Array;
+    while ((st.qpos[q] as number) < members.length) {
+      const i = members[st.qpos[q] as number] as number;
+      const t = st.readyAt[i] as number;
+      if (t < 0) break;
+      st.qpos[q] = (st.qpos[q] as number) + 1;
+      st.qlast[q] = Math.max(st.qlast[q] as number, t);
+      post(st, i, st.qlast[q] as number);
+    }
+  };
+
+  /** steps: start the next range of a rank at `time` (its transfers, or its local operations if it has none). */
+  const enter = (st: RankState, time: number) => {
+    const r = ++st.range;
+    if (r >= st.steps.transfers.length) return;
+    st.left = st.steps.transfers[r] as number;
+    st.end = time;
+    if (st.left === 0) {
+      runLocals(st, time);
+      return;
+    }
+    for (let i = st.steps.start[r] as number; i < (st.steps.start[r + 1] as number); i++) {
+      if (!isTransfer(st.plan.ops[i] as PlanOp)) continue;
+      st.readyAt[i] = time;
+      post(st, i, time);
+    }
+  };
+
+  const runLocals = (st: RankState, time: number) => {
+    let t = time;
+    let any = false;
+    for (let i = st.steps.start[st.range] as number; i < (st.steps.start[st.range + 1] as number); i++) {
+      if (isTransfer(st.plan.ops[i] as PlanOp)) continue;
+      st.readyAt[i] = t;
+      st.posted[i] = 1;
+      t = effects.local?.(st.at[i] as At, t) ?? t;
+      events.push(t, st.at[i]!.rank, i);
+      any = true;
+    }
+    // Locals complete in program order; the last one enters the next range.
+    if (!any) enter(st, t);
+  };
+
+  for (const st of ranks) {
+    if (order === "steps") enter(st, 0);
+    else for (let i = 0; i < st.plan.ops.length; i++) if (st.pending[i] === 0) ready(st, i, 0);
+  }
+
+  const ev = { time: 0, rank: 0, index: 0 };
+  let last = 0;
+  while (events.size > 0) {
+    events.pop(ev);
+    const { time, index } = ev;
+    const st = ranks[ev.rank] as RankState;
+    st.doneOp[index] = 1;
+    if (time > st.finish) st.finish = time;
+    if (time > last) last = time;
+    const at = st.at[index] as At;
+    effects.done?.(at, time);
+    if (order === "steps") {
+      if (isTransfer(at.op)) {
+        if (time > st.end) st.end = time;
+        if (--st.left === 0) runLocals(st, st.end);
+      } else if (index === lastLocal(st, st.range)) enter(st, time);
+    } else {
+      const { succStart, succ } = st.sched;
+      for (let k = succStart[index] as number; k < (succStart[index + 1] as number); k++) {
+        const s = succ[k] as number;
+        if (time > (st.readyAt[s] as number)) st.readyAt[s] = time;
+        if (--(st.pending[s] as number) === 0) ready(st, s, st.readyAt[s] as number);
+      }
+    }
+  }
+
+  const stuck: (At & { posted: boolean })[] = [];
+  for (const st of ranks) {
+    const i = st.doneOp.indexOf(0);
+    if (i >= 0) stuck.push({ ...(st.at[i] as At), posted: st.posted[i] === 1 });
+  }
+  return { complete: stuck.length === 0, time: last, finish: ranks.map((s) => s.finish), stuck };
+}
+
+/** The last local operation of a range. */
+function lastLocal(st: { plan: Plan; steps: StepRanges }, r: number): number {
+  for (let i = (st.steps.start[r + 1] as number) - 1; i >= (st.steps.start[r] as number); i--) {
+    if (!isTransfer(st.plan.ops[i] as PlanOp)) return i;
+  }
+  return -1;
+}
+
+/**
+ * The telephone model's timing: each rank sends one message and receives one at a time (full
+ * duplex), each taking one round. Over a dataflow walk its finishing time is the schedule's
+ * length in rounds where messages queue for a rank's link, as explain reports it.
+ */
+export function ports(): Effects {
+  const sendFree = new Map<number, number>();
+  const recvFree = new Map<number, number>();
+  return {
+    transfer: (s, r, start) => {
+      const t = Math.max(start, sendFree.get(s.rank) ?? 0, recvFree.get(r.rank) ?? 0);
+      sendFree.set(s.rank, t + 1);
+      recvFree.set(r.rank, t + 1);
+      return t + 1;
+    },
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * The alpha-beta cost of a schedule: the interpreter (interpret.ts) walks every rank's plan with
+ * this effect, which charges each message alpha + beta·bytes and each reduction gamma·bytes.
+ * Latencies overlap, bandwidth does not: a rank's outgoing link and its incoming link each carry
+ * one message's bytes at a time (LogGP's gap), so a tree rank sending to two children pays for
+ * both, while a pipelined schedule's messages overlap their latencies. With contention 'none'
+ * every message pays only its own bytes (an ideal fully connected network).
+ *
+ * By default the walk is dataflow (how cclab's executors run a plan); 'steps' gives the
+ * bulk-synchronous time a stream-ordered engine would take.
+ */
+import { type DType, dtypeInfo } from "../core/dtype.js";
+import { InvalidArgumentError } from "../core/errors.js";
+import { rankCall } from "../specs/index.js";
+import type { CollectiveCall } from "../specs/types.js";
+import type { Algorithm } from "./dsl.js";
+import { interpret, type Order } from "./interpret.js";
+import { compile, type Plan } from "./plan.js";
+
+export interface ModelParams {
+  /** Latency per message, microseconds. */
+  readonly alpha: number;
+  /** Microseconds per byte (1 / bandwidth). */
+  readonly beta: number;
+  /** Microseconds per byte reduced locally; default 0. */
+  readonly gamma?: number;
+  /** Whether a rank's link carries one message's bytes at a time ('shared', the default) or any number. */
+  readonly contention?: "shared" | "none";
+  /** 'dataflow' (default) or 'steps'. */
+  readonly order?: Order;
+}
+
+export interface ModelResult {
+  /** Modelled completion time of the slowest rank, microseconds. */
+  readonly time: number;
+  /** The rank that finishes last. */
+  readonly criticalRank: number;
+  /** Most communication steps any rank takes. */
+  readonly steps: number;
+  /** Messages (non-empty transfers). */
+  readonly messages: number;
+  /** Bytes sent by the busiest rank. */
+  readonly maxBytesSent: number;
+  /** Operations walked over all ranks (the work the model did). */
+  readonly operations: number;
+}
+
+/** GB/s as beta in µs per byte: 1 / (GB/s × 1e3). */
+export function betaFromGBps(gbps: number): number {
+  return 1 / (gbps * 1e3);
+}
+
+/** The largest group the model walks: it compiles every rank's plan. */
+export const MODEL_MAX_RANKS = 1024;
+
+function checkParams(p: ModelParams, n: number): void {
+  const site = (arg: string) => ({ op: "model", arg });
+  for (const k of ["alpha", "beta", "gamma"] as const) {
+    const v = p[k];
+    if (v !== undefined && (!Number.isFinite(v) || v < 0)) {
+      throw new InvalidArgumentError(site(k), `must be a finite non-negative number, got ${v}`);
+    }
+  }
+  if (!Number.isInteger(n) || n < 1 || n > MODEL_MAX_RANKS) {
+    throw new InvalidArgumentError(site("size"), `must be an integer rank count in [1, ${MODEL_MAX_RANKS}], got ${n}`);
+  }
+}
+
+/** Times one call of `alg` under the alpha-beta model. */
+export function modelTime(alg: Algorithm, call: CollectiveCall, params: ModelParams): ModelResult {
+  const n = call.size;
+  checkParams(params, n);
+  const s = dtypeInfo(call.dtype as DType).bytes;
+  const { alpha, beta } = params;
+  const gamma = params.gamma ?? 0;
+  const shared = (params.contention ?? "shared") === "shared";
+  const plans: Plan[] = Array.from({ length: n }, (_, r) => compile(alg, rankCall(call, r)));
+  const egress = new Float64Array(n);
+  const ingress = new Float64Array(n);
+  const compute = new Float64Array(n);
+  let messages = 0;
+  const out = interpret(
+    plans,
+    {
+      transfer: (snd, rcv, start) => {
+        const bytes = snd.op.region.count * s;
+        if (bytes === 0) return start;
+        messages++;
+        if (!shared) return start + alpha + beta * bytes;
+        const end = Math.max(start + alpha, egress[snd.rank] as number, ingress[rcv.rank] as number) + beta * bytes;
+        egress[snd.rank] = end;
+        ingress[rcv.rank] = end;
+        return end;
+      },
+      local: ({ rank, op }, start) => {
+        if (op.kind !== "reduce" || gamma === 0) return start;
+        const end = Math.max(start, compute[rank] as number) + gamma * op.region.count * s;
+        compute[rank] = end;
+        return end;
+      },
+    },
+    params.order ?? "dataflow",
+  );
+  if (!out.complete) {
+    const stuck = out.stuck.map((x) => x.rank);
+    throw new InvalidArgumentError(
+      { op: "model", arg: "algorithm" },
+      `${alg.collective}/${alg.name} cannot complete at n = ${n}: ranks ${stuck.slice(0, 8).join(", ")}${stuck.length > 8 ? ", ..." : ""} wait for transfers no peer posts (run cclab verify)`,
+    );
+  }
+  let criticalRank = 0;
+  out.finish.forEach((t, r) => {
+    if (t > (out.finish[criticalRank] as number)) criticalRank = r;
+  });
+  let steps = 0;
+  let maxSent = 0;
+  let operations = 0;
+  for (const p of plans) {
+    operations += p.ops.length;
+    const comm = new Set<number>();
+    let sent = 0;
+    for (const op of p.ops) {
+      if (op.kind === "send" || op.kind === "recv") comm.add(op.step);
+      if (op.kind === "send") sent += op.region.count * s;
+    }
+    steps = Math.max(steps, comm.size);
+    maxSent = Math.max(maxSent, sent);
+  }
+  return { time: out.time, criticalRank, steps, messages, maxBytesSent: maxSent, operations };
+}
+
+/**
+ * The estimate from the algorithm's header formulas: steps × alpha + beta × the busiest rank's
+ * bytes. It assumes every step costs one alpha and bytes flow at full rate, with no waiting.
+ */
+export function formulaTime(alg: Algorithm, call: CollectiveCall, params: ModelParams): number {
+  const steps = alg.cost.steps.value(call.size, call.count, call.segment);
+  const bytes = alg.cost.sent.value(call.size, call.count, call.segment) * dtypeInfo(call.dtype).bytes;
+  return steps * params.alpha + params.beta * bytes;
+}

@@ -1,0 +1,426 @@
+/**
+ * Compiling one rank's part of a call into a plan: the algorithm's steps, with the prologue every
+ * algorithm of a collective shares added here once, every region and peer validated, and each
+ * operation's dependencies worked out from the memory it reads and writes. The executor, the
+ * checker, explain and the model all run plans, so they see the same operations.
+ *
+ * The shared prologue (algorithms never write it):
+ *   - a counted collective with count 0: nothing to do;
+ *   - one rank: out of place, the input is copied to where the spec's layout puts the output;
+ *   - algorithms marked `form: "in-place"`, out of place: the input is first copied where the
+ *     in-place layout puts it, and the schedule runs in place;
+ *   - premulsum, and avg on floating-point types, scale a copy of the input first (NCCL's
+ *     pre-multiplied sum); avg on integers divides the result at the end (docs/semantics.md).
+ *
+ * Dependencies: an operation waits for every earlier operation of its rank whose memory it
+ * overlaps where either writes (read-after-write, write-after-read, write-after-write), with
+ * memory resolved through the in-place aliasing. Transfers of one step are posted together and
+ * must not depend on each other (a receive sharing memory with another transfer of its step is a
+ * race). Sends and receives to one peer on one channel keep program order (the executors post
+ * them in order), so messages match in the order the steps name them.
+ */
+import { invariant } from "../core/assert.js";
+import { sumScaling } from "../core/op.js";
+import { specOf } from "../specs/index.js";
+import type { Layout, RankCall } from "../specs/types.js";
+import {
+  type Algorithm,
+  type BufferName,
+  copy,
+  type Memory,
+  type Region,
+  region,
+  regionText,
+  type Step,
+  step,
+  type Transfer,
+} from "./dsl.js";
+
+export class ScheduleError extends Error {
+  override name = "ScheduleError";
+}
+
+export type OpKind = "send" | "recv" | "copy" | "reduce" | "scale";
+
+/** One operation of a plan, its regions in buffer names (input, output, scratch). */
+export interface PlanOp {
+  readonly kind: OpKind;
+  /** Index of the step (group) it belongs to, in Plan.steps. */
+  readonly step: number;
+  /** send/recv: the peer, the channel and the region moved. */
+  readonly peer: number;
+  readonly channel: number;
+  /** Region written (recv, copy, reduce, scale), or read (send). */
+  readonly region: Region;
+  /** copy/reduce/scale source; reduce's first operand is `with` (default the destination). */
+  readonly src?: Region;
+  readonly with?: Region;
+  /** scale: dst <- src · mul / div. */
+  readonly mul?: number;
+  readonly div?: number;
+  /** Indices of the earlier operations of this rank it waits for. */
+  readonly deps: readonly number[];
+}
+
+export interface Plan {
+  readonly alg: Algorithm;
+  readonly call: RankCall;
+  readonly layout: Layout;
+  /** Every step, the prologue's included, in program order. */
+  readonly steps: readonly Step[];
+  /** Steps of the prologue and epilogue (not the algorithm's own). */
+  readonly shared: ReadonlySet<number>;
+  readonly ops: readonly PlanOp[];
+  /** Scratch elements the plan needs. */
+  readonly scratch: number;
+  /** The call the algorithm's schedule was generated for (in place after the in-place prologue). */
+  readonly scheduled: RankCall;
+  /** Where the caller's input must stay unchanged: input elements [from, to). */
+  readonly protectedInput: readonly (readonly [number, number])[];
+  /**
+   * Where each operation's regions live, through the aliasing: for op i, at 6i..6i+5, the memory
+   * (0 input, 1 output, 2 scratch) and first element of its region, its src and its with (-1, 0
+   * where it has none).
+   */
+  readonly places: Int32Array;
+}
+
+const LIMIT_STEPS = 1_000_000;
+
+/** The scaling the op needs around a sum, per docs/semantics.md: before (each input), after (the result). */
+export function opScaling(c: RankCall): { pre?: { mul: number; div: number }; post?: { mul: number; div: number } } {
+  if (!specOf(c.collective).reducing) return {};
+  const { premul, postdiv } = sumScaling(c.op, c.dtype, c.size);
+  return {
+    ...(premul !== undefined ? { pre: { mul: premul, div: 1 } } : {}),
+    ...(postdiv !== undefined ? { post: { mul: 1, div: postdiv } } : {}),
+  };
+}
+
+/** A scratch allocator: regions handed out one after another from `base`. */
+function allocator(base: number): Memory["scratch"] & { readonly used: () => number } {
+  let next = base;
+  const alloc = (count: number): Region => {
+    invariant(Number.isInteger(count) && count >= 0, () => `scratch(${count}): need a non-negative integer`);
+    const r = region("scratch", next, count);
+    next += count;
+    return r;
+  };
+  return Object.assign(alloc, { used: () => next });
+}
+
+/** Where a symbolic region lives: memory 0 (input), 1 (output), 2 (scratch), through the aliasing in place. */
+export interface Place {
+  readonly mem: number;
+  readonly from: number;
+  readonly to: number;
+}
+
+export function placer(layout: Layout, inPlace: boolean): (r: Region) => Place {
+  const a = inPlace ? layout.alias : undefined;
+  return (r) => {
+    let mem = r.buf === "input" ? 0 : r.buf === "output" ? 1 : 2;
+    let off = r.offset;
+    if (a && r.buf !== "scratch") {
+      if (a.kind === "same") mem = 1;
+      else if (a.kind === "input-in-output" && r.buf === "input") [mem, off] = [1, off + a.offset];
+      else if (a.kind === "output-in-input" && r.buf === "output") [mem, off] = [0, off + a.offset];
+    }
+    return { mem, from: off, to: off + r.count };
+  };
+}
+
+/** Last writer and readers since, per interval of one memory (split at every boundary an operation names). */
+class Intervals {
+  private starts: number[] = [0];
+  private writer: number[] = [-1];
+  private readers: number[][] = [[]];
+
+  /** Splits so that `at` starts an interval; returns its index. */
+  private split(at: number): number {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.starts[mid] as number) <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    if (this.starts[lo] === at) return lo;
+    this.starts.splice(lo + 1, 0, at);
+    this.writer.splice(lo + 1, 0, this.writer[lo] as number);
+    this.readers.splice(lo + 1, 0, [...(this.readers[lo] as number[])]);
+    return lo + 1;
+  }
+
+  /** Operations [from, to) depends on: the last writer, and also the readers when it writes. */
+  depsOf(from: number, to: number, writes: boolean, into: Set<number>): void {
+    if (from >= to) return;
+    const i0 = this.split(from);
+    const i1 = this.split(to);
+    for (let i = i0; i < i1; i++) {
+      const w = this.writer[i] as number;
+      if (w >= 0) into.add(w);
+      if (writes) for (const r of this.readers[i] as number[]) into.add(r);
+    }
+  }
+
+  record(from: number, to: number, op: number, writes: boolean): void {
+    if (from >= to) return;
+    const i0 = this.split(from);
+    const i1 = this.split(to);
+    for (let i = i0; i < i1; i++) {
+      if (writes) {
+        this.writer[i] = op;
+        this.readers[i] = [];
+      } else (this.readers[i] as number[]).push(op);
+    }
+  }
+}
+
+/**
+ * Compiles rank c.rank's part of `alg` for call c. Structural errors (a region outside its
+ * buffer, a peer that is no rank, counts that differ, an endless schedule) throw ScheduleError
+ * naming the algorithm, rank, step and region.
+ */
+export function compile(alg: Algorithm, c: RankCall): Plan {
+  const spec = specOf(c.collective);
+  const layout = spec.layout(c);
+  const inPlace = c.inPlace && spec.inPlace && alg.inPlace !== false;
+  const call: RankCall = { ...c, inPlace };
+  const steps: Step[] = [];
+  const shared = new Set<number>();
+  const pushShared = (s: Step) => {
+    shared.add(steps.length);
+    steps.push(s);
+  };
+  let input = region("input", 0, layout.inputCount);
+  let output = region("output", 0, layout.outputCount);
+  const alias = layout.alias;
+
+  const trivial = (spec.counted && c.count === 0) || c.size === 1;
+  if (trivial) {
+    // One rank holds the whole result already: out of place, copy the input to where the output takes it.
+    if (c.size === 1 && !inPlace && layout.outputCount > 0) {
+      const src = alias?.kind === "output-in-input" ? region("input", alias.offset, layout.outputCount) : input;
+      const dst = alias?.kind === "input-in-output" ? region("output", alias.offset, layout.inputCount) : output;
+      if (src.count > 0) pushShared(step("copy input", [], [copy(dst, src)]));
+    }
+    const scale = opScaling(call);
+    const s = scale.pre ?? scale.post;
+    // premulsum scales the single contribution; avg at n = 1 divides by 1 (nothing to do).
+    if (c.size === 1 && layout.outputCount > 0 && s && (s.mul !== 1 || s.div !== 1)) {
+      pushShared(scaleStep(output, output, s.mul, s.div));
+    }
+    return finish(alg, call, call, layout, steps, shared, 0);
+  }
+
+  let scheduled = call;
+  let scratchBase = 0;
+  const scale = opScaling(call);
+  const toOutput = alias && alias.kind !== "output-in-input" && (inPlace || alg.form === "in-place");
+  if (scale.pre && layout.inputCount > 0 && !(toOutput && alg.form === "in-place")) {
+    // Scale a copy: the caller's input stays untouched and the schedule reads the copy, out of place.
+    const scaled = region("scratch", 0, layout.inputCount);
+    pushShared(scaleStep(scaled, input, scale.pre.mul, scale.pre.div));
+    scratchBase = layout.inputCount;
+    input = scaled;
+    scheduled = { ...call, inPlace: false };
+  } else if (alias && (inPlace || toOutput)) {
+    // In place the schedule sees the input as the part of the output it is (or the output as
+    // the part of the input); an in-place-form schedule out of place first gets the input there.
+    if (alias.kind === "output-in-input") output = region("input", alias.offset, layout.outputCount);
+    else {
+      const at = region("output", alias.kind === "same" ? 0 : alias.offset, layout.inputCount);
+      // An in-place schedule of a scaled op gets its input scaled into place (in place: scaled where it is).
+      if (scale.pre && at.count > 0) pushShared(scaleStep(at, inPlace ? at : input, scale.pre.mul, scale.pre.div));
+      else if (!inPlace && at.count > 0) pushShared(step("copy input", [], [copy(at, input)]));
+      input = at;
+      scheduled = { ...call, inPlace: true };
+    }
+  }
+
+  const alloc = allocator(scratchBase);
+  const where = `${alg.collective}/${alg.name}, rank ${c.rank}`;
+  let n = 0;
+  for (const s of alg.schedule(scheduled, { input, output, scratch: alloc })) {
+    steps.push(s);
+    if (++n > LIMIT_STEPS) throw new ScheduleError(`${where}: more than a million steps; endless schedule?`);
+  }
+  if (scale.post && layout.outputCount > 0) pushShared(scaleStep(output, output, scale.post.mul, scale.post.div));
+  return finish(alg, call, scheduled, layout, steps, shared, alloc.used());
+}
+
+function scaleStep(dst: Region, src: Region, mul: number, div: number): Step {
+  const what = mul === 1 ? `divide by ${div}` : `multiply by ${mul}${div !== 1 ? `/${div}` : ""}`;
+  return step(`scale: ${what}`, [], [{ kind: "scale", dst, src, mul, div }]);
+}
+
+function finish(
+  alg: Algorithm,
+  call: RankCall,
+  scheduled: RankCall,
+  layout: Layout,
+  steps: Step[],
+  shared: Set<number>,
+  scratch: number,
+): Plan {
+  const sizes: Record<BufferName, number> = { input: layout.inputCount, output: layout.outputCount, scratch };
+  const where = (i: number) => `${alg.collective}/${alg.name}, rank ${call.rank}, step ${i} ('${steps[i]?.label}')`;
+  const check = (r: Region, i: number, what: string) => {
+    const ok =
+      (r.buf === "input" || r.buf === "output" || r.buf === "scratch") &&
+      Number.isInteger(r.offset) &&
+      Number.isInteger(r.count) &&
+      r.offset >= 0 &&
+      r.count >= 0 &&
+      r.offset + r.count <= sizes[r.buf];
+    if (!ok) {
+      throw new ScheduleError(
+        `${where(i)}: ${what} region ${regionText(r)} is outside ${r.buf} (${sizes[r.buf] ?? "?"} elements)`,
+      );
+    }
+  };
+  const place = placer(layout, call.inPlace);
+  const mems = [new Intervals(), new Intervals(), new Intervals()];
+  const ops: PlanOp[] = [];
+
+  steps.forEach((s, i) => {
+    // The step's transfers are posted together: their dependencies come from before the step.
+    const posted: { t: Transfer; deps: Set<number> }[] = [];
+    for (const t of s.transfers) {
+      if (!Number.isInteger(t.peer) || t.peer < 0 || t.peer >= call.size) {
+        throw new ScheduleError(`${where(i)}: ${t.kind} peer ${t.peer} is not a rank of ${call.size}`);
+      }
+      if (t.channel !== undefined && (!Number.isInteger(t.channel) || t.channel < 0)) {
+        throw new ScheduleError(`${where(i)}: ${t.kind} channel ${t.channel} is not a non-negative integer`);
+      }
+      check(t.region, i, t.kind);
+      const p = place(t.region);
+      const deps = new Set<number>();
+      mems[p.mem]!.depsOf(p.from, p.to, t.kind === "recv", deps);
+      posted.push({ t, deps });
+    }
+    const base = ops.length;
+    posted.forEach(({ t, deps }, k) => {
+      ops.push({
+        kind: t.kind,
+        step: i,
+        peer: t.peer,
+        channel: t.channel ?? 0,
+        region: t.region,
+        deps: [...deps],
+      });
+      const p = place(t.region);
+      mems[p.mem]!.record(p.from, p.to, base + k, t.kind === "recv");
+    });
+    for (const l of s.local) {
+      check(l.dst, i, `${l.kind} destination`);
+      check(l.src, i, `${l.kind} source`);
+      if (l.kind === "reduce" && l.with) check(l.with, i, "reduce operand");
+      const counts = [l.dst.count, l.src.count, ...(l.kind === "reduce" && l.with ? [l.with.count] : [])];
+      if (counts.some((x) => x !== l.dst.count)) {
+        throw new ScheduleError(
+          `${where(i)}: ${l.kind} into ${regionText(l.dst)} from ${regionText(l.src)} has different counts`,
+        );
+      }
+      const reads = [l.src, ...(l.kind === "reduce" ? [l.with ?? l.dst] : [])];
+      const deps = new Set<number>();
+      for (const r of reads) {
+        const p = place(r);
+        mems[p.mem]!.depsOf(p.from, p.to, false, deps);
+      }
+      const pd = place(l.dst);
+      mems[pd.mem]!.depsOf(pd.from, pd.to, true, deps);
+      const index = ops.length;
+      ops.push({
+        kind: l.kind,
+        step: i,
+        peer: -1,
+        channel: 0,
+        region: l.dst,
+        src: l.src,
+        ...(l.kind === "reduce" && l.with ? { with: l.with } : {}),
+        ...(l.kind === "scale" ? { mul: l.mul, div: l.div } : {}),
+        deps: [...deps],
+      });
+      for (const r of reads) {
+        const p = place(r);
+        mems[p.mem]!.record(p.from, p.to, index, false);
+      }
+      mems[pd.mem]!.record(pd.from, pd.to, index, true);
+    }
+  });
+
+  // Out of place the whole input is the caller's; in place, what the output does not cover.
+  const a = call.inPlace ? layout.alias : undefined;
+  const protectedInput: [number, number][] = !a
+    ? [[0, layout.inputCount]]
+    : a.kind === "output-in-input"
+      ? [
+          [0, a.offset],
+          [a.offset + layout.outputCount, layout.inputCount],
+        ]
+      : [];
+  const places = new Int32Array(ops.length * 6);
+  ops.forEach((op, i) => {
+    const regions = [op.region, op.src, op.with];
+    regions.forEach((r, k) => {
+      const p = r ? place(r) : { mem: -1, from: 0 };
+      places[6 * i + 2 * k] = p.mem;
+      places[6 * i + 2 * k + 1] = p.from;
+    });
+  });
+  return { alg, call, layout, steps, shared, ops, scratch, scheduled, protectedInput, places };
+}
+
+/** What an executor needs to run a plan as dataflow, computed once per plan. */
+export interface Scheduling {
+  /** Dependencies per operation. */
+  readonly indeg: Int32Array;
+  /** Successors of operation i: succ[succStart[i] .. succStart[i+1]). */
+  readonly succStart: Int32Array;
+  readonly succ: Int32Array;
+  /** Posting queue of each transfer (-1 for local operations), and each queue's transfers in program order. */
+  readonly queueOf: Int32Array;
+  readonly queues: readonly Int32Array[];
+}
+
+const schedulings = new WeakMap<Plan, Map<boolean, Scheduling>>();
+
+/**
+ * The plan's dependency graph in arrays, and its posting queues: one per (peer, kind) and, where
+ * the backend keeps channels apart, per channel. Cached per plan.
+ */
+export function scheduling(plan: Plan, channels: boolean): Scheduling {
+  let byMode = schedulings.get(plan);
+  if (!byMode) schedulings.set(plan, (byMode = new Map()));
+  const have = byMode.get(channels);
+  if (have) return have;
+  const m = plan.ops.length;
+  const indeg = new Int32Array(m);
+  const count = new Int32Array(m + 1);
+  for (const op of plan.ops) for (const d of op.deps) count[d + 1]!++;
+  const succStart = new Int32Array(m + 1);
+  for (let i = 0; i < m; i++) succStart[i + 1] = (succStart[i] as number) + (count[i + 1] as number);
+  const succ = new Int32Array(succStart[m] as number);
+  const fill = succStart.slice();
+  const queueOf = new Int32Array(m).fill(-1);
+  const ids = new Map<string, number[]>();
+  plan.ops.forEach((op, i) => {
+    indeg[i] = op.deps.length;
+    for (const d of op.deps) succ[fill[d]!++] = i;
+    if (op.kind === "send" || op.kind === "recv") {
+      const k = `${op.kind} ${op.peer} ${channels ? op.channel : 0}`;
+      let q = ids.get(k);
+      if (!q) ids.set(k, (q = []));
+      q.push(i);
+    }
+  });
+  const queues = [...ids.values()].map((q, qi) => {
+    for (const i of q) queueOf[i] = qi;
+    return Int32Array.from(q);
+  });
+  const s: Scheduling = { indeg, succStart, succ, queueOf, queues };
+  byMode.set(channels, s);
+  return s;
+}

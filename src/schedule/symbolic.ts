@@ -1,0 +1,169 @@
+/**
+ * The symbolic effect of the interpreter: every rank's memory holds, per element, which
+ * contributions it carries (MSCCLang's checker does the same), so a walk over the plans says
+ * what each output element ends up with. Used by the checker (is it the collective's result?)
+ * and explain (what does each rank hold after each step?).
+ *
+ * A contribution is the id rank·stride + index of one input element. A reduction does not copy
+ * its operands' contributions: it joins them in a pair, flattened only where a result is
+ * compared or shown (copying made long reduction chains quadratic in n).
+ */
+
+import { type BufferName, type Region, regionText } from "./dsl.js";
+import type { Effects, Order } from "./interpret.js";
+import { type Place, type Plan, type PlanOp, placer } from "./plan.js";
+
+interface Join {
+  readonly a: Sym;
+  readonly b: Sym;
+}
+/** One contribution's id, a join of two cells, or null (never written). */
+export type Sym = number | Join | null;
+/** The contributions an element holds, flattened; null where nothing was written. */
+export type Cell = readonly number[] | null;
+
+export function flatten(cell: Sym): Cell {
+  if (cell === null) return null;
+  if (typeof cell === "number") return [cell];
+  const out: number[] = [];
+  const stack: Sym[] = [cell];
+  while (stack.length > 0) {
+    const c = stack.pop() as Sym;
+    if (c === null) continue;
+    if (typeof c === "number") out.push(c);
+    else stack.push(c.b, c.a);
+  }
+  return out;
+}
+
+export interface SymbolicOptions {
+  /** Reports a finding about one operation. */
+  readonly fail: (rank: number, op: PlanOp, message: string) => void;
+  /** Track which ranks each rank has heard from, transitively (the barrier's proof). */
+  readonly knowledge?: boolean;
+}
+
+/** Every rank's symbolic memory, and the effects that move it. */
+export class SymbolicMemory {
+  /** Per rank: the arrays of memories 0 (input), 1 (output), 2 (scratch). */
+  readonly mem: Sym[][][];
+  private readonly place: ((r: Region) => Place)[];
+  /** Per rank and operation: the ranks it has heard from when it completes (knowledge only). */
+  private readonly heard: (Uint8Array | undefined)[][];
+  /** Per rank: everything its completed operations heard (steps order, and the rank's exit). */
+  readonly knows: Uint8Array[];
+
+  constructor(
+    readonly plans: readonly Plan[],
+    readonly stride: number,
+    private readonly options: SymbolicOptions,
+  ) {
+    const n = plans.length;
+    this.place = plans.map((p) => placer(p.layout, p.call.inPlace));
+    this.mem = plans.map((p, rank) => {
+      const l = p.layout;
+      const a = p.call.inPlace ? l.alias : undefined;
+      const input: Sym[] = Array.from({ length: l.inputCount }, (_, i) => rank * stride + i);
+      // In place the output memory holds the input where they alias (memory 1 or memory 0 is shared).
+      const output: Sym[] = new Array<Sym>(Math.max(l.outputCount, a?.kind === "same" ? l.inputCount : 0)).fill(null);
+      if (a?.kind === "same") for (let i = 0; i < l.inputCount; i++) output[i] = input[i] as Sym;
+      if (a?.kind === "input-in-output") for (let i = 0; i < l.inputCount; i++) output[a.offset + i] = input[i] as Sym;
+      return [input, output, new Array<Sym>(p.scratch).fill(null)];
+    });
+    this.heard = plans.map((p) => new Array(p.ops.length));
+    this.knows = plans.map((_, r) => {
+      const k = new Uint8Array(n);
+      k[r] = 1;
+      return k;
+    });
+  }
+
+  /** The cells of a region of `rank`, as stored (not flattened). */
+  read(rank: number, r: Region): Sym[] {
+    const p = (this.place[rank] as (r: Region) => Place)(r);
+    return (this.mem[rank] as Sym[][])[p.mem]?.slice(p.from, p.to) ?? [];
+  }
+
+  /** What rank `rank` holds in buffer `buf` (the output as its layout sizes it), flattened. */
+  view(rank: number, buf: BufferName): Cell[] {
+    const plan = this.plans[rank] as Plan;
+    const count = buf === "input" ? plan.layout.inputCount : buf === "output" ? plan.layout.outputCount : plan.scratch;
+    return this.read(rank, { buf, offset: 0, count }).map(flatten);
+  }
+
+  /** The effects to give the interpreter, for one order. */
+  effects(order: Order): Effects {
+    const { fail } = this.options;
+    const heardAt = (rank: number, index: number): Uint8Array | undefined => {
+      if (!this.options.knowledge) return undefined;
+      const plan = this.plans[rank] as Plan;
+      if (order === "steps") return this.knows[rank]?.slice();
+      // Dataflow: an operation knows only what the operations it waits for knew.
+      const k = new Uint8Array(this.plans.length);
+      k[rank] = 1;
+      for (const d of (plan.ops[index] as PlanOp).deps) {
+        const h = this.heard[rank]?.[d];
+        if (h) for (let i = 0; i < k.length; i++) k[i] ||= h[i] as number;
+      }
+      return k;
+    };
+    const memOf = (rank: number, k: number, index: number): [Sym[], number] => {
+      const places = (this.plans[rank] as Plan).places;
+      return [this.mem[rank]?.[places[6 * index + 2 * k] as number] as Sym[], places[6 * index + 2 * k + 1] as number];
+    };
+    return {
+      transfer: (s, r) => {
+        const n = s.op.region.count;
+        if (n !== r.op.region.count) {
+          fail(
+            s.rank,
+            s.op,
+            `sends ${regionText(s.op.region)} (${n} elements) to rank ${r.rank}, which receives ${regionText(r.op.region)} (${r.op.region.count} elements) in step ${r.op.step}`,
+          );
+        } else {
+          const [src, sf] = memOf(s.rank, 0, s.index);
+          const [dst, df] = memOf(r.rank, 0, r.index);
+          for (let i = 0; i < n; i++) dst[df + i] = src[sf + i] as Sym;
+        }
+        if (this.options.knowledge) {
+          const ks = heardAt(s.rank, s.index) as Uint8Array;
+          const kr = heardAt(r.rank, r.index) as Uint8Array;
+          for (let i = 0; i < kr.length; i++) kr[i] ||= ks[i] as number;
+          (this.heard[s.rank] as (Uint8Array | undefined)[])[s.index] = ks;
+          (this.heard[r.rank] as (Uint8Array | undefined)[])[r.index] = kr;
+        }
+        return undefined;
+      },
+      local: ({ rank, index, op }) => {
+        const n = op.region.count;
+        const [dst, df] = memOf(rank, 0, index);
+        const [src, sf] = memOf(rank, 1, index);
+        if (op.kind === "reduce") {
+          const [a, af] = op.with ? memOf(rank, 2, index) : [dst, df];
+          // The destination may be an operand: read both before writing.
+          const out: Sym[] = new Array(n);
+          for (let i = 0; i < n; i++) {
+            const x = a[af + i] as Sym;
+            const y = src[sf + i] as Sym;
+            if (x === null || y === null) {
+              fail(rank, op, `reduce ${regionText(op.region)} reads an unwritten element`);
+              return undefined;
+            }
+            out[i] = { a: x, b: y };
+          }
+          for (let i = 0; i < n; i++) dst[df + i] = out[i] as Sym;
+        } else if (dst !== src || df < sf) {
+          // copy, and scale (which keeps the contributions); backwards where it overlaps forwards.
+          for (let i = 0; i < n; i++) dst[df + i] = src[sf + i] as Sym;
+        } else for (let i = n - 1; i >= 0; i--) dst[df + i] = src[sf + i] as Sym;
+        if (this.options.knowledge) (this.heard[rank] as (Uint8Array | undefined)[])[index] = heardAt(rank, index);
+        return undefined;
+      },
+      done: ({ rank, index }) => {
+        const h = this.heard[rank]?.[index];
+        const k = this.knows[rank] as Uint8Array;
+        if (h) for (let i = 0; i < k.length; i++) k[i] ||= h[i] as number;
+      },
+    };
+  }
+}
