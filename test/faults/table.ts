@@ -161,11 +161,10 @@ export const ROWS: readonly Row[] = [
   job({
     id: "two-in-flight",
     item: "2(b)",
-    fault: "two ring all-reduces in flight on one communicator",
-    backends: ["sim"],
+    fault: "two ring all-reduces in flight on one communicator (fixed by the lead's dataflow executor, issue 10)",
+    n: 4,
     scenario: "two-in-flight",
-    expect: ok(3),
-    skip: "owned by the lead's executor redesign (issue 14 item 2(b)); expected to pass once that is merged",
+    expect: ok(4),
   }),
   job({
     id: "detached-buffer",
@@ -528,7 +527,7 @@ export const ROWS: readonly Row[] = [
     scenario: "shared",
     expect: both(
       ok(2),
-      fails("InvalidArgumentError", "argument 'ops[0].view'", "cannot hand memory of a SharedArrayBuffer"),
+      fails("InvalidArgumentError", "view'", "cannot hand memory of a SharedArrayBuffer"),
     ),
   }),
   job({
