@@ -59,18 +59,38 @@ std::string VersionString(int code) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
+// ncclGetLastError returns one process-wide buffer that every WARN of every communicator and
+// thread overwrites and nothing clears. Its text belongs to a failure only when it changed since
+// the last NCCL call that returned without error, so that is what is remembered here.
+std::string seenLastError;
+
+const char* RawLastError(ncclComm_t comm) { return api.getLastError ? api.getLastError(comm) : nullptr; }
+
+// After a call that did not fail: whatever the buffer holds now is old news for the next failure.
+void SettleLastError(ncclComm_t comm) {
+  const char* s = RawLastError(comm);
+  if (s && seenLastError != s) seenLastError = s;
+}
+
+// Right after a failing call: the WARN it raised, or "" when the text is unchanged (stale).
+std::string FreshLastError(ncclComm_t comm) {
+  const char* s = RawLastError(comm);
+  if (!s || !*s || seenLastError == s) return "";
+  seenLastError = s;
+  return seenLastError;
+}
+
 std::string NcclMessage(int code, ncclComm_t comm) {
   std::string msg = api.getErrorString ? api.getErrorString(static_cast<ncclResult_t>(code)) : "unknown NCCL error";
-  if (api.getLastError) {
-    const char* last = api.getLastError(comm);
-    if (last && *last) msg += " (" + std::string(last) + ")";
-  }
+  const std::string last = FreshLastError(comm);
+  if (!last.empty()) msg += " (" + last + ")";
   return msg;
 }
 
 // ncclSuccess and ncclInProgress come back as numbers; anything else is thrown.
 int CheckNccl(const Napi::Env& env, ncclResult_t rc, const std::string& context, ncclComm_t comm = nullptr) {
   if (rc != ncclSuccess && rc != ncclInProgress) Throw(env, "nccl", rc, context, NcclMessage(rc, comm));
+  SettleLastError(comm);
   return static_cast<int>(rc);
 }
 
@@ -223,6 +243,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
     library = h;
     libraryPath = path;
     libraryVersion = version;
+    SettleLastError(nullptr);
     return Describe(env);
   }
   Napi::Object o = Napi::Object::New(env);
@@ -609,10 +630,13 @@ Napi::Value CommInitRank(const Napi::CallbackInfo& info) {
     if (c) api.commAbort(c);
     Throw(env, "nccl", rc, "ncclCommInitRank", msg);
   }
+  SettleLastError(c);
   comms.push_back(c);
   return Napi::Number::New(env, static_cast<double>(comms.size() - 1));
 }
 
+// commGetAsyncError(comm) -> ncclResult_t. It does not settle ncclGetLastError: a background
+// thread's WARN lands there before the error it explains is reported here.
 Napi::Value CommGetAsyncError(const Napi::CallbackInfo& info) {
   ncclComm_t c = Comm(info, 0);
   ncclResult_t state = ncclSuccess;
@@ -621,10 +645,10 @@ Napi::Value CommGetAsyncError(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), state);
 }
 
+// lastError(comm): ncclGetLastError's text if it changed since the last NCCL call that did not fail
+// ('' when unchanged, i.e. stale): read it right after commGetAsyncError reported the error.
 Napi::Value LastError(const Napi::CallbackInfo& info) {
-  ncclComm_t c = Comm(info, 0);
-  const char* s = api.getLastError ? api.getLastError(c) : nullptr;
-  return Napi::String::New(info.Env(), s ? s : "");
+  return Napi::String::New(info.Env(), FreshLastError(Comm(info, 0)));
 }
 
 Napi::Value CommCount(const Napi::CallbackInfo& info) {

@@ -116,8 +116,11 @@ export interface Comm {
   alloc(dtype: DType, count: number): DataBuffer;
   /** Local dst <- src (same dtype and count). */
   copy(dst: View, src: View): void;
-  /** Local dst <- dst (op) src, element-wise; avg and premulsum combine as sum. */
-  reduceInto(dst: View, src: View, op: ReduceOp): void;
+  /**
+   * Local dst <- dst (op) src, element-wise; with `a`, dst <- a (op) src (NCCL's reduceCopy: the
+   * first operand need not be copied into dst first). avg and premulsum combine as sum.
+   */
+  reduceInto(dst: View, src: View, op: ReduceOp, a?: View): void;
   /**
    * Local dst <- (src * mul) / div, mul taken in the element type (premulsum's and float avg's
    * pre-scaling, integer avg's final division: scaleArrays, docs/semantics.md).

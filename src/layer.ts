@@ -49,8 +49,8 @@ export abstract class CommLayer implements Comm {
   copy(dst: View, src: View): void {
     this.inner.copy(dst, src);
   }
-  reduceInto(dst: View, src: View, op: ReduceOp): void {
-    this.inner.reduceInto(dst, src, op);
+  reduceInto(dst: View, src: View, op: ReduceOp, a?: View): void {
+    this.inner.reduceInto(dst, src, op, a);
   }
   scale(dst: View, src: View, mul: number, div: number): void {
     this.inner.scale(dst, src, mul, div);

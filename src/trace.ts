@@ -5,6 +5,7 @@
  * later tools (Lamport diagrams, byte counts) read it without knowing which backend wrote it.
  */
 import type { DType } from "./core/dtype.js";
+import type { BlockedOp } from "./core/errors.js";
 
 export type TraceKind = "send" | "recv" | "copy" | "reduce" | "scale";
 
@@ -26,11 +27,27 @@ export interface TraceEvent {
   readonly end: number;
 }
 
+/** A deadlock a run hit (sim finds them): when, every blocked operation, and the wait-for cycle. */
+export interface DeadlockRecord {
+  /** The logical time it was found (sim's round). */
+  readonly at: number;
+  readonly blocked: readonly BlockedOp[];
+  /** World ranks in cycle order; empty when the ranks wait on one that finished. */
+  readonly cycle: readonly number[];
+  readonly message: string;
+}
+
 export class Trace {
   readonly events: TraceEvent[] = [];
+  /** Deadlocks found during the run (the pictures draw them; the events' JSON does not carry them). */
+  readonly deadlocks: DeadlockRecord[] = [];
 
   record(e: TraceEvent): void {
     this.events.push(e);
+  }
+
+  recordDeadlock(d: DeadlockRecord): void {
+    this.deadlocks.push(d);
   }
 
   /** Bytes each world rank sent, indexed by rank (ranks that sent nothing read 0). */

@@ -11,12 +11,14 @@
  * times. Only successful operations are recorded, as sim does. sim records its own (logical)
  * trace; wrapping a sim comm is for tests comparing the two.
  */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Comm, OpOptions, P2POp, Work } from "./comm.js";
 import type { View } from "./core/buffer.js";
 import { type DType, dtypeInfo } from "./core/dtype.js";
 import type { ReduceOp } from "./core/op.js";
 import { CommLayer } from "./layer.js";
-import type { Trace, TraceEvent, TraceKind } from "./trace.js";
+import { Trace, type TraceEvent, type TraceKind } from "./trace.js";
 
 /** Microseconds since the Unix epoch, with sub-microsecond resolution; the same clock in every process of one machine. */
 export function sharedClockMicros(): number {
@@ -129,8 +131,8 @@ export class TracingComm extends CommLayer {
   override copy(dst: View, src: View): void {
     this.local("copy", dst, () => this.inner.copy(dst, src));
   }
-  override reduceInto(dst: View, src: View, op: ReduceOp): void {
-    this.local("reduce", dst, () => this.inner.reduceInto(dst, src, op));
+  override reduceInto(dst: View, src: View, op: ReduceOp, a?: View): void {
+    this.local("reduce", dst, () => this.inner.reduceInto(dst, src, op, a));
   }
   override scale(dst: View, src: View, mul: number, div: number): void {
     this.local("scale", dst, () => this.inner.scale(dst, src, mul, div));
@@ -156,4 +158,69 @@ export function mergeTraces(parts: readonly (readonly TraceEvent[])[]): TraceEve
     .map((e, i) => ({ e: { ...e, start: shift(e.start), end: shift(e.end) }, i }))
     .sort((a, b) => a.e.start - b.e.start || a.e.rank - b.e.rank || a.i - b.i)
     .map(({ e }) => e);
+}
+
+/** The environment variable `cclab run --trace` sets for process ranks: the directory each rank writes its events to. */
+export const TRACE_DIR_ENV = "CCLAB_TRACE_DIR";
+
+/** A rank's recorder for `cclab run --trace`: the comm to hand the program, and the write at its end. */
+export interface RankRecorder {
+  readonly comm: Comm;
+  /** Writes this rank's events (so far) to <dir>/rank-<k>.json; safe to call more than once. */
+  write(): void;
+}
+
+/**
+ * Under `cclab run --trace` (CCLAB_TRACE_DIR set), wraps a process rank's comm so every p2p call,
+ * collective step and local operation it makes is recorded; otherwise undefined. The launcher
+ * merges the ranks' files (readRankTraces).
+ */
+export function rankRecorderFromEnv(comm: Comm, env: NodeJS.ProcessEnv = process.env): RankRecorder | undefined {
+  const dir = env[TRACE_DIR_ENV];
+  if (!dir) return undefined;
+  const trace = new Trace();
+  const traced = withTracing(comm, trace);
+  const rank = comm.worldRanks[comm.rank] ?? comm.rank;
+  return {
+    comm: traced,
+    write: () => {
+      try {
+        writeFileSync(join(dir, `rank-${rank}.json`), JSON.stringify(trace.events));
+      } catch (e) {
+        // The launcher says this rank left no trace; the rank's own failure, if any, stays the story.
+        process.stderr.write(`rank ${rank}: could not write its trace to ${dir}: ${(e as Error).message}\n`);
+      }
+    },
+  };
+}
+
+const KINDS = new Set(["send", "recv", "copy", "reduce", "scale"]);
+
+/**
+ * Reads and merges the files rankRecorderFromEnv's ranks wrote. Every event is checked before
+ * it is used (its rank is the file's, its peer a rank of the job, its numbers finite); a rank
+ * that left no file is named in `missing` (it died before writing), not silently dropped.
+ */
+export function readRankTraces(dir: string, size: number): { events: TraceEvent[]; missing: number[] } {
+  const parts: TraceEvent[][] = [];
+  const missing: number[] = [];
+  for (let r = 0; r < size; r++) {
+    const file = join(dir, `rank-${r}.json`);
+    if (!existsSync(file)) {
+      missing.push(r);
+      continue;
+    }
+    const events = JSON.parse(readFileSync(file, "utf8")) as unknown;
+    if (!Array.isArray(events)) throw new Error(`${file}: not a list of trace events`);
+    for (const e of events as TraceEvent[]) {
+      const ok =
+        e.rank === r &&
+        KINDS.has(e.kind) &&
+        (e.peer === undefined || (Number.isInteger(e.peer) && e.peer >= 0 && e.peer < size)) &&
+        [e.count, e.bytes, e.start, e.end].every((v) => typeof v === "number" && Number.isFinite(v));
+      if (!ok) throw new Error(`${file}: a malformed event for rank ${r}: ${JSON.stringify(e).slice(0, 200)}`);
+    }
+    parts.push(events as TraceEvent[]);
+  }
+  return { events: mergeTraces(parts), missing };
 }

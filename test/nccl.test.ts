@@ -4,18 +4,18 @@
  * tried and how to get it, verify exits non-zero saying why, the dlopen path works against a
  * stand-in libnccl.so.2 compiled here, an addon built without CUDA says so, and the backend's
  * TypeScript (streams, batching, non-blocking enqueue, aborts, timeouts, builtin collectives and
- * the differential harness over every algorithm) runs on the fake engine (src/backends/nccl/fake.ts).
+ * the differential harness over every algorithm) runs on the fake engine (test/support/nccl-fake.ts).
  * The same checks on real GPUs: npm run test:gpu (test/gpu/).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { runNcclAlgorithm } from "../src/backends/nccl/differential.js";
-import { runFakeRanks } from "../src/backends/nccl/fake.js";
 import {
+  initNccl,
   NCCL_HINTS,
+  NVIDIA_PROC_GPUS,
   ncclAvailable,
   ncclDiagnose,
   readDevice,
@@ -23,14 +23,17 @@ import {
   toDevice,
   writeDevice,
 } from "../src/backends/nccl/index.js";
-import { explainUnavailable, ncclSizes, verifyNccl } from "../src/backends/nccl/verify.js";
 import { tensor, view } from "../src/core/buffer.js";
-import { EngineError, InvalidArgumentError } from "../src/core/errors.js";
+import { EngineError, InvalidArgumentError, TimeoutError } from "../src/core/errors.js";
+import { MemoryStore } from "../src/kvstore.js";
 import { loadNative, tryLoad } from "../src/native/load.js";
 import { resetNcclSearchCache } from "../src/native/nccl.js";
 import type { NativeNccl } from "../src/native/types.js";
 import { allAlgorithms } from "../src/schedule/registry.js";
+import { explainUnavailable, ncclSizes, verifyNccl } from "../src/verify/nccl.js";
+import { runNcclAlgorithm } from "../src/verify/nccl-cases.js";
 import { P2P_CASES, TIMEOUT_CASE } from "./gpu/p2p-cases.js";
+import { FakeNcclWorld, runFakeRanks } from "./support/nccl-fake.js";
 
 const load = loadNative();
 const addon = load.ok ? load.addon : undefined;
@@ -38,6 +41,13 @@ const native = addon?.nccl;
 if (!native) console.warn(`nccl addon tests skipped: ${load.ok ? "the addon has no nccl engine" : load.reason}`);
 const hasCc = spawnSync("cc", ["--version"]).status === 0;
 const hasCmake = spawnSync("cmake", ["--version"]).status === 0;
+const gpusListed = (() => {
+  try {
+    return readdirSync(NVIDIA_PROC_GPUS).length;
+  } catch {
+    return 0;
+  }
+})();
 
 const saved = { ...process.env };
 afterEach(() => {
@@ -138,21 +148,63 @@ describe("ncclAvailable and verify without a GPU", () => {
     }
   });
 
-  it.skipIf(diag.ok)("cclab verify --backend nccl prints the explanation and exits 2", () => {
-    const r = spawnSync(process.execPath, ["src/cli/bin.js", "verify", "--backend", "nccl"], {
+  it.skipIf(diag.ok)(
+    "cclab verify --backend nccl -n 2 names each missing piece with how to get it, and exits 2",
+    () => {
+      const r = spawnSync(process.execPath, ["src/cli/bin.js", "verify", "--backend", "nccl", "-n", "2"], {
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      expect(r.stderr).toContain("cannot run on this machine");
+      const names = {
+        addon: /native addon/,
+        cuda: /built without CUDA/,
+        nccl: /libnccl\.so\.2/,
+        device: /no (NVIDIA )?GPU/,
+      };
+      for (const p of diag.problems) {
+        expect(r.stderr).toMatch(names[p.what]);
+        expect(r.stderr).toContain(`to fix: ${p.hint}`);
+      }
+      expect(r.status).toBe(2);
+    },
+  );
+
+  it("cclab verify --backend nccl -n 0 is refused as bad input, GPU or not", () => {
+    const r = spawnSync(process.execPath, ["src/cli/bin.js", "verify", "--backend", "nccl", "-n", "0"], {
       encoding: "utf8",
       timeout: 60_000,
     });
-    expect(r.stderr).toContain("cannot run on this machine");
-    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/-n \/ CCLAB_NCCL_NP: expected positive integers like "4" or "2,3", got '0'/);
+    expect(r.status).not.toBe(0);
   });
 
-  it("world sizes: 2..max(4, GPUs) up to 8, or CCLAB_NCCL_NP", () => {
+  it("an addon without CUDA still names a missing GPU, from the NVIDIA driver's own list", () => {
+    const noCuda = {
+      cuda: false,
+      cudaRuntimeVersion: 0,
+      loaded: () => null,
+      load: () => ({ ok: false, tried: [] }),
+      driverVersion: () => 0,
+    } as unknown as NativeNccl;
+    const d = ncclDiagnose({ CCLAB_NCCL_LIBRARY: "/nonexistent/libnccl.so.2" }, noCuda);
+    const what = d.problems.map((p) => p.what);
+    expect(what[0]).toBe("cuda");
+    expect(what.includes("device")).toBe(gpusListed === 0);
+    if (gpusListed === 0) {
+      expect(d.problems.find((p) => p.what === "device")!.reason).toContain(`${NVIDIA_PROC_GPUS} is absent or empty`);
+    }
+  });
+
+  it("world sizes: verify's -n, else CCLAB_NCCL_NP, else 2..max(4, GPUs) up to 8", () => {
     expect(ncclSizes(1, {})).toEqual([2, 3, 4]);
     expect(ncclSizes(8, {})).toEqual([2, 3, 4, 5, 6, 7, 8]);
     expect(ncclSizes(16, {})).toEqual([2, 3, 4, 5, 6, 7, 8]);
     expect(ncclSizes(1, { CCLAB_NCCL_NP: "2,5" })).toEqual([2, 5]);
+    expect(ncclSizes(1, { CCLAB_NCCL_NP: "2,5" }, "3")).toEqual([3]);
+    expect(ncclSizes(8, {}, "2,4")).toEqual([2, 4]);
     expect(() => ncclSizes(1, { CCLAB_NCCL_NP: "x" })).toThrow(/CCLAB_NCCL_NP/);
+    expect(() => ncclSizes(1, {}, "2,0")).toThrow(/-n/);
   });
 });
 
@@ -171,12 +223,30 @@ describe("more ranks than GPUs", () => {
     expect(mine.vars.NCCL_HOSTID).toBeUndefined();
     expect(mine.vars.NCCL_SOCKET_IFNAME).toBeUndefined(); // across nodes, loopback would be wrong
   });
+
+  it("NCCL 2.30+: NCCL_MULTI_RANK_GPU_ENABLE where it is documented (<= 2 ranks per GPU), NCCL_HOSTID beyond", () => {
+    const at = (localSize: number, deviceCount: number, ncclVersion: number | undefined, env = {}) =>
+      sharedGpuEnv({ rank: 1, localSize, size: localSize, deviceCount, ncclVersion, env });
+    const two = at(2, 1, 23007);
+    expect(two).toMatchObject({ path: "multirank", vars: { NCCL_MULTI_RANK_GPU_ENABLE: "1" } });
+    expect(two.vars.NCCL_HOSTID).toBeUndefined();
+    expect(two.warning).toMatch(/NCCL_MULTI_RANK_GPU_ENABLE=1/);
+    expect(at(4, 2, 23000).path).toBe("multirank");
+    expect(at(3, 1, 23007)).toMatchObject({ path: "hostid", vars: { NCCL_SOCKET_IFNAME: "lo" } });
+    expect(at(3, 1, 23007).vars.NCCL_MULTI_RANK_GPU_ENABLE).toBeUndefined();
+    expect(at(2, 1, 22907).path).toBe("hostid"); // 2.29: no such switch
+    expect(at(2, 1, undefined).path).toBe("hostid");
+    expect(at(2, 1, 23007, { CCLAB_NCCL_SHARED_GPU: "hostid" }).path).toBe("hostid");
+    expect(at(3, 1, 22809, { CCLAB_NCCL_SHARED_GPU: "multirank" }).path).toBe("multirank");
+    expect(at(2, 1, 23007, { NCCL_HOSTID: "mine" })).toMatchObject({ path: "hostid" });
+    expect(at(3, 1, 23007, { NCCL_MULTI_RANK_GPU_ENABLE: "1" })).toMatchObject({ path: "multirank", vars: {} });
+    expect(() => at(2, 1, 23007, { CCLAB_NCCL_SHARED_GPU: "both" })).toThrow(/CCLAB_NCCL_SHARED_GPU/);
+  });
 });
 
 /** A stand-in libnccl.so.2: every symbol cclab needs, answering as NCCL 2.28.9 would before any GPU work. */
 function fakeLibrary(dir: string, name: string, opts: { omit?: string; version?: number }): string {
   const required = [
-    "ncclCommInitRank",
     "ncclCommDestroy",
     "ncclCommAbort",
     "ncclCommGetAsyncError",
@@ -197,6 +267,14 @@ function fakeLibrary(dir: string, name: string, opts: { omit?: string; version?:
     `int ncclGetVersion(int* v) { *v = ${opts.version ?? 22809}; return 0; }`,
     'const char* ncclGetErrorString(int r) { return r == 5 ? "invalid usage (stand-in)" : "stand-in error"; }',
     "int ncclGetUniqueId(void* id) { memset(id, 0xab, 128); return 0; }",
+    // ncclGetLastError is one process-wide buffer, as NCCL's: only a WARN changes it.
+    "typedef struct { char internal[128]; } ncclUniqueId;",
+    "static char lastError[256];",
+    "const char* ncclGetLastError(void* comm) { (void)comm; return lastError; }",
+    // 3 ranks: fails raising a WARN; any other size: fails without one.
+    "int ncclCommInitRank(void** comm, int nranks, ncclUniqueId id, int rank) {",
+    '  (void)id; (void)rank; *comm = 0; if (nranks == 3) strcpy(lastError, "stand-in WARN: 3 ranks refused"); return 5;',
+    "}",
     ...required.map((s) => `int ${s}(void) { return 5; }`),
   ].join("\n");
   const c = join(dir, `${name}.c`);
@@ -243,6 +321,50 @@ describe.skipIf(!native || !hasCc)("dlopen of libnccl.so.2 (a stand-in compiled 
     if (native!.cuda) expect(addon!.engines().ncclVersion).toBe("2.28.9");
     // Loaded once: later candidates are not tried again.
     expect(native!.load(["/elsewhere/libnccl.so.2"])).toMatchObject({ ok: true, versionString: "2.28.9" });
+  });
+
+  it("an NCCL error carries ncclGetLastError's text only where the failing call raised it", (ctx) => {
+    if (!native!.cuda || !native!.loaded()?.path.startsWith(dir)) ctx.skip(); // needs the stand-in loaded above
+    const id = new Uint8Array(128);
+    expect(() => native!.commInitRank(3, id, 0, true)).toThrow(
+      /^ncclCommInitRank: nccl error 5: invalid usage \(stand-in\) \(stand-in WARN: 3 ranks refused\)$/,
+    );
+    // The WARN is still in NCCL's buffer: a later failure that raised none must not carry it.
+    expect(() => native!.commInitRank(2, id, 0, true)).toThrow(
+      /^ncclCommInitRank: nccl error 5: invalid usage \(stand-in\)$/,
+    );
+  });
+});
+
+it("the GPU session's scripts parse (a syntax error would cost a device call)", () => {
+  for (const f of ["test/gpu/device-prep.sh", "test/gpu/device-run.sh"]) {
+    const r = spawnSync("bash", ["-n", f], { encoding: "utf8" });
+    expect(r.status, `${f}: ${r.stderr}`).toBe(0);
+  }
+});
+
+describe.skipIf(!hasCmake || !existsSync("/usr/local/cuda/bin/nvcc"))("CMake finds the CUDA toolkit", () => {
+  it("in /usr/local/cuda/bin when nvcc is not on PATH", { timeout: 120_000 }, (ctx) => {
+    const which = (cmd: string) => spawnSync("sh", ["-c", `command -v ${cmd}`], { encoding: "utf8" }).stdout.trim();
+    const dirs = [
+      ...new Set(
+        ["cmake", "c++", "make", "node"]
+          .map(which)
+          .filter(Boolean)
+          .map((p) => dirname(p)),
+      ),
+    ];
+    if (dirs.some((d) => existsSync(join(d, "nvcc")))) ctx.skip(); // nvcc sits beside the tools: nothing to find
+    const out = mkdtempSync(join(tmpdir(), "cclab-nvcc-"));
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: dirs.join(delimiter) };
+    for (const k of ["CUDACXX", "CUDA_PATH", "CUDA_HOME", "CCLAB_NO_CUDA"]) delete env[k];
+    const r = spawnSync("cmake", ["-S", "native", "-B", out, "-DCCLAB_WITH_MPI=OFF"], {
+      encoding: "utf8",
+      env,
+      timeout: 110_000,
+    });
+    expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toMatch(/engines compiled in: .*cuda \d+\.\d+/);
   });
 });
 
@@ -320,6 +442,136 @@ describe("the backend on the fake engine (no GPU)", () => {
       expect(c.aborted).toBe(e);
       await expect(c.recv(view(x), 0)).rejects.toThrow(/aborted/);
     });
+  });
+
+  it("a peer that exits while this rank still receives from it: a remote error that says so", async () => {
+    await runFakeRanks(2, async (c) => {
+      if (c.rank === 1) return; // done at once: its process lets go of the communicator
+      const r = c.alloc("int32", 1);
+      let err: unknown;
+      try {
+        await c.recv(view(r), 1, { label: "from a rank that left" });
+        await c.synchronize();
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(EngineError);
+      expect((err as EngineError).code).toBe(6);
+      expect((err as Error).message).toMatch(
+        /^rank 0: recv from peer 1 \(from a rank that left\) \(asynchronous error; ncclCommAbort called\): nccl error 6: .*Connection closed by remote peer.*a peer rank's process exited or closed its connection/,
+      );
+    });
+  });
+
+  it("destroy finalizes: a send still queued when its rank is done reaches the peer (an abort would drop it)", async () => {
+    const [, one] = await runFakeRanks(2, async (c, fake) => {
+      const store = c.proc.store;
+      if (c.rank === 1) {
+        await c.send(view(await toDevice(c, tensor("int32", [41, 42]))), 0); // enqueued, not delivered
+        c.destroy();
+        await store.set("test/rank1-destroyed", "1");
+        return { fake, handle: c.handle };
+      }
+      await store.get("test/rank1-destroyed");
+      const r = c.alloc("int32", 2);
+      await c.recv(view(r), 1);
+      expect([...(await readDevice(view(r)))]).toEqual([41, 42]);
+      return undefined;
+    });
+    expect(one!.fake.finalized).toEqual([one!.handle]);
+    expect(one!.fake.destroyed).toEqual([one!.handle]);
+    expect(one!.fake.aborted).toEqual([]);
+  });
+
+  it("process exit: a clean one lets a finalizing communicator finish, a failing one aborts it at once", async () => {
+    for (const failing of [false, true]) {
+      const [, one] = await runFakeRanks(2, async (c, fake) => {
+        const store = c.proc.store;
+        const x = await toDevice(c, tensor("int32", [c.rank + 7]));
+        if (c.rank === 0) {
+          if (!failing) await c.recv(view(x), 1); // posted before rank 1 exits
+          await store.set("test/posted", "1");
+          await store.get("test/exited");
+          if (!failing) expect([...(await readDevice(view(x)))]).toEqual([8]);
+          return undefined;
+        }
+        await store.get("test/posted");
+        await c.send(view(x), 0); // enqueued; delivered only if rank 0 receives
+        c.destroy();
+        c.device.close(failing);
+        await store.set("test/exited", "1");
+        return { fake, handle: c.handle };
+      });
+      expect(one!.fake.finalized).toEqual([one!.handle]);
+      expect(one!.fake.destroyed).toEqual(failing ? [] : [one!.handle]);
+      expect(one!.fake.aborted).toEqual(failing ? [one!.handle] : []);
+    }
+  });
+
+  it("a communicator still initialising is aborted when its creation times out", async () => {
+    const world = new FakeNcclWorld();
+    const store = new MemoryStore(undefined, 10_000);
+    const natives = [world.native(), world.native()];
+    // A 3-rank communicator whose rank 2 never comes.
+    const settled = await Promise.allSettled(
+      natives.map((native, rank) => initNccl({ rank, size: 3, store, native, timeoutMs: 300 })),
+    );
+    for (const [rank, r] of settled.entries()) {
+      expect(r.status).toBe("rejected");
+      const e = (r as PromiseRejectedResult).reason;
+      expect(e).toBeInstanceOf(TimeoutError);
+      expect((e as Error).message).toMatch(
+        new RegExp(`^rank ${rank}: ncclCommInitRank \\(3 ranks, nccl/world\\) did not complete within 0\\.3 s`),
+      );
+    }
+    expect(natives.map((n) => n.aborted.length)).toEqual([1, 1]);
+  });
+
+  it("NCCL's refusal of ranks sharing a GPU says what to do about it", async () => {
+    const message =
+      "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.";
+    await expect(runFakeRanks(2, async () => {}, { initError: () => ({ code: 5, message }) })).rejects.toThrow(
+      /^rank \d: ncclCommInitRank .*nccl error 5: invalid usage \(Multiple Ranks are using the same GPU.*\); ranks of this communicator share a GPU: cclab run handles that \(per-rank NCCL_HOSTID, or NCCL_MULTI_RANK_GPU_ENABLE=1/,
+    );
+  });
+
+  it("completion events are reused, not one leaked per NCCL group", async () => {
+    const created = await runFakeRanks(2, async (c, fake) => {
+      const peer = 1 - c.rank;
+      const a = await toDevice(c, tensor("int32", [c.rank]));
+      const b = c.alloc("int32", 1);
+      const before = fake.eventsCreated;
+      let works: ReturnType<typeof c.isend>[] = [];
+      for (let i = 0; i < 200; i++) {
+        works = [c.isend(view(a), peer), c.irecv(view(b), peer)];
+        for (const w of works) await w.wait();
+        await c.group([
+          { kind: "send", peer, view: view(a) },
+          { kind: "recv", peer, view: view(b) },
+        ]);
+        await c.synchronize();
+      }
+      expect(works.every((w) => w.test())).toBe(true);
+      expect([...(await readDevice(view(b)))]).toEqual([peer]);
+      return fake.eventsCreated - before;
+    });
+    for (const n of created) expect(n).toBeLessThan(24);
+  });
+
+  it("no file under src/ imports the NCCL test double (or anything else under test/)", () => {
+    // import ... from "…", import("…"), export ... from "…" naming test/ or the fake.
+    const IMPORTS_TEST = /\b(from|import)\s*\(?\s*["'][^"']*(nccl-fake|(^|\/)test\/)[^"']*["']/;
+    expect(IMPORTS_TEST.test('import { runFakeRanks } from "../../../test/support/nccl-fake.js";')).toBe(true);
+    const offenders: string[] = [];
+    const walk = (d: string) => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (/\.[cm]?[jt]s$/.test(e.name) && IMPORTS_TEST.test(readFileSync(p, "utf8"))) offenders.push(p);
+      }
+    };
+    walk("src");
+    expect(offenders).toEqual([]);
   });
 
   it("local operations wait for a non-blocking enqueue instead of overtaking it", async () => {

@@ -10,9 +10,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { builtinNotOracle } from "../src/backends/mpi/differential.js";
 import { mpirunCommand } from "../src/backends/mpi/index.js";
-import { runFakeRanks } from "../src/backends/nccl/fake.js";
 import { allReduce } from "../src/collectives/api.js";
 import type { Comm } from "../src/comm.js";
 import { view, zeros } from "../src/core/buffer.js";
@@ -22,8 +20,10 @@ import { type Combine, checkOpFitsDType, type ReduceOp, reduceArrays, scaleArray
 import { loadNative } from "../src/native/load.js";
 import { algorithmsOf } from "../src/schedule/registry.js";
 import { spawn } from "../src/sim/index.js";
+import { builtinNotOracle } from "../src/verify/mpi-cases.js";
 import type { Case } from "../src/verify/property.js";
 import { mpiSkipReason } from "./support/mpi.js";
+import { runFakeRanks } from "./support/nccl-fake.js";
 import { bits, runSemanticsCase, type SemanticsCase, semanticsCases } from "./support/semantics-cases.js";
 
 const load = loadNative();

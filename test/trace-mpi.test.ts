@@ -181,7 +181,7 @@ describe.skipIf(skip)("cclab trace --backend mpi under mpirun", () => {
     const sends = sim.filter((e) => e.kind === "send").length;
     expect(sends).toBe(24);
     expect(count(svg, /<line class="lane"/)).toBe(4);
-    expect(count(svg, /<g class="msg">/)).toBe(sends);
+    expect(count(svg, /<g class="msg" data-i=/)).toBe(sends);
     expect(count(svg, /<rect class="reduce"/)).toBe(sim.filter((e) => e.kind === "reduce").length);
     for (let k = 0; k < 4; k++) expect(svg).toContain(`>rank ${k}</text>`);
     expect(svg).toContain("allreduce/ring on mpi");

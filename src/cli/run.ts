@@ -7,6 +7,9 @@ import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../core/errors.js";
 import { insideJob, readJobEnv } from "../runtime/env.js";
 import { BACKENDS, type LaunchBackend, launch } from "../runtime/launch.js";
+import { SEMANTICS } from "../sim/index.js";
+import { LABEL_MODES, type LabelMode } from "../viz/labels.js";
+import { runTrace } from "./run-trace.js";
 
 interface RunFlags {
   nprocPerNode: string;
@@ -19,6 +22,11 @@ interface RunFlags {
   check?: boolean;
   fault: string[];
   grace: string;
+  trace?: string;
+  format?: string;
+  labels: LabelMode;
+  semantics?: string;
+  seed?: string;
 }
 
 /** A count as the user typed it: decimal digits only ('', '0x3', '3e0', ' 3 ' are refused, not read as numbers). */
@@ -44,7 +52,42 @@ function seconds(flag: string, v: string | undefined): number | undefined {
   return n * 1000;
 }
 
+/** --trace, --semantics and --seed: what launch gets, and the trace written after the run. */
+function runTraceOptions(program: string, flags: RunFlags) {
+  const sim = flags.backend === "sim";
+  for (const [flag, v] of [
+    ["--semantics", flags.semantics],
+    ["--seed", flags.seed],
+  ] as const) {
+    if (v !== undefined && !sim) {
+      throw new InvalidArgumentError(
+        { op: "run", arg: flag },
+        `is for --backend sim (the simulator), not ${flags.backend}`,
+      );
+    }
+  }
+  if (flags.format && !flags.trace) {
+    throw new InvalidArgumentError({ op: "run", arg: "--format" }, "is the format of --trace's file; give --trace too");
+  }
+  return runTrace({
+    program,
+    backend: flags.backend,
+    nranks: int("-n", flags.nprocPerNode)!,
+    file: flags.trace,
+    format: flags.format,
+    labels: flags.labels,
+    semantics: flags.semantics,
+    seed: int("--seed", flags.seed),
+  });
+}
+
 export async function runCommand(program: string, args: string[], flags: RunFlags): Promise<number> {
+  if (insideJob() && (flags.trace || flags.semantics || flags.seed)) {
+    throw new InvalidArgumentError(
+      { op: "run", arg: flags.trace ? "--trace" : flags.semantics ? "--semantics" : "--seed" },
+      "needs cclab run to launch the ranks itself (not inside an existing job)",
+    );
+  }
   if (insideJob()) {
     // Someone else (mpirun, srun, torchrun) started the ranks: be this one rank.
     if (flags.backend === "sim") {
@@ -68,6 +111,7 @@ export async function runCommand(program: string, args: string[], flags: RunFlag
     const { runWorker } = await import("../runtime/worker.js");
     return runWorker([program, ...args]);
   }
+  const opts = runTraceOptions(program, flags);
   const result = await launch({
     nprocs: int("-n", flags.nprocPerNode)!,
     backend: flags.backend,
@@ -81,8 +125,11 @@ export async function runCommand(program: string, args: string[], flags: RunFlag
     check: flags.check,
     faults: flags.fault,
     graceMs: seconds("--grace", flags.grace),
+    ...opts.launch,
   });
   if (result.exitCode !== 0) process.stderr.write(`${result.summary}\n`);
+  // Written whether or not the run succeeded: a deadlocked or failed run is what one wants to see.
+  await opts.finish();
   return result.exitCode;
 }
 
@@ -109,6 +156,23 @@ export function registerRun(program: Command): void {
       [] as string[],
     )
     .option("--grace <seconds>", "after the first failure, how long the others get before they are killed", "5")
+    .option(
+      "--trace <file>",
+      "record every collective and p2p call: .html (step-through page), .svg, .json (--format perfetto for Perfetto)",
+    )
+    .addOption(
+      new Option("--format <fmt>", "--trace's format instead of its extension").choices([
+        "html",
+        "svg",
+        "json",
+        "perfetto",
+      ]),
+    )
+    .addOption(
+      new Option("--labels <mode>", "--trace pictures' message labels").choices([...LABEL_MODES]).default("auto"),
+    )
+    .addOption(new Option("--semantics <s>", "sim: when a send completes").choices([...SEMANTICS]))
+    .option("--seed <n>", "sim: the scheduler's seed (the same seed replays the same interleaving; default 1)")
     .passThroughOptions()
     .action(async (prog: string, args: string[], flags: RunFlags) => {
       const code = await runCommand(prog, args, flags);

@@ -22,21 +22,25 @@ import { allocate, invoke } from "../collectives/dispatch.js";
 import type { Comm } from "../comm.js";
 import { view, zeros } from "../core/buffer.js";
 import { dtypeInfo } from "../core/dtype.js";
-import { DeadlockError } from "../core/errors.js";
+import { DeadlockError, InvalidArgumentError } from "../core/errors.js";
 import { insideJob } from "../runtime/env.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { explainCall } from "../schedule/explain.js";
 import { spawn } from "../sim/index.js";
 import { rankCall } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
-import { Trace, type TraceEvent } from "../trace.js";
+import { type DeadlockRecord, Trace, type TraceEvent } from "../trace.js";
 import { mergeTraces, withTracing } from "../tracing.js";
+import { selectAlgorithms } from "../verify/load.js";
 import { deadlockDot, deadlockSvg } from "../viz/deadlock.js";
-import { htmlPage } from "../viz/svg.js";
+import { LABEL_MODES, type LabelMode } from "../viz/labels.js";
+import { pageView, stepPageHtml } from "../viz/page.js";
+import type { PageView } from "../viz/page-data.js";
+import { toPerfetto } from "../viz/perfetto.js";
+import { stepThrough } from "../viz/steps.js";
 import { traceTable } from "../viz/table.js";
-import { traceHtml, traceSvg } from "../viz/trace.js";
+import { traceSvg } from "../viz/trace.js";
 import { intOption } from "./options.js";
-import { selectAlgorithms } from "./verify.js";
 
 export interface TraceCall {
   readonly size: number;
@@ -160,7 +164,7 @@ export async function traceOnMpi(alg: Algorithm, call: TraceCall, source: Algori
       "trace",
       alg.collective,
       ...from,
-      ...["-n", String(call.size), "--count", String(call.count), "--root", String(call.root)],
+      ...["--nranks", String(call.size), "--count", String(call.count), "--root", String(call.root)],
       ...["--segment", String(call.segment), "--backend", "mpi", "--trace-dir", dir],
     ];
     const { cmd, args } = mpirunCommand(call.size, argv);
@@ -185,7 +189,7 @@ export async function traceOnMpi(alg: Algorithm, call: TraceCall, source: Algori
 }
 
 /** Seed 003's wrong example on n ranks: each sends to the next, then receives from the previous (n = 2: both send first). */
-export async function sendSendDeadlock(n: number): Promise<DeadlockError> {
+export async function sendSendDeadlock(n: number, trace?: Trace): Promise<DeadlockError> {
   const results = await spawn(
     n,
     async (c: Comm): Promise<DeadlockError | undefined> => {
@@ -198,7 +202,7 @@ export async function sendSendDeadlock(n: number): Promise<DeadlockError> {
         throw e;
       }
     },
-    { semantics: "nccl" },
+    { semantics: "nccl", ...(trace ? { trace } : {}) },
   );
   const err = results.find((e) => e !== undefined);
   if (!err) throw new Error(`the send-send example did not deadlock on ${n} ranks`);
@@ -210,9 +214,76 @@ function write(file: string, text: string): void {
   console.log(`wrote ${file}`);
 }
 
+export const OUTPUT_FORMATS = ["svg", "html", "json", "perfetto", "dot"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** The format to write: --format if given, else the file's extension (.json is cclab's own events). */
+export function outputFormat(file: string, format: string | undefined, allowed: readonly OutputFormat[]): OutputFormat {
+  const ext = /\.([a-z]+)$/i.exec(file)?.[1]?.toLowerCase();
+  const f = format ?? ext;
+  if (!f || !(allowed as readonly string[]).includes(f)) {
+    const how = format ? `--format ${format}` : `-o ${file}`;
+    const want = allowed.map((a) => (a === "perfetto" ? "--format perfetto (a .json)" : `.${a}`)).join(", ");
+    throw new InvalidArgumentError({ op: "trace", arg: format ? "--format" : "--output" }, `${how}: write ${want}`);
+  }
+  return f as OutputFormat;
+}
+
+/** What a trace output needs besides its events: where they came from, and for the page, its views. */
+export interface TraceOutput {
+  readonly title: string;
+  readonly size: number;
+  readonly unit: string;
+  readonly events: readonly TraceEvent[];
+  readonly deadlocks?: readonly DeadlockRecord[];
+  readonly labels?: LabelMode;
+  /** The page's name for these events (the algorithm switch shows it). */
+  readonly name?: string;
+  /** The page's views (default: one, of these events). */
+  readonly views?: () => Promise<PageView[]>;
+}
+
+/** Writes a trace as SVG, the step-through page, cclab's JSON events or Perfetto's Trace Event JSON. */
+export async function writeTrace(file: string, format: OutputFormat, t: TraceOutput): Promise<void> {
+  const deadlocks = t.deadlocks ?? [];
+  if (format === "svg") {
+    write(file, traceSvg(t.events, { title: t.title, size: t.size, unit: t.unit, labels: t.labels, deadlocks }));
+  } else if (format === "json") {
+    write(file, `${JSON.stringify(t.events, null, 1)}\n`);
+  } else if (format === "perfetto") {
+    const trace = toPerfetto(t.events, { title: t.title, unit: t.unit, size: t.size, deadlocks });
+    write(file, `${JSON.stringify(trace)}\n`);
+  } else if (format === "html") {
+    const views = t.views
+      ? await t.views()
+      : [
+          await pageView({
+            name: t.name ?? "trace",
+            title: t.title,
+            size: t.size,
+            unit: t.unit,
+            events: t.events,
+            deadlocks,
+          }),
+        ];
+    write(file, await stepPageHtml({ title: t.title, labels: t.labels ?? "auto", views, selected: 0 }));
+  } else {
+    const last = deadlocks[deadlocks.length - 1];
+    if (!last) {
+      throw new InvalidArgumentError(
+        { op: "trace", arg: "--output" },
+        "a .dot is a deadlock's wait-for graph, and this run did not deadlock",
+      );
+    }
+    write(file, deadlockDot(last));
+  }
+}
+
 interface TraceOptions {
   algorithm?: string;
   algorithmFile?: string;
+  nranks?: number;
+  /** The old spelling of --nranks. */
   size?: number;
   count?: number;
   root: number;
@@ -220,23 +291,66 @@ interface TraceOptions {
   seed?: number;
   backend: string;
   output?: string;
+  format?: string;
+  labels: LabelMode;
   /** Hidden: set by the mpi launch; this process is one rank and writes its events there. */
   traceDir?: string;
 }
 
 async function traceDeadlock(o: TraceOptions): Promise<number> {
-  const n = Math.max(2, o.size ?? 2);
-  const err = await sendSendDeadlock(n);
+  const n = Math.max(2, o.nranks ?? o.size ?? 2);
+  const trace = new Trace();
+  const err = await sendSendDeadlock(n, trace);
   console.log(err.message);
   if (!o.output) {
-    console.log("\n(-o deadlock.svg, deadlock.html or deadlock.dot draws the wait-for graph)");
+    console.log("\n(-o deadlock.html, deadlock.svg or deadlock.dot draws the wait-for graph)");
     return 0;
   }
-  if (o.output.endsWith(".dot")) write(o.output, deadlockDot(err));
-  else if (o.output.endsWith(".svg")) write(o.output, deadlockSvg(err));
-  else if (o.output.endsWith(".html")) write(o.output, htmlPage("cclab deadlock", deadlockSvg(err)));
-  else throw new Error(`-o: write .svg, .html or .dot, got '${o.output}'`);
+  const format = outputFormat(o.output, o.format, ["svg", "html", "dot", "json", "perfetto"]);
+  if (format === "svg") write(o.output, deadlockSvg(err));
+  else {
+    await writeTrace(o.output, format, {
+      title: `seed 003's send-send deadlock on ${n} simulated ranks (semantics nccl)`,
+      size: n,
+      unit: "tick",
+      events: trace.events,
+      deadlocks: trace.deadlocks,
+      labels: o.labels,
+    });
+  }
   return 0;
+}
+
+/**
+ * The page's algorithm switch: the traced algorithm first, then (on sim) every other algorithm
+ * of the collective on the same call, each with explain's steps for that call.
+ */
+async function algorithmViews(
+  alg: Algorithm,
+  call: TraceCall,
+  events: readonly TraceEvent[],
+  where: string,
+  unit: string,
+  others: readonly Algorithm[],
+): Promise<PageView[]> {
+  const stepCall = { size: call.size, count: call.count, root: call.root, segment: call.segment };
+  const title = (a: Algorithm, on: string) =>
+    `${a.collective}/${a.name} on ${on}: n = ${call.size}, count = ${call.count}, root ${call.root}, segment ${call.segment}`;
+  const steps = stepThrough(alg, stepCall);
+  const views = [await pageView({ name: alg.name, title: title(alg, where), size: call.size, unit, events, steps })];
+  for (const a of others) {
+    if (a.name === alg.name) continue;
+    try {
+      const ev = await traceOnSim(a, call);
+      const st = stepThrough(a, stepCall);
+      views.push(
+        await pageView({ name: a.name, title: title(a, "sim"), size: call.size, unit: "tick", events: ev, steps: st }),
+      );
+    } catch {
+      // An algorithm that cannot run this call is left out of the switch.
+    }
+  }
+  return views;
 }
 
 export async function traceCommand(collective: string, o: TraceOptions): Promise<number> {
@@ -258,7 +372,7 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   const env = process.env;
   const jobSize = Number(env.OMPI_COMM_WORLD_SIZE ?? env.PMI_SIZE ?? env.SLURM_NTASKS ?? env.WORLD_SIZE ?? 4);
   // -n, when given, must agree with the job (traceThisMpiRank says so otherwise).
-  const size = o.size ?? (job ? jobSize : 4);
+  const size = o.nranks ?? o.size ?? (job ? jobSize : 4);
   const base = defaultTraceCall(alg, size);
   const call: TraceCall = {
     size,
@@ -297,10 +411,21 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   const where = o.backend === "sim" ? "sim" : `mpi (µs, after one warm-up run)`;
   const title = `${alg.collective}/${alg.name} on ${where}: n = ${call.size}, count = ${call.count}, root ${call.root}, segment ${call.segment}`;
   if (o.output) {
-    if (o.output.endsWith(".svg")) write(o.output, traceSvg(events, { title, size: call.size, unit }));
-    else if (o.output.endsWith(".html")) write(o.output, traceHtml(events, { title, size: call.size, unit }));
-    else if (o.output.endsWith(".json")) write(o.output, `${JSON.stringify(events, null, 1)}\n`);
-    else throw new Error(`-o: write .svg, .html or .json, got '${o.output}'`);
+    const format = outputFormat(o.output, o.format, ["svg", "html", "json", "perfetto"]);
+    // The page's switch runs the collective's other algorithms too, up to 32 ranks (beyond, each
+    // adds seconds and megabytes: trace them one by one).
+    const others =
+      o.backend === "sim" && call.size <= 32
+        ? await selectAlgorithms({ collective, algorithmFile: o.algorithmFile }).catch(() => [alg])
+        : [alg];
+    await writeTrace(o.output, format, {
+      title,
+      size: call.size,
+      unit,
+      events,
+      labels: o.labels,
+      views: () => algorithmViews(alg, call, events, where, unit, others),
+    });
     return 0;
   }
   const c = shapeFor(alg, call, 0);
@@ -320,13 +445,25 @@ export function registerTrace(program: Command): void {
     .argument("<collective>", "allreduce, broadcast, ..., or 'deadlock'")
     .option("--algorithm <name>", "algorithm name (see cclab verify)")
     .option("--algorithm-file <file>", "your own algorithm file")
-    .option("-n, --size <n>", "number of ranks (default 4; deadlock: 2)", intOption("-n", 1, 256))
+    .option("-n, --nranks <n>", "number of ranks (default 4; deadlock: 2)", intOption("-n", 1, 256))
+    .addOption(new Option("--size <n>", "old spelling of --nranks").argParser(intOption("--size", 1, 256)).hideHelp())
     .option("--count <n>", "elements (NCCL's count); default one element per chunk", intOption("--count", 0))
     .option("--root <n>", "root rank", intOption("--root", 0), 0)
     .option("--segment <n>", "pipelining segment in elements", intOption("--segment", 1))
     .option("--seed <n>", "sim scheduler seed", intOption("--seed", -(2 ** 31), 2 ** 31))
     .option("--backend <name>", "sim (logical ticks), mpi (microseconds, launched under mpirun) or nccl", "sim")
-    .option("-o, --output <file>", "write .svg or .html (deadlock: .svg, .html or .dot; trace events: .json)")
+    .option(
+      "-o, --output <file>",
+      "write .html (the step-through page), .svg, .json (cclab's events; --format perfetto for Perfetto/Chrome), deadlock also .dot",
+    )
+    .addOption(
+      new Option("--format <fmt>", "output format instead of the file's extension").choices([...OUTPUT_FORMATS]),
+    )
+    .addOption(
+      new Option("--labels <mode>", "message labels: none, auto (where they fit), all")
+        .choices([...LABEL_MODES])
+        .default("auto"),
+    )
     .addOption(new Option("--trace-dir <dir>", "(internal) one rank of an mpi trace: write events here").hideHelp())
     .action(async (collective: string, o: TraceOptions) => {
       process.exitCode = await traceCommand(collective, o);

@@ -89,6 +89,11 @@ export function viewBytes(v: View): number {
   return v.count * dtypeInfo(v.buffer.dtype).bytes;
 }
 
+/** True when two views are the same elements of the same buffer. */
+export function sameView(a: View, b: View): boolean {
+  return a.buffer === b.buffer && a.offset === b.offset && a.count === b.count;
+}
+
 /** True when two views share any element of the same buffer. */
 export function overlaps(a: View, b: View): boolean {
   return (

@@ -316,7 +316,7 @@ export interface NativeNccl {
   commInitRank(nranks: number, id: Uint8Array, rank: number, blocking: boolean): number;
   /** The communicator's state: success, inProgress, or the error that broke it. */
   commGetAsyncError(comm: number): number;
-  /** ncclGetLastError's text ('' where NCCL lacks it). */
+  /** ncclGetLastError's text if it changed since the last NCCL call that succeeded ('' when stale, or where NCCL lacks it). */
   lastError(comm: number): string;
   commCount(comm: number): number;
   commFinalize(comm: number): number;

@@ -92,49 +92,53 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
   process.on("beforeExit", onBeforeExit);
 
   try {
-    await sim.spawn(n, (comm) =>
-      output.run(comm.rank, async () => {
-        const rank = comm.rank;
-        let reject!: (e: unknown) => void;
-        const failed = new Promise<never>((_, r) => (reject = r));
-        const me: SimRank = {
-          finished: false,
-          activity: { inFlight: 0 },
-          fail: (e) => {
-            if (!me.finished) return reject(e);
+    // cclab run --seed/--semantics/--trace reach the simulator as its spawn options.
+    await sim.spawn(
+      n,
+      (comm) =>
+        output.run(comm.rank, async () => {
+          const rank = comm.rank;
+          let reject!: (e: unknown) => void;
+          const failed = new Promise<never>((_, r) => (reject = r));
+          const me: SimRank = {
+            finished: false,
+            activity: { inFlight: 0 },
+            fail: (e) => {
+              if (!me.finished) return reject(e);
+              console.error(describe(e));
+              late ??= { rank, reason: e instanceof Error ? e.message : String(e) };
+            },
+          };
+          ranks[rank] = me;
+          const faulty = withFaults(withChecks(comm, checked, { store, timeoutMs, watch }), faults, {
+            rank,
+            mode: "throw",
+          });
+          if (faulty instanceof FaultyComm) me.faulty = faulty;
+          const c = new GuardedComm(faulty, {
+            store,
+            rank,
+            timeoutMs,
+            watch,
+            activity: me.activity,
+            holdProcess: false,
+          });
+          try {
+            const running = Promise.resolve().then(() => prog.main(c, [...(o.args ?? [])]));
+            // Once the rank failed from outside, its main may still reject (aborted): that is not news.
+            running.catch(() => {});
+            await Promise.race([running, failed]);
+            const unfired = me.faulty?.unfired() ?? [];
+            if (unfired.length) throw new InvalidArgumentError({ rank, op: "run", arg: "--fault" }, unfired.join("; "));
+          } catch (e) {
+            // The sim world aborts the other ranks itself and names this one in its RankError.
             console.error(describe(e));
-            late ??= { rank, reason: e instanceof Error ? e.message : String(e) };
-          },
-        };
-        ranks[rank] = me;
-        const faulty = withFaults(withChecks(comm, checked, { store, timeoutMs, watch }), faults, {
-          rank,
-          mode: "throw",
-        });
-        if (faulty instanceof FaultyComm) me.faulty = faulty;
-        const c = new GuardedComm(faulty, {
-          store,
-          rank,
-          timeoutMs,
-          watch,
-          activity: me.activity,
-          holdProcess: false,
-        });
-        try {
-          const running = Promise.resolve().then(() => prog.main(c, [...(o.args ?? [])]));
-          // Once the rank failed from outside, its main may still reject (aborted): that is not news.
-          running.catch(() => {});
-          await Promise.race([running, failed]);
-          const unfired = me.faulty?.unfired() ?? [];
-          if (unfired.length) throw new InvalidArgumentError({ rank, op: "run", arg: "--fault" }, unfired.join("; "));
-        } catch (e) {
-          // The sim world aborts the other ranks itself and names this one in its RankError.
-          console.error(describe(e));
-          throw e;
-        } finally {
-          me.finished = true;
-        }
-      }),
+            throw e;
+          } finally {
+            me.finished = true;
+          }
+        }),
+      o.sim,
     );
   } catch (e) {
     if (!failure) {

@@ -38,6 +38,8 @@ export interface LaunchOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra environment for one rank (nccl: ranks sharing a GPU get their own NCCL_HOSTID by default). */
   rankEnv?: (rank: number, localRank: number) => NodeJS.ProcessEnv;
+  /** sim only: passed to spawn (seed, semantics, trace: cclab run --seed/--semantics/--trace). */
+  sim?: { seed?: number; semantics?: string; trace?: unknown };
   /** Where prefixed output goes (default: this process's stdout/stderr). */
   stdout?: (text: string) => void;
   stderr?: (text: string) => void;

@@ -7,6 +7,7 @@
  * a throw in a stray callback, a main that never settles, or a fault that never fired.
  */
 import { InvalidArgumentError } from "../core/errors.js";
+import { type RankRecorder, rankRecorderFromEnv } from "../tracing.js";
 import { unfiredFaults } from "./faults.js";
 import type { GuardedComm } from "./guard.js";
 import { abortOnExit, finalize, init, loadProgram } from "./init.js";
@@ -22,12 +23,14 @@ export async function runWorker(argv: readonly string[]): Promise<number> {
   // cclab run prefixes what it reads from our pipes; under mpirun we prefix our own lines.
   const restore = process.env.CCLAB_PREFIXED === "1" || rank === undefined ? () => {} : installRankPrefix(Number(rank));
   let comm: GuardedComm | undefined;
+  let recorder: RankRecorder | undefined;
   let failed: unknown;
   let ended = false;
   const fail = async (e: unknown) => {
     if (failed !== undefined) return;
     failed = e;
     process.stderr.write(`${describe(e)}\n`);
+    recorder?.write();
     if (comm) await finalize(comm, e);
     ended = true;
     restore();
@@ -59,7 +62,9 @@ export async function runWorker(argv: readonly string[]): Promise<number> {
     // The program first: one that cannot load fails this rank before it joins (and is named so).
     const prog = await loadProgram(program);
     comm = await init();
-    await prog.main(comm, [...args]);
+    recorder = rankRecorderFromEnv(comm); // cclab run --trace
+    await prog.main(recorder?.comm ?? comm, [...args]);
+    recorder?.write();
     const unfired = unfiredFaults(comm);
     if (unfired.length) {
       throw new InvalidArgumentError({ rank: comm.rank, op: "run", arg: "--fault" }, unfired.join("; "));

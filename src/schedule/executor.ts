@@ -92,15 +92,8 @@ function local(comm: Comm, plan: Plan, op: PlanOp, resolve: (r: Region) => View,
       comm.scale(dst, src, op.mul ?? 1, op.div ?? 1);
       break;
     case "reduce": {
-      // dst <- a (op) src: with a third operand, bring a into dst first (unless dst is src).
-      const a = op.with ? resolve(op.with) : dst;
-      const sameAs = (x: View, y: View) => x.buffer === y.buffer && x.offset === y.offset;
-      if (sameAs(a, dst)) comm.reduceInto(dst, src, plan.call.op);
-      else if (sameAs(src, dst)) comm.reduceInto(dst, a, plan.call.op);
-      else {
-        comm.copy(dst, a);
-        comm.reduceInto(dst, src, plan.call.op);
-      }
+      // dst <- a (op) src, a being dst itself unless the step names another operand.
+      comm.reduceInto(dst, src, plan.call.op, op.with ? resolve(op.with) : undefined);
       break;
     }
     default:

@@ -6,12 +6,12 @@
  * which steps run together in which round. The ring all-reduce header keeps its n = 4 table;
  * the other tables are golden files under test/golden/explain/ that a test keeps current.
  */
-import { rankCall, specOf } from "../specs/index.js";
+import { specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import { cellText, compileAll, strideOf } from "./check.js";
 import { type Algorithm, type BufferName, type LocalOp, regionText, type Step, type Transfer } from "./dsl.js";
 import { interpret } from "./interpret.js";
-import { compile, type Plan, ScheduleError } from "./plan.js";
+import { type Plan, ScheduleError } from "./plan.js";
 import { type Cell, SymbolicMemory } from "./symbolic.js";
 
 /** The call explain shows by default: the spec's explain call (one element per chunk) at n ranks. */
@@ -50,33 +50,45 @@ function localText(l: LocalOp): string {
 export const stepText = (s: Step): string =>
   `${s.label}: ${[...s.transfers.map(transferText), ...s.local.map(localText)].join(" ")}`;
 
-/** One round of the table: each rank's k-th communication step and the local-only steps after it. */
-export interface Round {
-  /** Per rank, the steps of the round (empty where the rank has none). */
-  readonly steps: readonly (readonly Step[])[];
-  /** Per rank, what each buffer holds after the round. */
-  readonly after: readonly Record<BufferName, Cell[]>[];
+/** One row of explain's state table after a step: 'out[0]' and each rank's cell text ('' where the rank has none). */
+export interface StateRow {
+  readonly name: string;
+  readonly cells: string[];
+}
+
+/** One step of explain's table: each rank's operations and every rank's buffers after them. */
+export interface ExplainStep {
+  /** 'step 0 (local)' or 'step k', as printed. */
+  readonly title: string;
+  /** Per rank, what it does in this step ('-' for nothing), as printed. */
+  readonly ops: string[];
+  /** Per rank, the plan's step indices (the executor's 'step i' labels) that make up this step. */
+  readonly indices: number[][];
+  readonly rows: StateRow[];
 }
 
 export interface Explanation {
   readonly call: CollectiveCall;
-  readonly stride: number;
-  /** Round 0 holds the local steps before the first communication (and the initial state). */
-  readonly rounds: readonly Round[];
-  /** The checker's verdict ([] when it accepts the schedule). */
+  /** Step k: each rank's k-th communication step and the local-only steps after it (step 0: those before any). */
+  readonly steps: ExplainStep[];
+  /** The checker's verdict on the walk ([] when it goes through). */
   readonly errors: readonly string[];
-  /** Dataflow: per round of the critical path, per rank, the steps whose transfers complete then. */
+  /** Dataflow, each message one round: per round, per rank, the plan steps whose transfers complete then. */
   readonly dataflow: readonly (readonly (readonly number[])[])[];
+  readonly plans: readonly Plan[];
 }
 
-/** The walk behind the table (and the step-through page): rounds of steps with every rank's buffers after each. */
-export function explanation(alg: Algorithm, call: CollectiveCall): Explanation {
+/**
+ * explain's table as data, walked symbolically in steps order (the interpreter with the symbolic
+ * effect): what `explain` prints and the step-through page shows.
+ */
+export function explainSteps(alg: Algorithm, call: CollectiveCall): Explanation {
   const n = call.size;
   let plans: Plan[];
   try {
     plans = compileAll(alg, call);
   } catch (e) {
-    if (e instanceof ScheduleError) return { call, stride: 1, rounds: [], errors: [e.message], dataflow: [] };
+    if (e instanceof ScheduleError) return { call, steps: [], errors: [e.message], dataflow: [], plans: [] };
     throw e;
   }
   const stride = strideOf(plans);
@@ -89,27 +101,29 @@ export function explanation(alg: Algorithm, call: CollectiveCall): Explanation {
     output: sym.view(r, "output"),
     scratch: sym.view(r, "scratch"),
   });
-
-  // Per rank: rounds of [communication step + following local-only steps], with the state after each.
-  const perRank: { steps: Step[]; after: Record<BufferName, Cell[]> }[][] = plans.map((_, r) => [
-    { steps: [], after: snap(r) },
-  ]);
+  interface Round {
+    steps: Step[];
+    indices: number[];
+    after: Record<BufferName, Cell[]>;
+  }
+  const perRank: Round[][] = plans.map((_, r) => [{ steps: [], indices: [], after: snap(r) }]);
   const left = plans.map((p) => {
     const m = new Map<number, number>();
     for (const op of p.ops) m.set(op.step, (m.get(op.step) ?? 0) + 1);
     return m;
   });
-  const effects = sym.effects("steps");
-  const recordStep = (r: number, s: number) => {
+  const record = (r: number, s: number) => {
     const step = plans[r]?.steps[s] as Step;
-    const rounds = perRank[r]!;
-    if (step.transfers.length > 0) rounds.push({ steps: [step], after: snap(r) });
+    const rounds = perRank[r] as Round[];
+    if (step.transfers.length > 0) rounds.push({ steps: [step], indices: [s], after: snap(r) });
     else {
-      const last = rounds[rounds.length - 1]!;
+      const last = rounds[rounds.length - 1] as Round;
       last.steps.push(step);
+      last.indices.push(s);
       last.after = snap(r);
     }
   };
+  const effects = sym.effects("steps");
   const out = interpret(
     plans,
     {
@@ -119,47 +133,51 @@ export function explanation(alg: Algorithm, call: CollectiveCall): Explanation {
         const m = left[at.rank] as Map<number, number>;
         const k = (m.get(at.op.step) as number) - 1;
         m.set(at.op.step, k);
-        if (k === 0) recordStep(at.rank, at.op.step);
+        if (k === 0) record(at.rank, at.op.step);
       },
     },
     "steps",
   );
-  if (!out.complete) errors.push("the schedule deadlocks (see cclab verify for the checker's message)");
-  // Steps without operations (all-empty) still show in their rank's table.
-  plans.forEach((p, r) => {
-    p.steps.forEach((_, s) => {
-      if (!left[r]?.has(s)) recordStep(r, s);
-    });
-  });
+  if (!out.complete) errors.push("the schedule deadlocks (cclab verify gives the checker's message)");
 
   const total = Math.max(...perRank.map((x) => x.length));
-  const rounds: Round[] = [];
+  const steps: ExplainStep[] = [];
   for (let k = 0; k < total; k++) {
-    rounds.push({
-      steps: perRank.map((x) => x[k]?.steps ?? []),
-      after: perRank.map((x) => (x[Math.min(k, x.length - 1)] as { after: Record<BufferName, Cell[]> }).after),
+    if (k === 0 && perRank.every((x) => (x[0] as Round).steps.length === 0)) continue;
+    const state = (r: number) => {
+      const rs = perRank[r] as Round[];
+      return (rs[Math.min(k, rs.length - 1)] as Round).after;
+    };
+    steps.push({
+      title: k === 0 ? "step 0 (local)" : `step ${k}`,
+      ops: perRank.map((x) => {
+        const ss = x[k]?.steps ?? [];
+        return ss.length > 0 ? ss.map(stepText).join("; ") : "-";
+      }),
+      indices: perRank.map((x) => x[k]?.indices ?? []),
+      rows: stateRows(n, stride, state),
     });
   }
 
-  // Dataflow: which steps' transfers complete in which round.
+  // Dataflow, each message one round and every ready one at once: which steps' transfers complete when.
   const dataflow: number[][][] = [];
   interpret(
     plans,
     {
       done: ({ rank, op }, t) => {
         if (op.kind !== "send" && op.kind !== "recv") return;
-        const row = (dataflow[t] ??= Array.from({ length: n }, () => []));
+        const row = (dataflow[t - 1] ??= Array.from({ length: n }, () => []));
         const list = row[rank] as number[];
         if (!list.includes(op.step)) list.push(op.step);
       },
     },
     "dataflow",
   );
-  return { call, stride, rounds, errors, dataflow: dataflow.filter((x) => x !== undefined) };
+  return { call, steps, errors, dataflow: Array.from(dataflow, (x) => x ?? []), plans };
 }
 
 export function explain(alg: Algorithm, call: CollectiveCall = explainCall(alg, 4)): string {
-  const e = explanation(alg, call);
+  const e = explainSteps(alg, call);
   const n = call.size;
   const spec = specOf(call.collective);
   const lines: string[] = [];
@@ -170,49 +188,54 @@ export function explain(alg: Algorithm, call: CollectiveCall = explainCall(alg, 
   if (call.splits) lines.push(`splits[src][dst]: ${JSON.stringify(call.splits)}`);
   lines.push("cells: [0+1] holds ranks 0 and 1's contributions to that element; . not written");
   if (e.errors.length > 0) lines.push("", "the checker rejects this schedule:", ...e.errors.map((x) => `  ${x}`));
-  e.rounds.forEach((round, k) => {
-    if (k === 0 && round.steps.every((s) => s.length === 0)) return;
-    lines.push("", k === 0 ? "step 0 (local)" : `step ${k}`);
-    round.steps.forEach((ss, r) => {
-      lines.push(`  rank ${r}  ${ss.length > 0 ? ss.map(stepText).join("; ") : "-"}`);
+  for (const step of e.steps) {
+    lines.push("", step.title);
+    step.ops.forEach((o, r) => {
+      lines.push(`  rank ${r}  ${o}`);
     });
-    lines.push(...stateTable(n, e.stride, (r) => round.after[r] as Record<BufferName, Cell[]>));
-  });
-  const plans = Array.from({ length: n }, (_, r) => compile(alg, rankCall(call, r)));
-  const commSteps = Math.max(0, ...plans.map((p) => new Set(p.ops.filter((o) => o.peer >= 0).map((o) => o.step)).size));
+    lines.push(...stateTable(n, step.rows));
+  }
+  const commSteps = Math.max(
+    0,
+    ...e.plans.map((p) => new Set(p.ops.filter((o) => o.peer >= 0).map((o) => o.step)).size),
+  );
   const sent = Math.max(
     0,
-    ...plans.map((p) => p.ops.reduce((a, o) => a + (o.kind === "send" ? o.region.count : 0), 0)),
+    ...e.plans.map((p) => p.ops.reduce((a, o) => a + (o.kind === "send" ? o.region.count : 0), 0)),
   );
   lines.push(
     "",
     `cost: ${alg.cost.steps.text} steps, ${alg.cost.sent.text} elements sent per rank; here ${commSteps} steps, at most ${sent} elements sent by a rank`,
   );
-  const overlaps = overlapLines(e, plans);
+  const overlaps = overlapLines(e);
   if (overlaps.length > 0) {
-    lines.push(`dataflow: ${e.dataflow.length} rounds on the critical path; steps that overlap:`, ...overlaps);
+    lines.push(
+      `dataflow: ${e.dataflow.length} rounds deep (every ready message at once); steps that overlap:`,
+      ...overlaps,
+    );
   }
   return lines.join("\n");
 }
 
 /** Rounds in which one rank completes transfers of more than one step (dataflow overlap). */
-function overlapLines(e: Explanation, plans: readonly Plan[]): string[] {
+function overlapLines(e: Explanation): string[] {
   const out: string[] = [];
   e.dataflow.forEach((row, t) => {
     row.forEach((steps, r) => {
       if (steps.length < 2) return;
-      const names = steps.map((s) => `step ${s} (${plans[r]?.steps[s]?.label})`);
+      const names = steps.map((s) => `step ${s} (${e.plans[r]?.steps[s]?.label})`);
       out.push(`  round ${t + 1}  rank ${r}: ${names.join(" with ")}`);
     });
   });
   return out;
 }
 
-function stateTable(n: number, stride: number, state: (r: number) => Record<BufferName, Cell[]>): string[] {
-  const rows: { name: string; cells: string[] }[] = [];
+/** Rows of the state table: every output element, and scratch elements while some rank holds something there. */
+function stateRows(n: number, stride: number, state: (r: number) => Record<BufferName, Cell[]>): StateRow[] {
+  const rows: StateRow[] = [];
   for (const buf of ["output", "scratch"] as const) {
     const len = Math.max(...Array.from({ length: n }, (_, r) => state(r)[buf].length));
-    const bufRows: { name: string; cells: string[] }[] = [];
+    const bufRows: StateRow[] = [];
     for (let j = 0; j < len; j++) {
       const cells = Array.from({ length: n }, (_, r) => {
         const c = state(r)[buf][j];
@@ -220,9 +243,12 @@ function stateTable(n: number, stride: number, state: (r: number) => Record<Buff
       });
       bufRows.push({ name: `${buf === "output" ? "out" : "tmp"}[${j}]`, cells });
     }
-    // Scratch rows are shown only while some rank holds something there.
     if (buf === "output" || bufRows.some((row) => row.cells.some((c) => c !== "" && c !== "."))) rows.push(...bufRows);
   }
+  return rows;
+}
+
+function stateTable(n: number, rows: readonly StateRow[]): string[] {
   if (rows.length === 0) return [];
   const nameW = Math.max(...rows.map((r) => r.name.length)) + 2;
   const cellW = Math.max(8, ...rows.flatMap((r) => r.cells.map((c) => c.length + 2)));

@@ -292,21 +292,3 @@ function lastLocal(st: { plan: Plan; steps: StepRanges }, r: number): number {
   }
   return -1;
 }
-
-/**
- * The telephone model's timing: each rank sends one message and receives one at a time (full
- * duplex), each taking one round. Over a dataflow walk its finishing time is the schedule's
- * length in rounds where messages queue for a rank's link, as explain reports it.
- */
-export function ports(): Effects {
-  const sendFree = new Map<number, number>();
-  const recvFree = new Map<number, number>();
-  return {
-    transfer: (s, r, start) => {
-      const t = Math.max(start, sendFree.get(s.rank) ?? 0, recvFree.get(r.rank) ?? 0);
-      sendFree.set(s.rank, t + 1);
-      recvFree.set(r.rank, t + 1);
-      return t + 1;
-    },
-  };
-}

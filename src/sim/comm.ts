@@ -6,7 +6,7 @@
 
 import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, type HostView } from "../checks.js";
 import type { CallTag, Comm, OpOptions, P2POp, Work } from "../comm.js";
-import { type DataBuffer, HostBuffer, type View } from "../core/buffer.js";
+import { type DataBuffer, HostBuffer, sameView, type View } from "../core/buffer.js";
 import { type DType, parseDType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp, reduceArrays, scaleArrays } from "../core/op.js";
@@ -150,10 +150,16 @@ export class SimComm implements Comm {
     this.world.recordLocal(this.me, "copy", d);
   }
 
-  reduceInto(dst: View, src: View, op: ReduceOp): void {
-    const [d, s] = this.pair("reduceInto", dst, src);
+  reduceInto(dst: View, src: View, op: ReduceOp, a?: View): void {
+    let [d, s] = this.pair("reduceInto", dst, src);
     const rop = parseOp(op, { rank: this.rank, op: "reduceInto" });
     checkOpFitsDType(rop, d.buffer.dtype, { rank: this.rank, op: "reduceInto" });
+    if (a && !sameView(a, dst)) {
+      const [, x] = this.pair("reduceInto", dst, a);
+      // dst = a (op) src: where src is dst, reduce a into it (the op commutes bit for bit), else start from a.
+      if (sameView(src, dst)) s = x;
+      else copyElements(d.buffer.data, d.offset, x.buffer.data, x.offset, d.count);
+    }
     reduceArrays(d.buffer.dtype, combineOf(rop), d.buffer.data, d.offset, s.buffer.data, s.offset, d.count);
     this.world.recordLocal(this.me, "reduce", d);
   }

@@ -462,6 +462,7 @@ export class World {
       round: this.round,
       isFinished: (r) => this.ranks[r]!.finished,
     });
+    this.trace?.recordDeadlock({ at: this.round, blocked, cycle, message });
     for (const op of blockedOps) {
       this.unqueue(op);
       this.settle(op, new DeadlockError(message, blocked, cycle));

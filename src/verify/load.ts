@@ -8,7 +8,8 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { InvalidArgumentError } from "../core/errors.js";
 import type { Algorithm } from "../schedule/dsl.js";
-import { registerAlgorithm } from "../schedule/registry.js";
+import { allAlgorithms, registerAlgorithm } from "../schedule/registry.js";
+import { specOf } from "../specs/index.js";
 
 function isAlgorithm(x: unknown): x is Algorithm {
   return (
@@ -40,4 +41,17 @@ export async function loadAlgorithmFile(path: string): Promise<Algorithm[]> {
     out.push(withFile);
   }
   return out;
+}
+
+/** The algorithms a verify/bench/trace/explain invocation is about. */
+export async function selectAlgorithms(o: { collective?: string; algorithm?: string; algorithmFile?: string }) {
+  const loaded = o.algorithmFile ? await loadAlgorithmFile(o.algorithmFile) : undefined;
+  const collective =
+    o.collective === undefined ? undefined : specOf(o.collective, { op: "cclab", arg: "--collective" }).name;
+  const pool = loaded ?? allAlgorithms();
+  const chosen = pool.filter(
+    (a) => (!collective || a.collective === collective) && (!o.algorithm || a.name === o.algorithm),
+  );
+  if (chosen.length === 0) throw new Error("no algorithm matches the selection (see --collective, --algorithm)");
+  return chosen;
 }

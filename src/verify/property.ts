@@ -9,7 +9,7 @@
  * every order of reduction gives the same bits; every rank of an all-reduce must also end with
  * the same bytes as every other.
  *
- * The differential tests on real backends (src/backends/mpi/differential.ts) draw their cases
+ * The differential tests on real backends (src/verify/mpi-cases.ts) draw their cases
  * from the same arbitrary with a fixed `worldSize` (the process count the launcher started) and
  * fill inputs with the same `caseValues`.
  */
@@ -18,7 +18,7 @@ import { allocate, invoke } from "../collectives/dispatch.js";
 import { reference } from "../collectives/reference.js";
 import type { Comm } from "../comm.js";
 import { isHostBuffer, type View } from "../core/buffer.js";
-import { DTYPES, type DType, dtypeInfo, type TypedArray, toValues } from "../core/dtype.js";
+import { DTYPES, dtypeInfo, type TypedArray, toValues } from "../core/dtype.js";
 import { opLabel, type ReduceOp } from "../core/op.js";
 import { Rng } from "../core/random.js";
 import type { Algorithm } from "../schedule/dsl.js";
@@ -202,7 +202,7 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
   const results = await spawn(c.worldSize, run, { semantics: c.semantics, seed: c.seed, chaos: c.chaos });
   const group = results.filter((r): r is RankResult => r !== undefined);
   const want = reference(c, inputs);
-  return compareRanks(alg, c, group, want);
+  return compareRanks(c, group, want);
 }
 
 /**
@@ -210,7 +210,7 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
  * every rank of an all-reduce holds the same bytes as rank 0 (A3), and an out-of-place input is
  * unchanged (M1).
  */
-function compareRanks(alg: Algorithm, c: Case, group: readonly RankResult[], want: TypedArray[]): string | undefined {
+function compareRanks(c: Case, group: readonly RankResult[], want: TypedArray[]): string | undefined {
   const show = (a: TypedArray) => fmt(toValues(c.dtype, a));
   for (let r = 0; r < c.size; r++) {
     const g = group[r] as RankResult;

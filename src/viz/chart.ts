@@ -52,20 +52,23 @@ export function lineChartSvg(o: ChartOptions): string {
   const xMax = Math.max(...xs, xMin * 2);
   const lx = (v: number) => Math.log2(v);
   const yMax0 = Math.max(...ys, 1e-9);
-  const yMin0 = o.logY ? Math.min(...ys.filter((v) => v > 0), yMax0 / 10) : 0;
+  const yMin0 = o.logY ? Math.min(...ys.filter((v) => v > 0), yMax0) : 0;
   const ty = (v: number) => (o.logY ? Math.log10(v > 0 ? v : yMin0) : v);
-  const [y0, y1] = o.logY ? [Math.floor(ty(yMin0)), Math.ceil(ty(yMax0))] : [0, niceCeil(yMax0)];
+  // Log axis: the data's own range with a little room (not whole decades), so lines that differ
+  // by 3x fill the plot instead of sharing a corner of it.
+  const logRange = logAxis(yMin0, yMax0);
+  const [y0, y1] = o.logY ? [Math.log10(logRange.lo), Math.log10(logRange.hi)] : [0, niceCeil(yMax0)];
   const X = (v: number) => left + ((lx(v) - lx(xMin)) / (lx(xMax) - lx(xMin) || 1)) * plotW;
   const Y = (v: number) => top + plotH - ((ty(v) - y0) / (y1 - y0 || 1)) * plotH;
   const yText = (v: number) => (o.yIsTime ? timeText(v) : String(Number(v.toPrecision(4))));
   const body: string[] = [`<text x="${left}" y="30" font-size="17" font-weight="bold">${esc(o.title)}</text>`];
 
   // Axes and grid.
-  body.push('<g class="axes" font-size="11">');
+  body.push('<g class="axes" font-size="13">');
   body.push(
     `<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
-    `<text x="${left + plotW / 2}" y="${height - 22}" font-size="13" text-anchor="middle">${esc(o.xLabel)}</text>`,
-    `<text x="22" y="${top + plotH / 2}" font-size="13" text-anchor="middle" transform="rotate(-90 22 ${top + plotH / 2})">${esc(o.yLabel)}</text>`,
+    `<text x="${left + plotW / 2}" y="${height - 22}" font-size="14" text-anchor="middle">${esc(o.xLabel)}</text>`,
+    `<text x="22" y="${top + plotH / 2}" font-size="14" text-anchor="middle" transform="rotate(-90 22 ${top + plotH / 2})">${esc(o.yLabel)}</text>`,
   );
   // A grid line at every power of two; at most about 12 labels, so long size sweeps stay legible.
   const e0 = Math.ceil(lx(xMin));
@@ -80,7 +83,7 @@ export function lineChartSvg(o: ChartOptions): string {
     }
   }
   const yTicks: number[] = [];
-  if (o.logY) for (let e = y0; e <= y1; e++) yTicks.push(10 ** e);
+  if (o.logY) yTicks.push(...logRange.ticks);
   else for (let i = 0; i <= 5; i++) yTicks.push((y1 * i) / 5);
   for (const v of yTicks) {
     body.push(
@@ -126,11 +129,44 @@ export function lineChartSvg(o: ChartOptions): string {
     const ly = top + 10 + i * 20;
     body.push(
       `<line x1="${left + plotW + 14}" y1="${ly}" x2="${left + plotW + 38}" y2="${ly}" stroke="${c}" stroke-width="2"${dash}/>`,
-      `<text x="${left + plotW + 44}" y="${ly + 4}" font-size="12">${esc(s.name)}</text>`,
+      `<text x="${left + plotW + 44}" y="${ly + 5}" font-size="14">${esc(s.name)}</text>`,
     );
   });
   body.push("</g>");
   return svgDocument(width, height, o.title, body);
+}
+
+/**
+ * A log axis for data in [min, max]: bounds a little outside the data, and tick values at 1-2-5
+ * steps of each decade inside them (finer, 1..9, when that gives fewer than three; plain even
+ * steps when even that does, as for data within a factor of two).
+ */
+export function logAxis(min: number, max: number): { lo: number; hi: number; ticks: number[] } {
+  const a = min > 0 ? min : 1;
+  const b = Math.max(max, a * 1.0001);
+  const pad = (b / a) ** 0.06;
+  const lo = a / pad;
+  const hi = b * pad;
+  const within = (ms: number[]) => {
+    const out: number[] = [];
+    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++)
+      for (const m of ms) {
+        const v = Number((m * 10 ** e).toPrecision(6));
+        if (v >= lo && v <= hi) out.push(v);
+      }
+    return out;
+  };
+  for (const ms of [[1], [1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]]) {
+    const t = within(ms);
+    if (t.length >= 3 && t.length <= 12) return { lo, hi, ticks: t };
+  }
+  // Too narrow for round values per decade: about five even steps.
+  const raw = (hi - lo) / 5;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const step = ([1, 2, 5, 10].find((m) => m * p >= raw) ?? 10) * p;
+  const ticks: number[] = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi; v += step) ticks.push(Number(v.toPrecision(6)));
+  return { lo, hi, ticks };
 }
 
 /** 1, 2 or 5 times a power of ten, at least v. */

@@ -70,9 +70,9 @@ const RED = "#d62728";
 export function deadlockSvg(err: WaitFor): string {
   const { nodes, edges } = waitForGraph(err);
   const title = cycleTitle(err);
-  // 11 px monospace runs about 6.7 px a character.
-  const boxW = Math.max(150, ...nodes.flatMap((n) => n.ops.map((o) => `blocked in ${o}`.length * 6.8 + 28)));
-  const boxH = (n: Node) => 30 + Math.max(1, n.ops.length) * 15;
+  // 13 px monospace runs about 7.9 px a character.
+  const boxW = Math.max(170, ...nodes.flatMap((n) => n.ops.map((o) => `blocked in ${o}`.length * 8 + 32)));
+  const boxH = (n: Node) => 36 + Math.max(1, n.ops.length) * 18;
   const maxH = Math.max(...nodes.map(boxH), 45);
   const count = nodes.length;
   // Nodes on a circle big enough that neighbouring boxes do not touch.
@@ -90,7 +90,7 @@ export function deadlockSvg(err: WaitFor): string {
     pos.set(n.rank, { x: width / 2 + radius * Math.cos(a), y: cy + ry * Math.sin(a), h: boxH(n) });
   });
 
-  const body: string[] = [`<text x="20" y="30" font-size="17" font-weight="bold">${esc(title)}</text>`];
+  const body: string[] = [`<text x="20" y="30" font-size="18" font-weight="bold">${esc(title)}</text>`];
   body.push('<g class="edges">');
   for (const e of edges) {
     const a = pos.get(e.from);
@@ -114,7 +114,7 @@ export function deadlockSvg(err: WaitFor): string {
     body.push(
       `<g class="${cls}" data-from="${e.from}" data-to="${e.to}"><title>${esc(text)}</title>`,
       `<path d="M${px(p1.x)},${px(p1.y)} Q${px(qx)},${px(qy)} ${px(p2.x)},${px(p2.y)}" fill="none" stroke="${color}" stroke-width="${wdt}" marker-end="url(#${e.inCycle ? "head-red" : "head-grey"})"/>`,
-      `<text x="${px(qx)}" y="${px(qy + 4)}" font-size="11" text-anchor="middle" fill="${color}" stroke="#fff" stroke-width="3" paint-order="stroke">waits for (${e.kind})</text>`,
+      `<text x="${px(qx)}" y="${px(qy + 4)}" font-size="13" text-anchor="middle" fill="${color}" stroke="#fff" stroke-width="3" paint-order="stroke">waits for (${e.kind})</text>`,
       "</g>",
     );
   }
@@ -130,19 +130,19 @@ export function deadlockSvg(err: WaitFor): string {
     body.push(
       `<g class="${inCycle ? "node cycle" : "node"}" data-rank="${n.rank}">`,
       `<rect x="${px(x0)}" y="${px(y0)}" width="${px(boxW)}" height="${p.h}" rx="8" fill="${fill}" stroke="${stroke}" stroke-width="${inCycle ? 2.5 : 1.2}"/>`,
-      `<text x="${px(p.x)}" y="${px(y0 + 20)}" font-size="14" font-weight="bold" text-anchor="middle">rank ${n.rank}</text>`,
+      `<text x="${px(p.x)}" y="${px(y0 + 22)}" font-size="16" font-weight="bold" text-anchor="middle">rank ${n.rank}</text>`,
     );
     const lines = n.ops.length > 0 ? n.ops.map((o) => `blocked in ${o}`) : ["not blocked (finished or elsewhere)"];
     lines.forEach((l, i) => {
       body.push(
-        `<text x="${px(p.x)}" y="${px(y0 + 38 + i * 15)}" font-size="11" font-family="Menlo, Consolas, monospace" text-anchor="middle">${esc(l)}</text>`,
+        `<text x="${px(p.x)}" y="${px(y0 + 44 + i * 18)}" font-size="13" font-family="Menlo, Consolas, monospace" text-anchor="middle">${esc(l)}</text>`,
       );
     });
     body.push("</g>");
   }
   body.push("</g>");
   body.push(
-    `<text x="20" y="${px(height - 20)}" font-size="11" fill="#555">red: the wait-for cycle; an arrow a -> b means rank a cannot finish its operation until rank b posts the matching one</text>`,
+    `<text x="20" y="${px(height - 20)}" font-size="13" fill="#555">red: the wait-for cycle; an arrow a -> b means rank a cannot finish its operation until rank b posts the matching one</text>`,
   );
   const head = (id: string, c: string) =>
     `<marker id="${id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="${c}"/></marker>`;
@@ -169,8 +169,9 @@ export function deadlockDot(err: WaitFor): string {
     "digraph deadlock {",
     `  label=${dotString(cycleTitle(err))};`,
     "  labelloc=t;",
-    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];',
-    '  edge [fontname="Helvetica", fontsize=10];',
+    '  graph [fontname="Courier", fontsize=17, pad=0.3, nodesep=0.7, ranksep=0.9];',
+    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Courier", fontsize=14, margin="0.25,0.12"];',
+    '  edge [fontname="Courier", fontsize=13];',
   ];
   for (const n of nodes) {
     const text = [`rank ${n.rank}`, ...(n.ops.length > 0 ? n.ops.map((o) => `blocked in ${o}`) : ["not blocked"])];

@@ -11,6 +11,5 @@ export {
   stepOf,
   stepStarts,
   type TraceSvgOptions,
-  traceHtml,
   traceSvg,
 } from "./trace.js";

@@ -212,24 +212,39 @@ export const P2P_CASES: [string, (c: Comm) => Promise<void>][] = [
   ],
 ];
 
-/** Last: it aborts every communicator of the process. */
+/**
+ * Last: it aborts every communicator of rank 0's process. The other ranks stay alive (a store
+ * barrier) until rank 0 has seen its timeout: on one shared GPU every connection is NCCL's socket
+ * transport, and a peer whose process exits closes it, so rank 0 would get ncclRemoteError
+ * ("Connection closed by remote peer") long before its timeout.
+ */
 export const TIMEOUT_CASE: [string, (c: Comm, setTimeoutMs: (ms: number) => void) => Promise<void>] = [
   "a receive nobody sends to times out, naming rank, peer and label, and aborts",
   async (c, setTimeoutMs) => {
-    if (c.rank !== 0) return;
-    setTimeoutMs(1500);
-    const r = c.alloc("int32", 1);
-    // Where NCCL still has to connect to the peer, the receive itself cannot be enqueued and times
-    // out; otherwise it is enqueued and synchronize times out. Either names the receive.
-    await expectReject(
-      (async () => {
-        await c.recv(view(r), c.size - 1, { label: "never sent" });
-        await c.synchronize();
-      })(),
-      TimeoutError,
-      new RegExp(`did not complete within 1\\.5 s.*rank 0: recv from peer ${c.size - 1} \\(never sent\\)`),
-      "timeout",
-    );
-    await expectReject(c.send(view(r), 1 % c.size), AbortError, /aborted/, "after the abort");
+    const nccl = findLayer(c, (x): x is NcclComm => x instanceof NcclComm);
+    check(nccl, "an NcclComm underneath");
+    const released = `${nccl.key}/timeout-case/done`;
+    if (c.rank !== 0) {
+      await nccl.proc.store.get(released, 120_000);
+      return;
+    }
+    try {
+      setTimeoutMs(1500);
+      const r = c.alloc("int32", 1);
+      // Where NCCL still has to connect to the peer, the receive itself cannot be enqueued and times
+      // out; otherwise it is enqueued and synchronize times out. Either names the receive.
+      await expectReject(
+        (async () => {
+          await c.recv(view(r), c.size - 1, { label: "never sent" });
+          await c.synchronize();
+        })(),
+        TimeoutError,
+        new RegExp(`did not complete within 1\\.5 s.*rank 0: recv from peer ${c.size - 1} \\(never sent\\)`),
+        "timeout",
+      );
+      await expectReject(c.send(view(r), 1 % c.size), AbortError, /aborted/, "after the abort");
+    } finally {
+      await nccl.proc.store.set(released, "1");
+    }
   },
 ];

@@ -13,15 +13,16 @@
 
 import { checkP2POps, checkPeer, checkSplitRanks, checkView } from "../../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
-import type { DataBuffer, View } from "../../core/buffer.js";
+import { type DataBuffer, sameView, type View } from "../../core/buffer.js";
 import { type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
-import { AbortError, InvalidArgumentError } from "../../core/errors.js";
+import { AbortError, EngineError, InvalidArgumentError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
 import { type KVStore, ownKey } from "../../kvstore.js";
 import { toEngineError } from "../../native/load.js";
 import { NonMemberComm } from "../../nonmember.js";
 import { NcclBuiltin } from "./builtin.js";
 import { type CommRef, type DeviceBuffer, isDeviceBuffer, type NcclDevice, type P2PItem } from "./device.js";
+import { sharedGpuHint } from "./env.js";
 
 /** Shared by every communicator of this process. */
 export interface NcclProcess {
@@ -190,11 +191,19 @@ export class NcclComm implements Comm, CommRef {
     );
   }
 
-  reduceInto(dst: View, src: View, op: ReduceOp): void {
+  reduceInto(dst: View, src: View, op: ReduceOp, a?: View): void {
     this.sameShape("reduceInto", dst, src);
     const o = parseOp(op, { rank: this.rank, op: "reduceInto" });
     checkOpFitsDType(o, dst.buffer.dtype, { rank: this.rank, op: "reduceInto" });
     if (dst.count === 0) return;
+    if (a && !sameView(a, dst)) {
+      // dst = a (op) src: where src is dst, reduce a into it (the op commutes bit for bit), else start from a.
+      if (sameView(src, dst)) {
+        this.reduceInto(dst, a, op);
+        return;
+      }
+      this.copy(dst, a);
+    }
     const d = dst.buffer as DeviceBuffer;
     const s = src.buffer as DeviceBuffer;
     const b = elementBytes(dst);
@@ -255,15 +264,9 @@ export class NcclComm implements Comm, CommRef {
     this.destroyed = true;
     const dev = this.device;
     dev.dropPending(this, new InvalidArgumentError({ rank: this.rank, op: "destroy" }, "destroyed before the wait"));
-    dev.comms.delete(this);
-    if (this.aborted) return;
-    // ncclCommAbort, not ncclCommDestroy: destroy is an intra-node collective in recent NCCL and
-    // would hang where a peer already failed or aborted; abort is local (torch's shutdown does the same).
-    try {
-      dev.native.commAbort(this.handle);
-    } catch {
-      // Nothing more can be done for it.
-    }
+    // Finalize, then ncclCommDestroy (polled, never blocking; aborted on an error or past the
+    // timeout): ncclCommAbort here would drop sends NCCL's proxy still holds for a peer.
+    dev.retire(this);
   }
 }
 
@@ -302,9 +305,17 @@ export async function createComm(proc: NcclProcess, o: CreateCommOptions): Promi
   try {
     handle = native.commInitRank(o.size, id, o.rank, proc.blocking);
   } catch (e) {
-    throw toEngineError(e, where);
+    const err = toEngineError(e, where);
+    if (!(err instanceof EngineError) || !sharedGpuHint(err.engineMessage)) throw err;
+    throw new EngineError(err.engine, err.code, err.engineMessage + sharedGpuHint(err.engineMessage), where);
   }
   const ref: CommRef = { handle, rank: o.rank };
-  await dev.commReady(ref, where);
+  // Live while it initialises: polled for errors, aborted on a timeout, an error or process exit.
+  dev.comms.add(ref);
+  try {
+    await dev.commReady(ref, where);
+  } finally {
+    dev.comms.delete(ref);
+  }
   return new NcclComm(proc, handle, o.rank, o.size, o.worldRanks, o.key);
 }

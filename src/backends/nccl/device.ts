@@ -13,14 +13,24 @@
  * Non-blocking communicators (NCCL >= 2.14): ncclGroupEnd and collectives may return
  * ncclInProgress; nothing else is enqueued until ncclCommGetAsyncError says ncclSuccess, so the
  * stream keeps the host's order. While anything is awaited, every live communicator's async
- * error is polled; an error aborts that communicator (ncclCommAbort) and fails every waiter with
- * an EngineError naming the rank and the operation; a deadline aborts them all with a TimeoutError.
+ * error is polled (those still initialising included); an error aborts that communicator
+ * (ncclCommAbort) and fails every waiter with an EngineError naming the rank and the operation;
+ * a deadline aborts them all with a TimeoutError.
+ *
+ * Teardown: a communicator destroyed on the success path is finalized (ncclCommFinalize, polled
+ * until NCCL has flushed what it still holds, its proxy's queued sends included), then
+ * ncclCommDestroy; an error, or a finalize past the deadline, aborts it instead. At process exit
+ * (close) finalizing communicators get a bounded synchronous wait and everything else is aborted.
+ *
+ * Events: only groups holding isend/irecv get a completion event (Work.test() asks it); once an
+ * event later on the stream is seen complete, every earlier one is too, and goes back to the pool.
  */
 import type { DataBuffer } from "../../core/buffer.js";
 import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { AbortError, EngineError, InvalidArgumentError, TimeoutError } from "../../core/errors.js";
 import { toEngineError } from "../../native/load.js";
 import { type DevicePtr, type NativeNccl, NCCL_RESULT } from "../../native/types.js";
+import { sharedGpuHint } from "./env.js";
 
 /** What the device needs of a communicator. */
 export interface CommRef {
@@ -76,7 +86,12 @@ export interface P2PItem {
 /** A posted NCCL group (or collective) until its kernels are on the stream. */
 class Enqueue {
   state: "enqueuing" | "enqueued" | "failed" = "enqueuing";
+  /** The completion event (0: none, or given back once the group was seen complete). */
   event = 0;
+  /** Position of the event on the stream (see NcclDevice.passed). */
+  seq = 0;
+  /** Seen complete on the device. */
+  complete = false;
   deadline = Number.POSITIVE_INFINITY;
   readonly enqueued: Promise<void>;
   private resolveFn!: () => void;
@@ -85,6 +100,10 @@ class Enqueue {
     readonly comms: readonly CommRef[],
     readonly what: string,
     readonly keep: readonly unknown[],
+    /** isend/irecv in it may ask whether it completed: record an event after it. */
+    readonly needsEvent = false,
+    /** A communicator being created (commReady), not work on the stream. */
+    readonly init = false,
   ) {
     this.enqueued = new Promise((res, rej) => {
       this.resolveFn = res;
@@ -92,10 +111,9 @@ class Enqueue {
     });
     this.enqueued.catch(() => {});
   }
-  done(event: number): void {
+  done(): void {
     if (this.state !== "enqueuing") return;
     this.state = "enqueued";
-    this.event = event;
     this.resolveFn();
   }
   fail(e: unknown): void {
@@ -135,6 +153,7 @@ export class NcclWork {
 
 interface StreamWaiter {
   readonly event: number;
+  readonly seq: number;
   readonly what: string;
   readonly deadline: number;
   readonly timeoutMs: number;
@@ -151,6 +170,10 @@ export interface NcclDeviceOptions {
 }
 
 const IDLE_IMMEDIATE_POLLS = 256;
+/** Groups with an unobserved completion event before record() checks the oldest (bounds the pool). */
+const RECLAIM_AFTER = 16;
+/** At process exit, the longest synchronous wait for communicators still finalizing. */
+const EXIT_FINALIZE_MS = 30_000;
 
 export class NcclDevice {
   readonly native: NativeNccl;
@@ -165,6 +188,13 @@ export class NcclDevice {
   private readonly waiters = new Set<StreamWaiter>();
   private readonly readyWaiters = new Set<{ resolve: () => void; reject: (e: unknown) => void }>();
   private readonly events: number[] = [];
+  /** Groups whose completion event is recorded and not yet seen complete, in stream order. */
+  private recorded: Enqueue[] = [];
+  private seq = 0;
+  private passedSeq = 0;
+  /** Destroyed communicators being finalized, with their deadlines. */
+  private readonly finalizing = new Map<CommRef, number>();
+  private readonly finalizedWaiters = new Set<() => void>();
   private readonly deferredFrees: DevicePtr[] = [];
   private readonly recent: string[] = [];
   private scheduled = false;
@@ -277,10 +307,10 @@ export class NcclDevice {
       for (const w of works) w.error = err;
       throw err;
     }
-    const g = new Enqueue(comms, what, items);
+    const g = new Enqueue(comms, what, items, works.length > 0);
     for (const w of works) w.group = g;
     if (rc === NCCL_RESULT.inProgress) this.track(g);
-    else g.done(this.record());
+    else this.enqueued(g);
     return g;
   }
 
@@ -304,7 +334,7 @@ export class NcclDevice {
 
   /** Waits until a non-blocking communicator (being created) is ready. */
   async commReady(comm: CommRef, what: string): Promise<void> {
-    const g = new Enqueue([comm], what, []);
+    const g = new Enqueue([comm], what, [], false, true);
     this.track(g);
     await g.enqueued;
   }
@@ -320,39 +350,76 @@ export class NcclDevice {
 
   /** Whether everything up to the group's end has completed on the device. */
   completed(g: Enqueue | undefined): boolean {
-    if (!g || g.state === "failed") return true;
+    if (!g || g.state === "failed" || g.complete) return true;
     if (g.state === "enqueuing") {
       this.poll();
       const now = g.state as Enqueue["state"];
       if (now !== "enqueued") return now === "failed";
     }
+    let done: boolean;
     try {
-      return this.native.eventQuery(g.event);
+      done = this.native.eventQuery(g.event);
     } catch (e) {
       throw toEngineError(e, g.what);
     }
+    if (done) this.passed(g.seq);
+    return done;
   }
 
   /** Settles once everything enqueued so far (held isend/irecv included) has completed on the device. */
   async idle(what: string, timeoutMs = this.timeoutMs): Promise<void> {
     if (this.pending.length > 0) await this.flush([], what);
     await this.ready();
-    const event = this.record();
+    const { event, seq } = this.record();
     await new Promise<void>((resolve, reject) => {
-      this.waiters.add({ event, what, deadline: Date.now() + timeoutMs, timeoutMs, resolve, reject });
+      this.waiters.add({ event, seq, what, deadline: Date.now() + timeoutMs, timeoutMs, resolve, reject });
       this.idlePolls = 0;
       this.schedule();
     });
   }
 
-  private record(): number {
+  /** Records an event (from the pool where one is free) after everything enqueued so far. */
+  private record(): { event: number; seq: number } {
+    if (this.recorded.length >= RECLAIM_AFTER) this.reclaim();
     const e = this.events.pop() ?? this.native.eventCreate();
     try {
       this.native.eventRecord(e, this.stream);
     } catch (err) {
+      this.events.push(e);
       throw toEngineError(err, "cudaEventRecord");
     }
-    return e;
+    return { event: e, seq: ++this.seq };
+  }
+
+  /** A group's kernels are on the stream: settle it, with a completion event where isend/irecv need one. */
+  private enqueued(g: Enqueue): void {
+    if (g.state !== "enqueuing") return;
+    if (g.needsEvent) {
+      const { event, seq } = this.record();
+      g.event = event;
+      g.seq = seq;
+      this.recorded.push(g);
+    }
+    g.done();
+  }
+
+  /** Everything recorded up to `seq` has completed (one stream, in order): give those groups' events back. */
+  private passed(seq: number): void {
+    if (seq > this.passedSeq) this.passedSeq = seq;
+    while (this.recorded.length > 0 && this.recorded[0]!.seq <= this.passedSeq) {
+      const g = this.recorded.shift()!;
+      g.complete = true;
+      this.events.push(g.event);
+      g.event = 0;
+    }
+  }
+
+  /** Gives back the events of the oldest groups that have completed. */
+  private reclaim(): void {
+    for (let g = this.recorded[0]; g; g = this.recorded[0]) {
+      if (!safe(() => this.native.eventQuery(g!.event), false)) return;
+      this.passed(g.seq);
+    }
   }
 
   private track(g: Enqueue): void {
@@ -364,7 +431,13 @@ export class NcclDevice {
 
   private schedule(): void {
     if (this.scheduled || this.closed) return;
-    if (this.waiters.size === 0 && this.enqueuing.length === 0 && this.readyWaiters.size === 0) return;
+    if (
+      this.waiters.size === 0 &&
+      this.enqueuing.length === 0 &&
+      this.readyWaiters.size === 0 &&
+      this.finalizing.size === 0
+    )
+      return;
     this.scheduled = true;
     const run = () => {
       this.scheduled = false;
@@ -408,7 +481,7 @@ export class NcclDevice {
         progressed = true;
       } else if (codes.every((c) => c === NCCL_RESULT.success)) {
         this.unqueue(g);
-        g.done(this.record());
+        this.enqueued(g);
         progressed = true;
       } else if (now > g.deadline) {
         this.timeout(g.what, this.timeoutMs);
@@ -436,6 +509,7 @@ export class NcclDevice {
       if (done) {
         this.waiters.delete(w);
         this.events.push(w.event);
+        this.passed(w.seq);
         w.resolve();
         progressed = true;
       } else if (now > w.deadline) {
@@ -443,6 +517,7 @@ export class NcclDevice {
         progressed = true;
       }
     }
+    if (this.finalizing.size > 0 && this.pollFinalizing(now)) progressed = true;
     this.idlePolls = progressed ? 0 : this.idlePolls + 1;
   }
 
@@ -453,9 +528,9 @@ export class NcclDevice {
 
   /** NCCL reported an error on `c`: abort it and fail everything waiting (the stream is shared). */
   private broken(c: CommRef, code: number): void {
-    const last = safe(() => this.native.lastError(c.handle), "");
-    const msg = `${safe(() => this.native.errorString(code), `NCCL error ${code}`)}${last ? ` (${last})` : ""}`;
-    const where = this.recent[this.recent.length - 1] ?? `rank ${c.rank}: communicator`;
+    const msg = ncclErrorText(this.native, c, code);
+    const init = this.enqueuing.find((g) => g.init && g.comms.includes(c));
+    const where = init?.what ?? this.recent[this.recent.length - 1] ?? `rank ${c.rank}: communicator`;
     const err = new EngineError("nccl", code, msg, `${where} (asynchronous error; ncclCommAbort called)`);
     this.abortComm(c, err);
     this.failAll(err);
@@ -504,13 +579,128 @@ export class NcclDevice {
     this.pending = keep;
   }
 
-  /** Process exit: abort what is still live so CUDA teardown cannot hang on a stuck kernel. */
-  close(): void {
+  /**
+   * The success path's teardown of `c` (NcclComm.destroy): ncclCommFinalize, which flushes what
+   * NCCL still holds for it (sends queued in its proxy included), polled until done, then
+   * ncclCommDestroy. ncclCommAbort instead would drop those sends, and a peer still receiving
+   * them would fail. An error, or no end within the timeout, aborts it.
+   */
+  retire(c: CommRef): void {
+    this.comms.delete(c);
+    if (c.aborted) return;
+    let rc: number;
+    try {
+      rc = this.native.commFinalize(c.handle);
+    } catch (e) {
+      this.finalizeFailed(c, asError(toEngineError(e, `rank ${c.rank}: ncclCommFinalize`)));
+      return;
+    }
+    if (rc === NCCL_RESULT.inProgress) {
+      this.finalizing.set(c, Date.now() + this.timeoutMs);
+      this.idlePolls = 0;
+      this.schedule();
+    } else {
+      this.destroyComm(c);
+    }
+  }
+
+  /** Resolves once no destroyed communicator is still finalizing. */
+  finalized(): Promise<void> {
+    if (this.finalizing.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.finalizedWaiters.add(resolve));
+  }
+
+  /** One pass over the finalizing communicators; true if any finished. `deadlines` false: exit's own bound applies. */
+  private pollFinalizing(now: number, deadlines = true): boolean {
+    let progressed = false;
+    for (const [c, deadline] of [...this.finalizing]) {
+      const code = safe(() => this.native.commGetAsyncError(c.handle), NCCL_RESULT.internalError);
+      if (code === NCCL_RESULT.success) {
+        this.finalizing.delete(c);
+        this.destroyComm(c);
+      } else if (code !== NCCL_RESULT.inProgress) {
+        this.finalizing.delete(c);
+        const err = new EngineError(
+          "nccl",
+          code,
+          ncclErrorText(this.native, c, code),
+          `rank ${c.rank}: ncclCommFinalize`,
+        );
+        this.finalizeFailed(c, err);
+      } else if (deadlines && now > deadline) {
+        this.finalizing.delete(c);
+        this.finalizeFailed(
+          c,
+          new TimeoutError(`rank ${c.rank}: ncclCommFinalize did not complete within ${this.timeoutMs / 1000} s`),
+        );
+      } else {
+        continue;
+      }
+      progressed = true;
+    }
+    if (this.finalizing.size === 0) {
+      for (const w of this.finalizedWaiters) w();
+      this.finalizedWaiters.clear();
+    }
+    return progressed;
+  }
+
+  private destroyComm(c: CommRef): void {
+    try {
+      this.native.commDestroy(c.handle);
+    } catch (e) {
+      this.onAbort(asError(toEngineError(e, `rank ${c.rank}: ncclCommDestroy`)));
+    }
+  }
+
+  /** Finalizing failed: abort instead, and say so (nobody waits on a destroyed communicator). */
+  private finalizeFailed(c: CommRef, err: Error): void {
+    this.abortComm(c, err);
+    this.onAbort(new AbortError(`${err.message}; ncclCommAbort called instead`));
+  }
+
+  /**
+   * Process exit: communicators still finalizing get a bounded synchronous wait (there is no
+   * event loop left to poll from) unless the process is `failing` (then, as everything else still
+   * live, initialising ones included, they are aborted, so CUDA teardown cannot hang on a stuck
+   * kernel and a failed rank does not linger).
+   */
+  close(failing = false): void {
     if (this.closed) return;
+    const until = failing ? 0 : Date.now() + Math.min(this.timeoutMs, EXIT_FINALIZE_MS);
+    const nap = new Int32Array(new SharedArrayBuffer(4));
+    while (this.finalizing.size > 0 && Date.now() < until) {
+      this.pollFinalizing(Date.now(), false);
+      if (this.finalizing.size > 0) Atomics.wait(nap, 0, 0, 1);
+    }
+    for (const c of [...this.finalizing.keys()]) {
+      this.finalizing.delete(c);
+      this.abortComm(c, new AbortError("process exit while ncclCommFinalize was still running"));
+    }
+    for (const w of this.finalizedWaiters) w();
+    this.finalizedWaiters.clear();
     for (const c of [...this.comms]) this.abortComm(c, new AbortError("process exit"));
     this.closed = true;
   }
 }
+
+/**
+ * NCCL's text for an error code plus ncclGetLastError where that is fresh (the addon returns ''
+ * when the process-wide text did not change since the last call that succeeded), and what a
+ * remote error nearly always means here.
+ */
+function ncclErrorText(native: NativeNccl, c: CommRef, code: number): string {
+  const last = safe(() => native.lastError(c.handle), "");
+  let msg = `${safe(() => native.errorString(code), `NCCL error ${code}`)}${last ? ` (${last})` : ""}`;
+  if (code === NCCL_RESULT.remoteError) {
+    msg +=
+      "; a peer rank's process exited or closed its connection while this rank still had operations with it" +
+      " (did a rank return, fail or destroy its communicator early?)";
+  }
+  return msg + sharedGpuHint(last);
+}
+
+const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 function safe<T>(f: () => T, fallback: T): T {
   try {

@@ -8,6 +8,7 @@
  * compiled with CUDA (CMake found nvcc), libnccl.so.2 loads (src/native/nccl.ts lists where it
  * looks), and the CUDA runtime sees a device.
  */
+import { readdirSync } from "node:fs";
 import type { Comm } from "../../comm.js";
 import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View, view } from "../../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../../core/dtype.js";
@@ -24,7 +25,7 @@ export { NonMemberComm } from "../../nonmember.js";
 export { NcclBuiltin } from "./builtin.js";
 export { NcclComm, type NcclProcess } from "./comm.js";
 export { DeviceBuffer, isDeviceBuffer, NcclDevice } from "./device.js";
-export { sharedGpuEnv } from "./env.js";
+export { type SharedGpuPath, sharedGpuEnv } from "./env.js";
 
 export const NCCL_HINTS = {
   addon: "build the native addon: npm run build:native (needs cmake, make or ninja, and a C++ compiler)",
@@ -73,14 +74,36 @@ function nativeNccl(): { nccl: NativeNccl; path: string } | NcclProblem {
   return { nccl: l.addon.nccl, path: l.path };
 }
 
+/** The NVIDIA kernel driver lists each GPU here; what is known of GPUs where the addon cannot ask CUDA. */
+export const NVIDIA_PROC_GPUS = "/proc/driver/nvidia/gpus";
+
+function listedGpus(): number {
+  try {
+    return readdirSync(NVIDIA_PROC_GPUS).length;
+  } catch {
+    return 0;
+  }
+}
+
 function cudaVersion(v: number): string {
   return v > 0 ? `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}` : "none";
+}
+
+function noListedGpu(): NcclProblem {
+  return {
+    what: "device",
+    reason: `no NVIDIA GPU: the NVIDIA driver lists none (${NVIDIA_PROC_GPUS} is absent or empty)`,
+    hint: NCCL_HINTS.device,
+  };
 }
 
 /** Everything that stands between this machine and the nccl backend (all of it, not just the first). */
 export function ncclDiagnose(env: NodeJS.ProcessEnv = process.env, native?: NativeNccl): NcclDiagnosis {
   const n = native ? { nccl: native, path: "(given)" } : nativeNccl();
-  if ("what" in n) return { ok: false, problems: [n], cuda: false, devices: 0, driverVersion: 0 };
+  if ("what" in n) {
+    const devices = listedGpus();
+    return { ok: false, problems: devices ? [n] : [n, noListedGpu()], cuda: false, devices, driverVersion: 0 };
+  }
   const problems: NcclProblem[] = [];
   const nccl = n.nccl;
   if (!nccl.cuda) {
@@ -94,7 +117,11 @@ export function ncclDiagnose(env: NodeJS.ProcessEnv = process.env, native?: Nati
   if (!lib.ok) problems.push({ what: "nccl", reason: lib.reason, hint: NCCL_HINTS.nccl });
   let devices = 0;
   const driverVersion = safe(() => nccl.driverVersion(), 0);
-  if (nccl.cuda) {
+  if (!nccl.cuda) {
+    // No CUDA runtime to ask: the driver's own list says whether there is a GPU at all.
+    devices = listedGpus();
+    if (devices === 0) problems.push(noListedGpu());
+  } else {
     try {
       devices = nccl.deviceCount();
       if (devices === 0) throw new Error("cudaGetDeviceCount found 0 devices");
@@ -102,7 +129,7 @@ export function ncclDiagnose(env: NodeJS.ProcessEnv = process.env, native?: Nati
       const why = e instanceof Error ? e.message : String(e);
       problems.push({
         what: "device",
-        reason: `no CUDA device: ${why} (CUDA driver: ${cudaVersion(driverVersion)}; runtime compiled in: ${cudaVersion(nccl.cudaRuntimeVersion)})`,
+        reason: `no GPU visible to CUDA: ${why} (CUDA driver: ${cudaVersion(driverVersion)}; runtime compiled in: ${cudaVersion(nccl.cudaRuntimeVersion)})`,
         hint: NCCL_HINTS.device,
       });
     }
@@ -148,7 +175,7 @@ export interface InitNcclOptions {
   readonly blocking?: boolean;
   /** Called with the error after an asynchronous NCCL error or a timeout aborted the communicators. */
   readonly onAbort?: (e: Error) => void;
-  /** A stand-in for the native binding (tests: fake.ts); skips the availability checks. */
+  /** A stand-in for the native binding (tests: test/support/nccl-fake.ts); skips the availability checks. */
   readonly native?: NativeNccl;
 }
 
@@ -192,7 +219,14 @@ export async function initNccl(o: InitNcclOptions): Promise<NcclComm> {
   const index = o.device ?? (env.CCLAB_NCCL_DEVICE ? Number(env.CCLAB_NCCL_DEVICE) : localRank % Math.max(1, devices));
   if (!o.native) {
     // Ranks sharing a GPU, started by something other than cclab run: apply its per-rank settings here.
-    const shared = sharedGpuEnv({ rank: o.rank, localSize, size: o.size, deviceCount: devices, env });
+    const shared = sharedGpuEnv({
+      rank: o.rank,
+      localSize,
+      size: o.size,
+      deviceCount: devices,
+      ncclVersion: library?.version,
+      env,
+    });
     const fresh = Object.entries(shared.vars);
     for (const [k, v] of fresh) env[k] = v;
     if (fresh.length > 0 && o.rank === 0 && shared.warning) process.stderr.write(`${shared.warning}\n`);
@@ -204,7 +238,8 @@ export async function initNccl(o: InitNcclOptions): Promise<NcclComm> {
     if (!processDevice) {
       processDevice = new NcclDevice({ native, index, timeoutMs, onAbort: o.onAbort });
       const dev = processDevice;
-      process.on("exit", () => dev.close());
+      // A failing exit aborts at once; a clean one lets finalizing communicators finish.
+      process.on("exit", (code) => dev.close(code !== 0));
     }
     device = processDevice;
     device.timeoutMs = timeoutMs;
@@ -232,10 +267,12 @@ export function ncclLaunchEnv(o: { nprocs: number; nnodes: number }): {
   const n = nativeNccl();
   if ("what" in n || !n.nccl.cuda) return { perRank: () => ({}) };
   const devices = safe(() => n.nccl.deviceCount(), 0);
-  const size = o.nprocs * o.nnodes;
-  const first = sharedGpuEnv({ rank: 0, localSize: o.nprocs, size, deviceCount: devices });
+  const lib = loadNcclLibrary(n.nccl);
+  const base = { localSize: o.nprocs, size: o.nprocs * o.nnodes, deviceCount: devices };
+  const ncclVersion = lib.ok ? lib.version : undefined;
+  const first = sharedGpuEnv({ rank: 0, ...base, ncclVersion });
   return {
-    perRank: (rank) => sharedGpuEnv({ rank, localSize: o.nprocs, size, deviceCount: devices }).vars,
+    perRank: (rank) => sharedGpuEnv({ rank, ...base, ncclVersion }).vars,
     warning: first.warning,
   };
 }

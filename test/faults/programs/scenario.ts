@@ -8,8 +8,8 @@ import { createHash } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { allReduce, barrier, broadcast, broadcastObject } from "../../../src/collectives/api.js";
 import type { Comm } from "../../../src/comm.js";
-import type { KVStore } from "../../../src/kvstore.js";
 import { HostBuffer, tensor, view, zeros } from "../../../src/core/buffer.js";
+import type { KVStore } from "../../../src/kvstore.js";
 
 // The store's modules are imported where a scenario needs them, so this program also loads
 // against older versions of cclab (to show a row failing before its fix).

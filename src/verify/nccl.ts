@@ -1,7 +1,7 @@
 /**
  * `cclab verify --backend nccl`: the differential tests against NCCL's own collectives on GPUs.
- * For each world size (2..max(4, GPUs), at most 8; or $CCLAB_NCCL_NP, e.g. "2,3" or "4") one
- * `cclab run --backend nccl` launch runs verify-worker.ts on every rank, which checks every
+ * For each world size (2..max(4, GPUs), at most 8; or -n / $CCLAB_NCCL_NP, e.g. "2,3" or "4") one
+ * `cclab run --backend nccl` launch runs nccl-worker.ts on every rank, which checks every
  * selected algorithm on differential.ts's cases against ncclAllReduce & co. and the sequential
  * oracle, bit for bit. More ranks than GPUs share them through per-rank NCCL_HOSTID (env.ts).
  * $CCLAB_NCCL_ALGO (e.g. "Ring,Tree") repeats every size once per NCCL_ALGO value.
@@ -11,21 +11,21 @@
  */
 import { fileURLToPath } from "node:url";
 import Table from "cli-table3";
-import type { VerifyOptions } from "../../cli/verify.js";
-import type { DType } from "../../core/dtype.js";
-import { launch } from "../../runtime/launch.js";
-import { type NcclDiagnosis, ncclDiagnose } from "./index.js";
-import { RESULT_TAG, type WorkerOptions } from "./verify-worker.js";
+import { type NcclDiagnosis, ncclDiagnose } from "../backends/nccl/index.js";
+import type { DType } from "../core/dtype.js";
+import { launch } from "../runtime/launch.js";
+import { RESULT_TAG, type WorkerOptions } from "./nccl-worker.js";
+import type { VerifyOptions } from "./run.js";
 
-export const WORKER = fileURLToPath(new URL("./verify-worker.ts", import.meta.url));
+export const WORKER = fileURLToPath(new URL("./nccl-worker.ts", import.meta.url));
 
-/** World sizes: $CCLAB_NCCL_NP (comma-separated), else 2..max(4, devices) capped at 8. */
-export function ncclSizes(devices: number, env: NodeJS.ProcessEnv = process.env): number[] {
-  const given = env.CCLAB_NCCL_NP;
+/** World sizes: `np` (verify's -n), else $CCLAB_NCCL_NP (comma-separated), else 2..max(4, devices) capped at 8. */
+export function ncclSizes(devices: number, env: NodeJS.ProcessEnv = process.env, np?: string): number[] {
+  const given = np || env.CCLAB_NCCL_NP;
   if (given) {
     const sizes = given.split(",").map((s) => Number(s.trim()));
     if (sizes.some((n) => !Number.isInteger(n) || n < 1)) {
-      throw new Error(`CCLAB_NCCL_NP: expected positive integers like "4" or "2,3", got '${given}'`);
+      throw new Error(`-n / CCLAB_NCCL_NP: expected positive integers like "4" or "2,3", got '${given}'`);
     }
     return sizes;
   }
@@ -154,13 +154,14 @@ export async function runNcclDifferential(o: NcclRunOptions): Promise<NcclRunRes
 }
 
 export async function verifyNccl(o: VerifyOptions): Promise<number> {
+  if (o.np) ncclSizes(1, {}, o.np); // a bad -n is reported as such, GPU or not
   const d = ncclDiagnose();
   if (!d.ok) {
     console.error(explainUnavailable(d));
     return 2;
   }
   const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const sizes = ncclSizes(d.devices);
+  const sizes = ncclSizes(d.devices, process.env, o.np);
   const algos = process.env.CCLAB_NCCL_ALGO?.split(",").map((s) => s.trim()) ?? [undefined];
   const lib = d.library!;
   console.log(

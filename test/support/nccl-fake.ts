@@ -12,11 +12,19 @@
  * return ncclInProgress and their kernels reach the stream only after that many
  * ncclCommGetAsyncError polls, so anything the backend enqueued in between would run first (and
  * the tests would see it).
+ *
+ * Teardown as on one shared GPU, where every connection is NCCL's socket transport:
+ * ncclCommFinalize reports ncclInProgress until every send of that rank has been delivered;
+ * ncclCommAbort drops them; once a rank's communicator is destroyed or aborted (its process
+ * gone), every peer still sending to or receiving from it, or waiting for it in a collective,
+ * gets ncclRemoteError ("Connection closed by remote peer").
  */
 import { randomBytes } from "node:crypto";
-import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
-import { type Combine, reduceArrays, scaleArrays, sumScaling } from "../../core/op.js";
-import { MemoryStore } from "../../kvstore.js";
+import type { NcclComm } from "../../src/backends/nccl/comm.js";
+import { initNccl } from "../../src/backends/nccl/index.js";
+import { type DType, dtypeInfo, type TypedArray } from "../../src/core/dtype.js";
+import { type Combine, reduceArrays, scaleArrays, sumScaling } from "../../src/core/op.js";
+import { MemoryStore } from "../../src/kvstore.js";
 import {
   type DevicePtr,
   type NativeBuf,
@@ -25,9 +33,7 @@ import {
   NCCL_RESULT,
   type NcclLibrary,
   type NcclOpName,
-} from "../../native/types.js";
-import type { NcclComm } from "./comm.js";
-import { initNccl } from "./index.js";
+} from "../../src/native/types.js";
 
 export interface FakeOptions {
   /** GPUs the fake reports (deviceCount). Default 1. */
@@ -36,6 +42,8 @@ export interface FakeOptions {
   readonly nccl228?: boolean;
   /** Polls of ncclCommGetAsyncError that report ncclInProgress after each group end or collective. Default 0. */
   readonly inProgressPolls?: number;
+  /** An error (code, ncclGetLastError text) a rank's non-blocking ncclCommInitRank ends in, as NCCL's init thread reports it. */
+  readonly initError?: (rank: number) => { readonly code: number; readonly message: string } | undefined;
 }
 
 const NAMES = [
@@ -96,7 +104,25 @@ interface Member {
   asyncError: number;
   lastError: string;
   aborted: boolean;
+  /** Destroyed or aborted: its process let go of the communicator (and its connections). */
+  gone: boolean;
+  /** ncclCommFinalize was called: in progress until `sends` is empty. */
+  finalizing: boolean;
+  /** Sends of this rank not yet delivered. */
+  readonly sends: Set<Item>;
   deferred: Deferred[];
+}
+
+/** A peer's connection closed under `m`, as NCCL's socket transport reports it. */
+function connectionClosed(m: Member, peer: number): void {
+  if (m.gone || m.asyncError !== NCCL_RESULT.success) return;
+  m.asyncError = NCCL_RESULT.remoteError;
+  m.lastError = `fake NCCL: NET/Socket : Connection closed by remote peer (rank ${peer})`;
+}
+
+function finish(i: Item): void {
+  i.done = true;
+  if (i.type === "send") i.member.sends.delete(i);
 }
 
 /** One "node": the fake GPUs and NCCL communicators shared by the ranks of one test. */
@@ -170,7 +196,7 @@ export class FakeNcclWorld {
           for (const i of op.items) this.postItem(i);
           progress = true;
         }
-        if (!op.items.every((i) => i.done || i.member.aborted)) return progress;
+        if (!op.items.every((i) => i.done || i.member.gone)) return progress;
         q.shift();
       } else {
         if (op.member.aborted) {
@@ -193,6 +219,7 @@ export class FakeNcclWorld {
   }
 
   private postItem(i: Item): void {
+    if (i.member.group.members[i.peer]?.gone) connectionClosed(i.member, i.peer);
     const from = i.type === "send" ? i.member.rank : i.peer;
     const to = i.type === "send" ? i.peer : i.member.rank;
     const key = `${from}->${to}`;
@@ -216,13 +243,29 @@ export class FakeNcclWorld {
           } else if (s.bytes > 0) {
             r.mem().set(s.mem());
           }
-          s.done = true;
-          r.done = true;
+          finish(s);
+          finish(r);
           progress = true;
         }
       }
     }
     return progress;
+  }
+
+  /** `gone` let go of its communicator: every peer with something outstanding with it hears so. */
+  dropped(gone: Member): void {
+    const g = gone.group;
+    for (const ch of g.channels.values()) {
+      for (const list of [ch.sends, ch.recvs]) {
+        for (let k = list.length - 1; k >= 0; k--) if (list[k]!.member === gone) finish(list.splice(k, 1)[0]!);
+      }
+    }
+    for (const ch of g.channels.values()) {
+      for (const i of [...ch.sends, ...ch.recvs]) if (i.peer === gone.rank) connectionClosed(i.member, gone.rank);
+    }
+    for (const m of g.members) if (m && m !== gone && g.colls[m.rank]!.length > 0) connectionClosed(m, gone.rank);
+    for (const i of [...gone.sends]) finish(i);
+    this.schedule();
   }
 
   private runCollectives(g: Group): void {
@@ -324,6 +367,8 @@ export class FakeNative implements NativeNccl {
   readonly cudaRuntimeVersion = 13000;
   readonly streams = new Map<number, Op[]>();
   private readonly events = new Map<number, { done: boolean }>();
+  /** cudaEventCreate calls, for tests (the backend should reuse its events). */
+  eventsCreated = 0;
   private readonly members = new Map<number, Member>();
   private nextHandle = 1;
   private device = 0;
@@ -465,6 +510,7 @@ export class FakeNative implements NativeNccl {
   }
   private nextEvent = 1;
   eventCreate(): number {
+    this.eventsCreated++;
     const h = this.nextEvent++;
     this.events.set(h, { done: true });
     return h;
@@ -557,7 +603,23 @@ export class FakeNative implements NativeNccl {
     if (g.nranks !== nranks) throw ncclError(NCCL_RESULT.invalidArgument, "ncclCommInitRank", this);
     if (rank < 0 || rank >= nranks || g.members[rank])
       throw ncclError(NCCL_RESULT.invalidArgument, "ncclCommInitRank", this);
-    const m: Member = { group: g, rank, native: this, asyncError: 0, lastError: "", aborted: false, deferred: [] };
+    const m: Member = {
+      group: g,
+      rank,
+      native: this,
+      asyncError: 0,
+      lastError: "",
+      aborted: false,
+      gone: false,
+      finalizing: false,
+      sends: new Set(),
+      deferred: [],
+    };
+    const refused = this.world.options.initError?.(rank);
+    if (refused) {
+      m.asyncError = refused.code;
+      m.lastError = refused.message;
+    }
     g.members[rank] = m;
     const h = this.nextHandle++;
     this.members.set(h, m);
@@ -569,6 +631,7 @@ export class FakeNative implements NativeNccl {
     if (m.asyncError !== NCCL_RESULT.success) return m.asyncError;
     const g = m.group;
     for (let r = 0; r < g.nranks; r++) if (!g.members[r]) return NCCL_RESULT.inProgress;
+    if (m.finalizing) return m.sends.size > 0 ? NCCL_RESULT.inProgress : NCCL_RESULT.success;
     for (const d of m.deferred) {
       if (d.polls > 0) d.polls--;
       if (d.polls === 0 && !d.ran) {
@@ -591,9 +654,15 @@ export class FakeNative implements NativeNccl {
   commCount(comm: number): number {
     return this.member(comm).group.nranks;
   }
+  /** Every commFinalize and commDestroy, for tests. */
+  readonly finalized: number[] = [];
+  readonly destroyed: number[] = [];
   commFinalize(comm: number): number {
-    this.member(comm);
-    return NCCL_RESULT.success;
+    const m = this.member(comm);
+    if (m.finalizing) throw ncclError(NCCL_RESULT.invalidArgument, "ncclCommFinalize", this);
+    m.finalizing = true;
+    this.finalized.push(comm);
+    return NCCL_RESULT.inProgress;
   }
   private drop(comm: number, abort: boolean): void {
     const m = this.member(comm);
@@ -601,15 +670,11 @@ export class FakeNative implements NativeNccl {
     if (abort) {
       m.aborted = true;
       this.aborted.push(comm);
+    } else {
+      this.destroyed.push(comm);
     }
-    for (const ch of m.group.channels.values()) {
-      for (const list of [ch.sends, ch.recvs]) {
-        for (let i = list.length - 1; i >= 0; i--) {
-          if (list[i]!.member === m) list.splice(i, 1)[0]!.done = true;
-        }
-      }
-    }
-    this.world.schedule();
+    m.gone = true;
+    this.world.dropped(m);
   }
   commDestroy(comm: number): void {
     this.drop(comm, false);
@@ -657,6 +722,7 @@ export class FakeNative implements NativeNccl {
       throw ncclError(NCCL_RESULT.invalidArgument, `nccl${type === "send" ? "Send" : "Recv"}`, this);
     const bytes = count * dtypeInfo(dtype).bytes;
     const item: Item = { type, member: m, peer, bytes, mem: this.mem(ptr, off, bytes), done: false };
+    if (type === "send") m.sends.add(item);
     if (this.groupDepth > 0) {
       this.groupItems.push({ item, stream });
       return NCCL_RESULT.success;
@@ -842,7 +908,9 @@ export interface FakeRunOptions extends FakeOptions {
 
 /**
  * Runs fn on n ranks of one fake world (each rank its own FakeNative, as its own process would
- * have), with the store and initNccl as cclab run would use them; destroys the comms after.
+ * have), with the store and initNccl as cclab run would use them. Each rank's comm is destroyed
+ * as soon as its fn settles, as cclab run's rank process does when main returns; resolves once
+ * every comm has finished finalizing.
  */
 export async function runFakeRanks<T>(
   n: number,
@@ -867,8 +935,9 @@ export async function runFakeRanks<T>(
     ),
   );
   try {
-    return await Promise.all(comms.map((c, r) => fn(c, natives[r]!, world)));
+    return await Promise.all(comms.map((c, r) => fn(c, natives[r]!, world).finally(() => c.destroy())));
   } finally {
     for (const c of comms) c.destroy();
+    await Promise.all(comms.map((c) => c.device.finalized()));
   }
 }

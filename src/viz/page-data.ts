@@ -1,0 +1,41 @@
+/** What the step-through page carries as JSON: written by page.ts in Node, read by client/main.ts in the browser. */
+import type { DeadlockRecord, TraceEvent } from "../trace.js";
+import type { LabelMode } from "./labels.js";
+import type { PackedView } from "./page-codec.js";
+import type { StepThrough } from "./steps.js";
+
+/** One deadlock, with its wait-for graph already drawn. */
+export interface PageDeadlock {
+  readonly record: DeadlockRecord;
+  readonly svg: string;
+}
+
+/** What one entry of the algorithm switch shows. */
+export interface PageView {
+  readonly name: string;
+  readonly title: string;
+  readonly size: number;
+  /** 'tick' (sim) or 'µs'. */
+  readonly unit: string;
+  readonly events: readonly TraceEvent[];
+  /** Per event, its step in `steps`' numbering (null for events outside any step). */
+  readonly eventSteps?: readonly (number | null)[];
+  readonly steps?: StepThrough;
+  readonly deadlocks: readonly PageDeadlock[];
+}
+
+export interface PageData {
+  readonly title: string;
+  readonly labels: LabelMode;
+  readonly views: readonly PageView[];
+  /** The view shown first. */
+  readonly selected: number;
+}
+
+/** PageData as the page carries it: each view packed (page-codec.ts). */
+export interface PackedPageData {
+  readonly title: string;
+  readonly labels: LabelMode;
+  readonly views: readonly PackedView[];
+  readonly selected: number;
+}
