@@ -252,6 +252,7 @@ describe("bounds before authentication", () => {
     await new Promise<void>((done) => {
       for (let i = 0; i < 40; i++) {
         const s = connect(server.port, "127.0.0.1");
+        s.resume(); // read, so the server's close (after its ERROR reply) is seen
         s.on("error", () => {});
         s.on("close", () => ++closed === 24 && done());
         idle.push(s);

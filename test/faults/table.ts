@@ -126,15 +126,15 @@ export const ROWS: readonly Row[] = [
     id: "victim-pid-in-store",
     item: "1",
     fault:
-      "a rank writes another process's pid (and `vm:-<pgid>`) where the old launcher read pids to SIGKILL at the end of every job, and floods the store",
+      "a rank writes another process's pid (and a negative process group) where the old launcher read the pids it SIGKILLed at the end of every job",
     backends: ["mpi"],
-    boundS: 25,
-    expect: { exit: 0, names: ["flood: 24 of 40 refused at once", "wrong token"], okLines: 2 },
+    boundS: 20,
+    expect: { exit: 0, names: ["refused", "rank 1 may write only keys under rank/1/, not 'pid/1'"], okLines: 2 },
     run: async (backend, marker) => {
       // The victim is not part of the job (no marker): it must outlive it.
-      const victim = start("sleep", ["300"], { CCLAB_FAULT_ROW: "" }, `victim-${marker}`);
+      const victim = start("sleep", ["300"], {}, `victim-${marker}`);
       const pid = victim.child.pid!;
-      const o = await cclabRun(backend, 2, [], "hostile", [String(pid)], {}, marker).done(HARD_MS);
+      const o = await cclabRun(backend, 2, [], "pid-keys", [String(pid)], {}, marker).done(HARD_MS);
       const alive = victim.child.exitCode === null && victim.child.signalCode === null;
       victim.child.kill("SIGKILL");
       return { ...o, out: `${o.out}${alive ? "" : `\nVICTIM KILLED: pid ${pid}\n`}`, code: alive ? o.code : 99 };
@@ -471,6 +471,21 @@ export const ROWS: readonly Row[] = [
     scenario: "bind-check",
     flags: ["--master-addr", "0.0.0.0"],
     expect: { exit: 0, names: ["store on 127.0.0.1, unreachable on"], okLines: 2 },
+  }),
+
+  job({
+    id: "store-flood",
+    item: "7",
+    fault:
+      "a rank opens 40 connections that never authenticate, sends an oversized length, a wrong token and an unknown op",
+    backends: ["mpi"],
+    scenario: "store-flood",
+    boundS: 25,
+    expect: {
+      exit: 0,
+      names: ["flood: 24 of 40 refused at once", "over the limit of 1024 before AUTH", "wrong token", "unknown op 99"],
+      okLines: 2,
+    },
   }),
 
   // ---- 8: crashes without a rank named ----

@@ -167,8 +167,10 @@ export class StoreServer {
     let unauth = 0;
     for (const c of this.conns) if (!c.role) unauth++;
     if (this.closing || unauth >= this.o.maxUnauthenticated) {
-      this.count("too many connections waiting to authenticate");
-      socket.destroy();
+      const reason = "too many connections waiting to authenticate";
+      this.count(reason);
+      socket.end(encodeFrame(STATUS.ERROR, 0, [reason]));
+      socket.destroySoon();
       return;
     }
     socket.setNoDelay(true);
