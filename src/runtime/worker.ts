@@ -59,9 +59,10 @@ export async function runWorker(argv: readonly string[]): Promise<number> {
   });
   try {
     if (!program) throw new Error("usage: worker.ts program.ts [args...]");
-    // The program first: one that cannot load fails this rank before it joins (and is named so).
-    const prog = await loadProgram(program);
+    // Join first: a rank that then cannot load its program (or dies loading it) is named by the
+    // store; one that never joins can only be guessed at from the ranks that did.
     comm = await init();
+    const prog = await loadProgram(program);
     recorder = rankRecorderFromEnv(comm); // cclab run --trace
     await prog.main(recorder?.comm ?? comm, [...args]);
     recorder?.write();
