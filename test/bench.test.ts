@@ -275,7 +275,7 @@ describe("cclab bench --backend sim", () => {
         outOfPlace: { timeUs: 10, algbw: 0.1, busbw: 0.15, wrong: 0 },
         inPlace: { timeUs: 10, algbw: 0.1, busbw: 0.15, wrong: 0 },
         builtin: { timeUs: 5, algbw: 0.2, busbw: 0.3, wrong: 0 },
-        ratio: 0.5,
+        ratio: { median: 0.5, mean: 0.5 },
       })),
       outOfBounds: 0,
       builtinWrong: 0,
@@ -363,10 +363,16 @@ describe.skipIf(noMpi !== "")("cclab bench --backend mpi", () => {
     const rows = rowsOf(r.stdout.split("\n"));
     expect(rows.map((x) => x[0])).toEqual(["1024", "2048", "4096"]);
     for (const x of rows) {
-      expect(x).toHaveLength(16);
+      // nccl-tests' 13 columns, the built-in's time and busbw, the rounds' min/median/max, the
+      // built-in's median and the ratio by median and by mean.
+      expect(x).toHaveLength(21);
       expect([x[8], x[12]]).toEqual(["0", "0"]);
       expect(Number(x[13])).toBeGreaterThan(0);
-      expect(Number(x[15])).toBeGreaterThan(0);
+      const [min, median, max] = [x[15], x[16], x[17]].map(Number) as [number, number, number];
+      expect(min).toBeLessThanOrEqual(median);
+      expect(median).toBeLessThanOrEqual(max);
+      expect(Number(x[19])).toBeGreaterThan(0);
+      expect(Number(x[20])).toBeGreaterThan(0);
     }
     expect(out).toContain("# Out of bounds values : 0 OK");
     expect(out).toMatch(/# Peak memory per rank at 4 KiB/);

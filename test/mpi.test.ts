@@ -39,7 +39,7 @@ describe.skipIf(skip)("mpi backend point-to-point under mpirun", () => {
       expect(out, out).not.toMatch(/FAIL/);
       expect(r.status, out).toBe(0);
       for (let rank = 0; rank < np; rank++) expect(out).toContain(`done ${rank}/${np}`);
-      expect(out.match(/^ok /gm)?.length).toBe(np * 9);
+      expect(out.match(/^ok /gm)?.length).toBe(np * 10);
     });
   }
 });

@@ -9,7 +9,7 @@
 
 import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, splitMismatch } from "../../checks.js";
 import type { CallTag, Comm, OpOptions, P2POp, Work } from "../../comm.js";
-import { type DataBuffer, HostBuffer, sameView, type View } from "../../core/buffer.js";
+import { type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
 import { DeadlockError, EngineError, InvalidArgumentError, MismatchError, TimeoutError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, OP_NAMES, parseOp, type ReduceOp } from "../../core/op.js";
@@ -311,17 +311,12 @@ export class MpiComm implements Comm {
   }
 
   reduceInto(dst: View, src: View, op: ReduceOp, a?: View): void {
-    let [d, s] = this.sameShape("reduceInto", dst, src);
-    let from = src;
+    const [d, s] = this.sameShape("reduceInto", dst, src);
     const o = parseOp(op, { rank: this.rank, op: "reduceInto" });
     checkOpFitsDType(o, d.dtype, { rank: this.rank, op: "reduceInto" });
-    if (a && !sameView(a, dst)) {
-      const [, x] = this.sameShape("reduceInto", dst, a);
-      // dst = a (op) src: where src is dst, reduce a into it (the op commutes bit for bit), else start from a.
-      if (sameView(src, dst)) [s, from] = [x, a];
-      else d.data.set(x.data.subarray(a.offset, a.offset + a.count) as never, dst.offset);
-    }
-    reduceHost(d.dtype, combineOf(o), d.data, dst.offset, s.data, from.offset, dst.count);
+    // dst = a (op) src in one pass over memory (NCCL's reduceCopy), a being dst unless given.
+    const x = a ? this.sameShape("reduceInto", dst, a)[1] : undefined;
+    reduceHost(d.dtype, combineOf(o), d.data, dst.offset, s.data, src.offset, dst.count, x?.data, a?.offset);
   }
 
   scale(dst: View, src: View, mul: number, div: number): void {
