@@ -31,7 +31,10 @@ export function reduceHost(
   }
   if (a && !(a === dst && aOff === dOff)) {
     // Where src is dst, reduce a into it instead (the ops commute bit for bit, semantics.md A3).
-    if (src === dst && sOff === dOff) return reduceArrays(dtype, combine, dst, dOff, a, aOff, count);
+    if (src === dst && sOff === dOff) {
+      reduceArrays(dtype, combine, dst, dOff, a, aOff, count);
+      return;
+    }
     dst.set(a.subarray(aOff, aOff + count) as never, dOff);
   }
   reduceArrays(dtype, combine, dst, dOff, src, sOff, count);
