@@ -1,7 +1,7 @@
 /**
  * The simulator's vocabulary, shared by the World (world.ts), the Comm (comm.ts) and the deadlock
  * explainer: send semantics and options, communicators as the engine sees them, one posted
- * operation (SimOp), the FIFO queues that match them, and the element copy every transfer uses.
+ * operation (SimOp), and the element copy every transfer uses. (Its FIFO queues are core/match.ts's.)
  */
 import type { CallTag } from "../comm.js";
 import type { HostBuffer, View } from "../core/buffer.js";
@@ -69,33 +69,6 @@ export class SimOp {
 export interface Ready {
   readonly send: SimOp;
   readonly recv: SimOp | undefined;
-}
-
-/** A first-in first-out queue with O(1) push and shift. */
-export class Fifo<T> {
-  private items: T[] = [];
-  private head = 0;
-  get length(): number {
-    return this.items.length - this.head;
-  }
-  push(x: T): void {
-    this.items.push(x);
-  }
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const x = this.items[this.head];
-    this.items[this.head++] = undefined as T;
-    if (this.head > 32 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return x;
-  }
-  /** Removes one element (a cancelled op): O(length), only on the deadlock path. */
-  remove(x: T): void {
-    const i = this.items.indexOf(x, this.head);
-    if (i >= 0) this.items.splice(i, 1);
-  }
 }
 
 /**

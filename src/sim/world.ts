@@ -10,10 +10,11 @@ import { callDiff } from "../comm.js";
 import type { View } from "../core/buffer.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { AbortError, DeadlockError, MismatchError, RankError } from "../core/errors.js";
+import { Fifo } from "../core/match.js";
 import { Rng } from "../core/random.js";
 import type { Trace } from "../trace.js";
 import { explainDeadlock, type Wait } from "./deadlock.js";
-import { type CommInfo, copyElements, Fifo, type Ready, type Semantics, type SimOp, type SimOptions } from "./ops.js";
+import { type CommInfo, copyElements, type Ready, type Semantics, type SimOp, type SimOptions } from "./ops.js";
 
 export { type CommInfo, copyElements, SEMANTICS, type Semantics, SimOp, type SimOptions } from "./ops.js";
 
