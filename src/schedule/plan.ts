@@ -28,6 +28,7 @@ import {
   type BufferName,
   copy,
   type Memory,
+  outsideDomain,
   type Region,
   region,
   regionText,
@@ -214,6 +215,8 @@ export function compile(alg: Algorithm, c: RankCall): Plan {
     return finish(alg, call, call, layout, steps, shared, 0);
   }
 
+  const outside = outsideDomain(alg, c);
+  if (outside) throw new ScheduleError(`${alg.collective}/${alg.name}, rank ${c.rank}: ${outside}`);
   let scheduled = call;
   let scratchBase = 0;
   const scale = opScaling(call);
