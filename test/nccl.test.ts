@@ -25,10 +25,10 @@ import {
 } from "../src/backends/nccl/index.js";
 import { tensor, view } from "../src/core/buffer.js";
 import { EngineError, InvalidArgumentError, TimeoutError } from "../src/core/errors.js";
+import { MemoryStore } from "../src/kvstore.js";
 import { loadNative, tryLoad } from "../src/native/load.js";
 import { resetNcclSearchCache } from "../src/native/nccl.js";
 import type { NativeNccl } from "../src/native/types.js";
-import { MemoryStore } from "../src/runtime/store.js";
 import { allAlgorithms } from "../src/schedule/registry.js";
 import { explainUnavailable, ncclSizes, verifyNccl } from "../src/verify/nccl.js";
 import { runNcclAlgorithm } from "../src/verify/nccl-cases.js";

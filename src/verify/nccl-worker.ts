@@ -12,7 +12,7 @@
 import { NcclComm } from "../backends/nccl/comm.js";
 import type { Comm } from "../comm.js";
 import type { DType } from "../core/dtype.js";
-import { findLayer } from "../runtime/guard.js";
+import { findLayer } from "../layer.js";
 import { allAlgorithms } from "../schedule/registry.js";
 import { loadAlgorithmFile } from "./load.js";
 import { runNcclAlgorithm } from "./nccl-cases.js";

@@ -7,12 +7,12 @@
  * naming both ranks and sizes (MPI alone would only report a larger send, as truncation).
  */
 
-import { checkHostView, checkP2POps, checkPeer, checkSplitRanks } from "../../checks.js";
-import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
+import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, splitMismatch } from "../../checks.js";
+import type { CallTag, Comm, OpOptions, P2POp, Work } from "../../comm.js";
 import { type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
-import { EngineError, InvalidArgumentError, MismatchError, TimeoutError } from "../../core/errors.js";
-import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
+import { DeadlockError, EngineError, InvalidArgumentError, MismatchError, TimeoutError } from "../../core/errors.js";
+import { checkOpFitsDType, combineOf, OP_NAMES, parseOp, type ReduceOp } from "../../core/op.js";
 import { engineCall } from "../../native/load.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import type { NativeMpi } from "../../native/types.js";
@@ -33,6 +33,8 @@ export interface MpiProcess {
   readonly progress: Progress;
   readonly worldRank: number;
   timeoutMs: number;
+  /** Every communicator not yet destroyed (the world included), for the end-of-job check. */
+  readonly comms: Set<MpiComm>;
   /**
    * Called with the error when a wait times out, before the wait rejects. The default prints it
    * and calls MPI_Abort so no rank hangs; the runtime may route aborts through its store instead.
@@ -83,6 +85,7 @@ interface Transfer {
   readonly peer: number;
   readonly view: View;
   readonly label: string | undefined;
+  readonly call?: CallTag;
 }
 
 export class MpiComm implements Comm {
@@ -104,6 +107,31 @@ export class MpiComm implements Comm {
     this.rank = proc.mpi.rank(handle);
     this.size = proc.mpi.size(handle);
     this.builtin = new MpiBuiltin(proc.mpi, handle, this.rank);
+    proc.comms.add(this);
+  }
+
+  /**
+   * Messages that arrived for this rank and were never received, one line each (and discarded).
+   * Asked once every rank is done: a send with no receive completes under MPI's eager protocol,
+   * so without this its data would be lost without anyone noticing.
+   */
+  unreceived(): string[] {
+    const out: string[] = [];
+    if (this.destroyed) return out;
+    for (let peer = 0; peer < this.size; peer++) {
+      for (
+        let m = this.proc.mpi.improbe(peer, ANY_TAG, this.handle);
+        m;
+        m = this.proc.mpi.improbe(peer, ANY_TAG, this.handle)
+      ) {
+        this.proc.mpi.mrecvDiscard(m.message, m.bytes);
+        const dtype = DTYPES[m.tag & DTYPE_BITS];
+        const what = dtype ? `${m.bytes / dtypeInfo(dtype).bytes} x ${dtype}` : `${m.bytes} bytes`;
+        const where = this.handle === 0 ? "" : ` (communicator of world ranks ${this.worldRanks.join(", ")})`;
+        out.push(`rank ${this.rank} never received a message from rank ${peer}${where}: ${what}`);
+      }
+    }
+    return out;
   }
 
   private checkLive(op: string): void {
@@ -140,20 +168,48 @@ export class MpiComm implements Comm {
     if (q && q[0] === op) q.shift();
   }
 
-  private transfer(kind: "send" | "recv", view: View, peer: number, options?: OpOptions): MpiWork {
+  private transfer(kind: "send" | "recv", view: View, peer: number, options?: OpOptions, blocking = false): MpiWork {
     const op = kind;
     this.checkLive(op);
-    return this.post({
+    const t: Transfer = {
       kind,
       peer: checkPeer(this.rank, this.size, peer, op),
-      view: checkHostView(this.rank, view, op, "view", "mpi"),
+      view: checkHostView(this.rank, view, op, "view", "mpi", { shared: false }),
       label: options?.label,
-    });
+      call: options?.call,
+    };
+    if (blocking && kind === "send") this.checkSelfSend(t);
+    return this.post(t);
+  }
+
+  /**
+   * A blocking send to this rank itself can only complete if a receive from itself is already
+   * posted; MPI's eager protocol would return and leave the message unreceived, so say deadlock
+   * here, as the sim does (a group, or isend then recv, is how a rank sends to itself).
+   */
+  private checkSelfSend(t: Transfer): void {
+    const { view, peer } = t;
+    if (peer !== this.rank || (this.unmatched.get(peer)?.length ?? 0) > 0) return;
+    const label = t.label ? ` at '${t.label}'` : "";
+    const blocked = {
+      rank: this.rank,
+      kind: "send" as const,
+      peer,
+      count: view.count,
+      dtype: view.buffer.dtype,
+      ...(t.label !== undefined ? { label: t.label } : {}),
+    };
+    throw new DeadlockError(
+      `deadlock: rank ${this.rank} waits in send(to ${peer}${label}) to itself, and no receive from itself is posted, ` +
+        "so nothing can ever complete it (post irecv first, or send and receive in one group)",
+      [blocked],
+      [this.rank],
+    );
   }
 
   send(view: View, peer: number, options?: OpOptions): Promise<void> {
     try {
-      return this.transfer("send", view, peer, options).wait();
+      return this.transfer("send", view, peer, options, true).wait();
     } catch (e) {
       return Promise.reject(e);
     }
@@ -180,8 +236,9 @@ export class MpiComm implements Comm {
       (o: P2POp, i): Transfer => ({
         kind: o.kind,
         peer: checkPeer(this.rank, this.size, o.peer, "group"),
-        view: checkHostView(this.rank, o.view, "group", `ops[${i}].view`, "mpi"),
+        view: checkHostView(this.rank, o.view, "group", `ops[${i}].view`, "mpi", { shared: false }),
         label: o.label ?? options?.label,
+        call: options?.call,
       }),
     );
     await Promise.all(transfers.map((t) => this.post(t).wait()));
@@ -190,6 +247,7 @@ export class MpiComm implements Comm {
   async split(ranks: readonly number[]): Promise<Comm> {
     this.checkLive("split");
     checkSplitRanks(this.rank, this.size, ranks);
+    this.checkSameSplit(ranks);
     const key = ranks.indexOf(this.rank);
     const worldRanks = ranks.map((r) => this.worldRanks[r]!);
     // Collective over this communicator: every rank calls it, non-members with MPI_UNDEFINED.
@@ -198,6 +256,30 @@ export class MpiComm implements Comm {
     );
     if (handle < 0) return new NonMemberComm("mpi", this.proc.worldRank, worldRanks);
     return new MpiComm(this.proc, handle, worldRanks);
+  }
+
+  /**
+   * Every rank must pass the same list: MPI_Comm_split alone would put ranks that passed [0, 1]
+   * and ranks that passed [2, 3] in one communicator. A digest of each rank's list is gathered
+   * (MPI_Allgather; split is collective and blocking anyway); only if they differ are the lists
+   * themselves gathered, so every rank can name who passed what.
+   */
+  private checkSameSplit(ranks: readonly number[]): void {
+    const mpi = this.proc.mpi;
+    const all = new Int32Array(3 * this.size);
+    const gather = (send: Int32Array, recv: Int32Array, count: number) =>
+      engineCall(`rank ${this.rank}: split`, () => mpi.allgather(send, 0, recv, 0, count, "int32", this.handle));
+    gather(Int32Array.from([ranks.length, ...listDigest(ranks)]), all, 3);
+    const differs = (r: number) => [0, 1, 2].some((i) => all[3 * r + i] !== all[3 * this.rank + i]);
+    const other = Array.from({ length: this.size }, (_, r) => r).find(differs);
+    if (other === undefined) return;
+    const longest = Math.max(...Array.from({ length: this.size }, (_, r) => all[3 * r]!));
+    const lists = new Int32Array(longest * this.size);
+    const mine = new Int32Array(longest);
+    mine.set(ranks);
+    gather(mine, lists, longest);
+    const theirs = [...lists.subarray(other * longest, other * longest + all[3 * other]!)];
+    throw splitMismatch(this.rank, ranks, other, theirs);
   }
 
   alloc(dtype: DType, count: number): DataBuffer {
@@ -253,6 +335,7 @@ export class MpiComm implements Comm {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.proc.comms.delete(this);
     // World is finalised at process exit, not freed.
     if (this.handle !== 0) engineCall(`rank ${this.rank}: destroy`, () => this.proc.mpi.commFree(this.handle));
   }
@@ -265,6 +348,47 @@ export class MpiComm implements Comm {
 }
 
 const dtypeTag = (d: DType) => DTYPES.indexOf(d);
+
+/**
+ * The MPI tag: the dtype in bits 0-3, and the collective call in bits 4-14 (within the 32767 the
+ * MPI standard guarantees): a presence bit, 3 bits of the collective/algorithm's digest, the op's
+ * index (4 bits) and the root's low 3 bits. A receive whose own call differs names what differs.
+ */
+const DTYPE_BITS = 0xf;
+function callBits(call: CallTag | undefined): number {
+  if (!call) return 0;
+  const op = (OP_NAMES as readonly string[]).indexOf(call.op) + 1;
+  return (1 << 4) | ((fnv(call.collective) & 7) << 5) | ((op & 15) << 8) | ((call.root & 7) << 12);
+}
+function fnv(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+/** What differs between the sender's call bits and this receive's call, as the receiver can tell. */
+function callBitsDiff(sent: number, mine: CallTag): string[] {
+  const want = callBits(mine);
+  const out: string[] = [];
+  if (((sent >> 5) & 7) !== ((want >> 5) & 7))
+    out.push(`collective (this rank: ${mine.collective}; the sender's differs)`);
+  if (((sent >> 8) & 15) !== ((want >> 8) & 15)) {
+    const op = OP_NAMES[((sent >> 8) & 15) - 1] ?? "unknown";
+    out.push(`op (sender: ${op}; this rank: ${mine.op})`);
+  }
+  if (((sent >> 12) & 7) !== ((want >> 12) & 7)) out.push(`root (this rank: ${mine.root}; the sender's differs)`);
+  return out;
+}
+
+/** Two 32-bit FNV-1a digests of a rank list (different seeds), as int32. */
+function listDigest(xs: readonly number[]): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ xs.length;
+  for (const x of xs) {
+    a = Math.imul(a ^ x, 0x01000193);
+    b = Math.imul(b ^ (x + 0x9e3779b9), 0x01000193) ^ (b >>> 13);
+  }
+  return [a | 0, b | 0];
+}
 const bytesOf = (v: View) => v.count * dtypeInfo(v.buffer.dtype).bytes;
 const byteOffset = (v: View) => v.offset * dtypeInfo(v.buffer.dtype).bytes;
 
@@ -314,8 +438,9 @@ class SendOp extends TransferOp {
   start(): void {
     const { view, peer } = this.t;
     const data = (view.buffer as HostBuffer).data;
+    const tag = dtypeTag(view.buffer.dtype) | callBits(this.t.call);
     this.request = engineCall(this.comm.describe(this.t), () =>
-      this.mpi.isend(data, byteOffset(view), bytesOf(view), peer, dtypeTag(view.buffer.dtype), this.comm.handle),
+      this.mpi.isend(data, byteOffset(view), bytesOf(view), peer, tag, this.comm.handle),
     );
   }
   advance(): number | undefined {
@@ -334,12 +459,24 @@ class RecvOp extends TransferOp {
       if (m === null) return undefined;
       this.comm.dropHead(this);
       const expected = bytesOf(view);
-      const sentDType = DTYPES[m.tag];
-      if (m.tag !== dtypeTag(view.buffer.dtype) || m.bytes !== expected) {
+      const sentDType = m.tag >= 0 && m.tag < 1 << 15 ? DTYPES[m.tag & DTYPE_BITS] : undefined;
+      const sentCall = m.tag & ~DTYPE_BITS;
+      const calls =
+        sentCall && this.t.call && sentCall !== callBits(this.t.call) ? callBitsDiff(sentCall, this.t.call) : [];
+      if (calls.length > 0) {
         this.mpi.mrecvDiscard(m.message, m.bytes);
-        const sent = sentDType ? `${m.bytes / dtypeInfo(sentDType).bytes} x ${sentDType}` : `tag ${m.tag}`;
         throw new MismatchError(
-          `${this.comm.describe(this.t)}: size mismatch: rank ${peer} sent ${sent} (${m.bytes} bytes), rank ${this.comm.rank} expected ${view.count} x ${view.buffer.dtype} (${expected} bytes)`,
+          `${this.comm.describe(this.t)}: rank ${peer} sent from a different collective call: ${calls.join(", ")}; ` +
+            "every rank must make the same call with the same arguments",
+        );
+      }
+      if (sentDType !== view.buffer.dtype || m.bytes !== expected) {
+        this.mpi.mrecvDiscard(m.message, m.bytes);
+        const sentCount = sentDType ? m.bytes / dtypeInfo(sentDType).bytes : undefined;
+        const sent = sentDType ? `${sentCount} x ${sentDType}` : `a message with tag ${m.tag}`;
+        const what = sentDType === view.buffer.dtype ? "count" : sentCount === view.count ? "dtype" : "count and dtype";
+        throw new MismatchError(
+          `${this.comm.describe(this.t)}: ${what} mismatch: rank ${peer} sent ${sent} (${m.bytes} bytes), rank ${this.comm.rank} expected ${view.count} x ${view.buffer.dtype} (${expected} bytes); a send and its receive must agree on count and dtype`,
         );
       }
       const data = (view.buffer as HostBuffer).data;
