@@ -6,7 +6,8 @@
  */
 import { createHash } from "node:crypto";
 import { connect, type Socket } from "node:net";
-import { allReduce, barrier, broadcast, broadcastObject } from "../../../src/collectives/api.js";
+import { allReduce, barrier, broadcast } from "../../../src/collectives/api.js";
+import { broadcastObject } from "../../../src/collectives/objects.js";
 import type { Comm } from "../../../src/comm.js";
 import { HostBuffer, tensor, view, zeros } from "../../../src/core/buffer.js";
 import type { KVStore } from "../../../src/kvstore.js";
