@@ -4,7 +4,8 @@
  * place and in place), then "# Out of bounds values : N OK|FAILED" and "# Avg bus bandwidth".
  * cclab adds, on the right, the engine's own collective's time and busbw, the spread of the
  * hand-rolled out-of-place time over the timing rounds (min, median, max; the built-in's median)
- * and the algbw ratio by median and by mean (stats.ts says why both).
+ * and the algbw ratio by median and by mean (stats.ts says why both). Comparing algorithms
+ * (`--algorithm a,b`), a last column names each row's algorithm.
  * The table is laid out by cli-table3 without borders.
  */
 import Table from "cli-table3";
@@ -74,6 +75,7 @@ function rowCells(r: BenchRow, withBuiltin: boolean): string[] {
 /** The header and rows, as lines ('#' before header lines, ' ' before rows, as nccl-tests). */
 export function tableLines(result: BenchResult): string[] {
   const withBuiltin = result.builtinName !== null;
+  const withAlgorithm = result.algorithm.includes(",");
   const pad = (cells: string[]) => cells.map((c, i) => c.padStart(WIDTHS[i] ?? 0));
   const table = new Table({
     chars: EMPTY_CHARS,
@@ -93,15 +95,18 @@ export function tableLines(result: BenchResult): string[] {
           group("ratio", 2),
         ]
       : []),
+    ...(withAlgorithm ? [group("", 1)] : []),
   ]);
   const names = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong"];
   names.push("time", "algbw", "busbw", "#wrong");
   if (withBuiltin) names.push("time", "busbw", "min", "median", "max", "median", "median", "mean");
+  if (withAlgorithm) names.push("algorithm");
   table.push(pad(names));
   const units = ["(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""];
   if (withBuiltin) units.push("(us)", "(GB/s)", "(us)", "(us)", "(us)", "(us)", "(algbw)", "(algbw)");
+  if (withAlgorithm) units.push("");
   table.push(pad(units));
-  for (const r of result.rows) table.push(pad(rowCells(r, withBuiltin)));
+  for (const r of result.rows) table.push(pad([...rowCells(r, withBuiltin), ...(withAlgorithm ? [r.algorithm] : [])]));
   const lines = table
     .toString()
     .split("\n")

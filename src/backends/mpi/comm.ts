@@ -128,10 +128,12 @@ export class MpiComm implements Comm {
    * off, so every transfer goes through isend/irecv as other backends' do.
    */
   get planRunner(): MpiPlanRunner | undefined {
-    if (process.env.CCLAB_MPI_PLAN === "ops" || this.destroyed) return undefined;
+    if (!this.fastPath || this.destroyed) return undefined;
     this.runner ??= new MpiPlanRunner(this);
     return this.runner;
   }
+  /** Whether collectives take the fast path (planRunner); CCLAB_MPI_PLAN=ops at creation says no. */
+  fastPath = process.env.CCLAB_MPI_PLAN !== "ops";
 
   /**
    * Messages that arrived for this rank and were never received, one line each (and discarded).

@@ -37,11 +37,25 @@ const SLICE_MS = 1;
 /** Idle turns (no completion) before polling drops from every turn to every millisecond. */
 const IDLE_TURNS = 200;
 
+/** A run's bookkeeping, kept with the plan between calls (calls on one comm run one at a time). */
+interface State {
+  /** Dependencies not yet done, per operation. */
+  readonly pending: Int32Array;
+  readonly isReady: Uint8Array;
+  /** Per posting queue, how many of its transfers are posted. */
+  readonly qpos: Int32Array;
+  /** Posted requests and the operation of each, compacted as they complete. */
+  readonly reqs: Int32Array;
+  readonly opOf: Int32Array;
+}
+
 /** What a plan needs at run time beyond itself, worked out once per plan. */
 interface Prepared {
   readonly sched: Scheduling;
   /** Transfers in the plan: the most requests in flight at once. */
   readonly transfers: number;
+  /** States of finished runs, reused by the next. */
+  readonly spare: State[];
 }
 const prepared = new WeakMap<Plan, Prepared>();
 
@@ -50,7 +64,7 @@ function prepare(plan: Plan): Prepared {
   if (!p) {
     const transfers = plan.ops.filter((op) => op.kind === "send" || op.kind === "recv").length;
     // One order per peer: MPI keeps no channels apart (the checker holds schedules to that).
-    p = { sched: scheduling(plan, false), transfers };
+    p = { sched: scheduling(plan, false), transfers, spare: [] };
     prepared.set(plan, p);
   }
   return p;
@@ -76,8 +90,27 @@ export class MpiPlanRunner implements PlanRunner {
   }
 }
 
+function takeState(p: Prepared, ops: number): State {
+  const s = p.spare.pop();
+  if (!s) {
+    return {
+      pending: p.sched.indeg.slice(),
+      isReady: new Uint8Array(ops),
+      qpos: new Int32Array(p.sched.queues.length),
+      reqs: new Int32Array(p.transfers),
+      opOf: new Int32Array(p.transfers),
+    };
+  }
+  s.pending.set(p.sched.indeg);
+  s.isReady.fill(0);
+  s.qpos.fill(0);
+  return s;
+}
+
 class Run {
   private readonly comm: MpiComm;
+  private readonly prep: Prepared;
+  private readonly state: State;
   private readonly ops: readonly PlanOp[];
   private readonly sched: Scheduling;
   /** Memories 0 (input), 1 (output), 2 (scratch): their elements and where the view starts. */
@@ -88,7 +121,6 @@ class Run {
   private readonly isReady: Uint8Array;
   private readonly qpos: Int32Array;
   private readonly work: number[] = [];
-  /** Posted requests and the operation of each, compacted as they complete. */
   private readonly reqs: Int32Array;
   private readonly opOf: Int32Array;
   private active = 0;
@@ -109,16 +141,14 @@ class Run {
     this.comm = runner.comm;
     this.ops = plan.ops;
     const p = prepare(plan);
+    this.prep = p;
     this.sched = p.sched;
     const mems = [views.input, views.output, views.scratch];
     this.data = mems.map((v) => (v.buffer as HostBuffer).data);
     this.base = mems.map((v) => v.offset);
     this.bytes = dtypeInfo(plan.call.dtype).bytes;
-    this.pending = p.sched.indeg.slice();
-    this.isReady = new Uint8Array(this.ops.length);
-    this.qpos = new Int32Array(p.sched.queues.length);
-    this.reqs = new Int32Array(p.transfers);
-    this.opOf = new Int32Array(p.transfers);
+    this.state = takeState(p, this.ops.length);
+    ({ pending: this.pending, isReady: this.isReady, qpos: this.qpos, reqs: this.reqs, opOf: this.opOf } = this.state);
     this.left = this.ops.length;
   }
 
@@ -312,6 +342,7 @@ class Run {
   private finish(): void {
     this.settled = true;
     this.options.signal?.removeEventListener("abort", this.onAbort);
+    this.prep.spare.push(this.state);
     this.resolve();
   }
 
@@ -333,6 +364,7 @@ class Run {
       }
     }
     this.active = 0;
+    this.prep.spare.push(this.state);
     this.reject(e);
   }
 }
