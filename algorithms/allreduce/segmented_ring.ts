@@ -29,7 +29,10 @@ export const segmentedRing = defineAlgorithm({
   source:
     "Open MPI ompi_coll_base_allreduce_intra_ring_segmented (double-buffered inbuf[2]); NCCL's ring, which moves a chunk in slices through NCCL_STEPS buffers",
   cost: {
-    steps: f("2(n-1)·S (S = ⌈⌈count/n⌉/segment⌉, at least 1)", (n, count, seg) => 2 * (n - 1) * perChunk(n, count, seg)),
+    steps: f(
+      "2(n-1)·S (S = ⌈⌈count/n⌉/segment⌉, at least 1)",
+      (n, count, seg) => 2 * (n - 1) * perChunk(n, count, seg),
+    ),
     sent: f("2(n-1)·⌈count/n⌉", (n, count) => 2 * (n - 1) * Math.ceil(count / n)),
     exact: (n, count) => count % n === 0,
   },

@@ -12,8 +12,8 @@ import {
   recv,
   reduce,
   type Schedule,
-  send,
   segments,
+  send,
   step,
   sub,
 } from "../../src/schedule/dsl.js";
