@@ -20,6 +20,7 @@
  * process's onAbort, as a single transfer's timeout does.
  */
 import { availableParallelism } from "node:os";
+import { checkHostView } from "../../checks.js";
 import type { HostBuffer } from "../../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../../core/dtype.js";
 import { EngineError, TimeoutError } from "../../core/errors.js";
@@ -85,6 +86,10 @@ export class MpiPlanRunner implements PlanRunner {
 
   runPlan(plan: Plan, views: PlanViews, options: PlanRunOptions): Promise<void> {
     return new Promise<void>((resolve, reject) => {
+      // The engine is handed these views' memory, as the per-operation path's send/recv checks.
+      for (const v of Object.values(views)) {
+        checkHostView(this.comm.rank, v, options.label, "view", "mpi", { shared: false });
+      }
       new Run(this, plan, views, options, resolve, reject).start();
     });
   }
