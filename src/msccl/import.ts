@@ -48,7 +48,7 @@ import {
 } from "../schedule/dsl.js";
 import { findSpec, makeCall, rankCall } from "../specs/index.js";
 import type { CollectiveSpec, Layout, RankCall } from "../specs/types.js";
-import { at, KINDS, type MscclProgram, SIZE_MULTIPLIED, type StepType } from "./ir.js";
+import { at, KINDS, type MscclProgram, type StepType, sizeMultiplier } from "./ir.js";
 import { parseMscclXml } from "./parse.js";
 
 /** A chunk range of a buffer: i, o, s, or t (the threadblock's receive buffer). */
@@ -132,7 +132,7 @@ export function fromProgram(
   const spec = collectiveOf(program, file, notes);
   const n = program.ngpus;
   const nchunks = program.nchunksperloop;
-  const mult = SIZE_MULTIPLIED.has(spec.name) ? n : 1;
+  const mult = sizeMultiplier(spec, n);
   const unit = nchunks / gcd(nchunks, mult);
   const root = spec.rooted ? (program.root ?? 0) : 0;
   if (spec.rooted && program.root === undefined) {
