@@ -104,28 +104,66 @@ export function opBars(m: DrawnMessage, X: (t: number) => number, Y: (r: number)
   return bar("send", m.send) + bar("recv", m.recv);
 }
 
+/** One view being drawn: the diagram, its scales and bounds, the label space taken so far, the elements written. */
+interface View {
+  readonly d: Diagram;
+  readonly o: RenderOptions;
+  readonly measure: Measure;
+  readonly z: Zoom;
+  readonly plotW: number;
+  readonly plotH: number;
+  readonly laneGap: number;
+  readonly X: (t: number) => number;
+  readonly Y: (r: number) => number;
+  readonly visX: (x: number) => boolean;
+  readonly visY: (y: number) => boolean;
+  readonly occupied: Occupancy;
+  readonly body: string[];
+  readonly clip: string;
+}
+
 /** The diagram's SVG elements for one view of it (see Diagram, RenderOptions). */
 export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
-  const measure = o.measure ?? estimateWidth;
-  const mode = o.labels ?? "auto";
-  const z = o.zoom ?? { k: 1, x: 0, y: 0 };
-  const phaseOf = o.phaseOf ?? ((m: DrawnMessage) => m.step);
   const plotW = o.width - o.left - o.right;
   const plotH = o.height - o.top - o.bottom;
-  const span = d.t1 - d.t0;
-  const laneGap = plotH / Math.max(1, d.size);
-  const { X, Y } = diagramScales(d, o);
-  const plot: Box = { x: o.left, y: o.top, w: plotW, h: plotH };
-  const visX = (x: number) => x >= o.left - 1 && x <= o.left + plotW + 1;
-  const visY = (y: number) => y >= o.top - 1 && y <= o.top + plotH + 1;
-  const occupied = new Occupancy();
-  const body: string[] = [];
-  const clip = ' clip-path="url(#plot-clip)"';
-
+  const v: View = {
+    d,
+    o,
+    measure: o.measure ?? estimateWidth,
+    z: o.zoom ?? { k: 1, x: 0, y: 0 },
+    plotW,
+    plotH,
+    laneGap: plotH / Math.max(1, d.size),
+    ...diagramScales(d, o),
+    visX: (x: number) => x >= o.left - 1 && x <= o.left + plotW + 1,
+    visY: (y: number) => y >= o.top - 1 && y <= o.top + plotH + 1,
+    occupied: new Occupancy(),
+    body: [],
+    clip: ' clip-path="url(#plot-clip)"',
+  };
+  const phaseOf = o.phaseOf ?? ((m: DrawnMessage) => m.step);
+  const body = v.body;
   if (o.title)
     body.push(`<text x="${o.left}" y="28" font-size="${FONT.title}" font-weight="bold">${esc(o.title)}</text>`);
+  drawLanes(v);
+  drawStepGuides(v);
+  const localsAt = body.length;
+  drawLocals(v, phaseOf);
+  const localsEnd = body.length;
+  const labels = drawMessages(v, phaseOf);
+  drawDeadlocks(v);
+  drawAxis(v);
+  if (o.legend) body.push(...legend(o.left, o.height - 14, v.measure));
+  const parts = {
+    locals: body.slice(localsAt, localsEnd).join(""),
+    "msg-labels": body.slice(labels.at, labels.end).join(""),
+  };
+  return { body, defs: diagramDefs(o), shown: labels.shown, hidden: labels.hidden, parts };
+}
 
-  // Lanes, and their labels where there is room (every k-th when lanes are close).
+/** Lanes, and their labels where there is room (every k-th when lanes are close). */
+function drawLanes(v: View): void {
+  const { d, o, measure, plotW, plotH, Y, visY, occupied, body, clip } = v;
   body.push(`<g class="lanes"${clip}>`);
   const laneLabels: { r: number; c: Candidate }[] = [];
   for (let r = 0; r < d.size; r++) {
@@ -149,8 +187,11 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
     if (c) body.push(labelText("label lane-label", c, FONT.lane, "#000", `data-rank="${laneLabels[i]?.r}"`));
   });
   body.push("</g>");
+}
 
-  // Step guides where each step is first posted, and their headers in the band above the plot.
+/** Step guides where each step is first posted, and their headers in the band above the plot. */
+function drawStepGuides(v: View): void {
+  const { d, o, measure, plotW, plotH, X, visX, occupied, body } = v;
   body.push(`<g class="step-guides">`);
   const headerReqs: { candidates: Candidate[] }[] = [];
   for (const g of d.guides) {
@@ -174,16 +215,20 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
     if (c) body.push(labelText("label step-label", c, FONT.header, "#444"));
   }
   body.push("</g>");
+}
 
-  // Local operations: orange boxes for reductions, grey for copies and scales; faded after the
-  // last arrival of the step shown (they carry no step of their own).
+/**
+ * Local operations: orange boxes for reductions, grey for copies and scales; faded after the
+ * last arrival of the step shown (they carry no step of their own).
+ */
+function drawLocals(v: View, phaseOf: (m: DrawnMessage) => number | undefined): void {
+  const { d, o, X, Y, visX, visY, occupied, body, clip } = v;
   let tCut = Number.POSITIVE_INFINITY;
   if (o.current !== undefined) {
     tCut = d.t0;
     for (const m of d.messages)
       if ((phaseOf(m) ?? Number.POSITIVE_INFINITY) <= o.current) tCut = Math.max(tCut, m.recv.end);
   }
-  const localsAt = body.length;
   body.push(`<g class="locals"${clip}>`);
   for (const e of d.locals) {
     const x = X(e.end);
@@ -197,9 +242,16 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
     );
   }
   body.push("</g>");
+}
 
-  // Messages: the arrow, the send's and receive's spans (shown on hover), and a label where it fits.
-  const localsEnd = body.length;
+/** Messages: the arrow, the send's and receive's spans (shown on hover), and a label where it fits. */
+function drawMessages(
+  v: View,
+  phaseOf: (m: DrawnMessage) => number | undefined,
+): { at: number; end: number; shown: number; hidden: number } {
+  const { d, o, measure, plotW, plotH, X, Y, occupied, body, clip } = v;
+  const mode = o.labels ?? "auto";
+  const plot: Box = { x: o.left, y: o.top, w: plotW, h: plotH };
   body.push(`<g class="messages"${clip}>`);
   const labelReqs: { m: number; candidates: Candidate[] }[] = [];
   const stepBytes = new Map<number, Set<number>>();
@@ -274,8 +326,12 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
   body.push("</g>");
   const labelsEnd = body.length;
   const shown = placed.filter(Boolean).length;
+  return { at: labelsAt, end: labelsEnd, shown, hidden: labelReqs.length - shown };
+}
 
-  // Deadlocks: at the round it was found, a red arrow from each blocked operation to the rank it waits for.
+/** Deadlocks: at the round it was found, a red arrow from each blocked operation to the rank it waits for. */
+function drawDeadlocks(v: View): void {
+  const { d, z, laneGap, X, Y, body, clip } = v;
   if (d.deadlocks.length > 0) {
     body.push(`<g class="deadlock"${clip}>`);
     const red = PALETTE.length;
@@ -298,8 +354,12 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
     }
     body.push("</g>");
   }
+}
 
-  // Time axis under the plot: ticks over what is in view.
+/** Time axis under the plot: ticks over what is in view. */
+function drawAxis(v: View): void {
+  const { d, o, measure, z, plotW, plotH, X, visX, occupied, body } = v;
+  const span = d.t1 - d.t0;
   const axisY = o.top + plotH + 8;
   const tAt = (x: number) => d.t0 + ((x - o.left - z.x) / (z.k * plotW)) * span;
   const unitText = d.unit === "tick" ? "logical time (sim scheduler rounds)" : `time (${d.unit})`;
@@ -320,13 +380,6 @@ export function renderDiagram(d: Diagram, o: RenderOptions): Rendered {
   const unitLabel = textBox(unitText, o.left + plotW / 2, axisY + 38, FONT.axis, "middle", measure);
   occupied.add(unitLabel.box);
   body.push(labelText("label axis-label", unitLabel, FONT.axis, "#000"), "</g>");
-
-  if (o.legend) body.push(...legend(o.left, o.height - 14, measure));
-  const parts = {
-    locals: body.slice(localsAt, localsEnd).join(""),
-    "msg-labels": body.slice(labelsAt, labelsEnd).join(""),
-  };
-  return { body, defs: diagramDefs(o), shown, hidden: labelReqs.length - shown, parts };
 }
 
 function clip28(s: string): string {
