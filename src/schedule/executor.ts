@@ -19,8 +19,9 @@ import type { CallTag, Comm, P2POp, Work } from "../comm.js";
 import { invariant } from "../core/assert.js";
 import { type DataBuffer, type View, view } from "../core/buffer.js";
 import type { DType } from "../core/dtype.js";
+import { nextToPost, release, scheduling } from "./dataflow.js";
 import type { BufferName, Region } from "./dsl.js";
-import { nextToPost, type Plan, type PlanOp, release, scheduling } from "./plan.js";
+import type { Plan, PlanOp } from "./plan.js";
 
 export interface Bound {
   /** The caller's input and output; absent where the layout gives this rank 0 elements. */

@@ -16,7 +16,8 @@
  * Time: a transfer takes 1 and a local operation 0 unless the effect says otherwise.
  */
 import { Matcher } from "../core/match.js";
-import { type Plan, type PlanOp, scheduling } from "./plan.js";
+import { scheduling } from "./dataflow.js";
+import type { Plan, PlanOp } from "./plan.js";
 
 export type Order = "dataflow" | "steps";
 

@@ -26,8 +26,9 @@ import { dtypeInfo, type TypedArray } from "../../core/dtype.js";
 import { EngineError, TimeoutError } from "../../core/errors.js";
 import { combineOf } from "../../core/op.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
+import { nextToPost, release, type Scheduling, scheduling } from "../../schedule/dataflow.js";
 import type { PlanRunner, PlanRunOptions, PlanViews } from "../../schedule/executor.js";
-import { nextToPost, type Plan, type PlanOp, release, type Scheduling, scheduling } from "../../schedule/plan.js";
+import type { Plan, PlanOp } from "../../schedule/plan.js";
 import type { MpiComm } from "./comm.js";
 import { ANY_TAG, encodeTag, tagMismatch } from "./tag.js";
 
