@@ -4,7 +4,7 @@
  * timed is argument checks, the algorithm lookup ('auto''s choice), the plan cache and the
  * executor's prologue. A named algorithm and 'auto'; the median of 9 runs of 20,000 calls after
  * 2,000 warm-up calls, in µs per call. Not a test: run it, and say the machine's load with it.
- *   npx tsx test/perf/front-api-cost.ts
+ *   npx tsx test/perf/front-api-cost.ts [algorithm, default ring]
  */
 import { allReduce, spawn, tensor } from "../../src/index.js";
 
@@ -25,6 +25,6 @@ async function perCall(algorithm: string): Promise<number> {
   return runs[4] as number;
 }
 
-const named = await perCall("ring");
+const named = await perCall(process.argv[2] ?? "ring");
 const auto = await perCall("auto");
-console.log(`named (ring): ${named.toFixed(2)} µs/call; auto: ${auto.toFixed(2)} µs/call`);
+console.log(`named (${process.argv[2] ?? "ring"}): ${named.toFixed(2)} µs/call; auto: ${auto.toFixed(2)} µs/call`);
