@@ -2,7 +2,7 @@
  * A Comm wrapper that records a TraceEvent for everything its inner comm does, so a backend that
  * does not record traces itself (mpi, nccl) draws the same pictures as sim. Events name world
  * ranks, carry the caller's label, and are timed in microseconds on a clock every process on one
- * machine shares (performance.timeOrigin + performance.now()): start when the operation was
+ * machine shares exactly (sharedClockMicros: the kernel's monotonic clock): start when the operation was
  * posted, end when it was seen complete. Traces from several processes merge by concatenation.
  *
  * Timing notes: a group's members all end when the group completes (the group is one call);
@@ -20,9 +20,29 @@ import type { ReduceOp } from "./core/op.js";
 import { CommLayer } from "./layer.js";
 import { Trace, type TraceEvent, type TraceKind } from "./trace.js";
 
-/** Microseconds since the Unix epoch, with sub-microsecond resolution; the same clock in every process of one machine. */
+/**
+ * Microseconds on a clock every process of one machine reads alike: the kernel's monotonic clock
+ * (process.hrtime, CLOCK_MONOTONIC on Linux), anchored at the machine's boot time from /proc/stat
+ * so values read as time since the Unix epoch. performance.timeOrigin is not such a clock: each
+ * process estimates its own origin, and two ranks' estimates differ by up to hundreds of µs, which
+ * drew messages received before they were sent. Across machines each host's clock is its own
+ * (aligned only to within a second of their boot times): read a multi-host trace per host.
+ */
 export function sharedClockMicros(): number {
-  return (performance.timeOrigin + performance.now()) * 1000;
+  anchor ??= bootMicros();
+  return anchor + Number(process.hrtime.bigint()) / 1000;
+}
+let anchor: number | undefined;
+
+/** The machine's boot time in µs since the epoch where the kernel says it (Linux), else this process's estimate. */
+function bootMicros(): number {
+  try {
+    const btime = /^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1];
+    if (btime) return Number(btime) * 1e6;
+  } catch {
+    // Not Linux: fall through.
+  }
+  return Math.round((performance.timeOrigin + performance.now()) * 1000 - Number(process.hrtime.bigint()) / 1000);
 }
 
 export interface TracingOptions {
@@ -83,8 +103,10 @@ export class TracingComm extends CommLayer {
   }
 
   /** Records the work's event once, the first time this process sees it complete. */
-  private traced(kind: "send" | "recv", v: View, peer: number, options: OpOptions | undefined, w: Work): Work {
+  private traced(kind: "send" | "recv", v: View, peer: number, options: OpOptions | undefined): Work {
+    // Stamped before the post: a message can arrive (and its receive be stamped) while isend runs.
     const start = this.now();
+    const w = kind === "send" ? this.inner.isend(v, peer, options) : this.inner.irecv(v, peer, options);
     let recorded = false;
     const record = () => {
       if (recorded) return;
@@ -103,11 +125,11 @@ export class TracingComm extends CommLayer {
   }
 
   override isend(v: View, peer: number, options?: OpOptions): Work {
-    return this.traced("send", v, peer, options, this.inner.isend(v, peer, options));
+    return this.traced("send", v, peer, options);
   }
 
   override irecv(v: View, peer: number, options?: OpOptions): Work {
-    return this.traced("recv", v, peer, options, this.inner.irecv(v, peer, options));
+    return this.traced("recv", v, peer, options);
   }
 
   override async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {

@@ -9,6 +9,7 @@ import type { Comm } from "../src/comm.js";
 import type { DataBuffer } from "../src/core/buffer.js";
 import type { DType } from "../src/core/dtype.js";
 import { CommLayer } from "../src/layer.js";
+import { findAlgorithm, registerAlgorithm } from "../src/schedule/registry.js";
 import { spawn } from "../src/sim/index.js";
 
 /** Counts the buffers the executor asks the backend for. */
@@ -44,6 +45,23 @@ describe("plans are compiled once per call shape and reused", () => {
       }
     },
   );
+
+  it("'auto' chooses once per call shape, and again after an algorithm is registered", async () => {
+    const before = planStats.chosen;
+    await spawn(2, async (comm) => {
+      const buf = new Float32Array(64).fill(1);
+      for (let i = 0; i < 10; i++) await allReduce(comm, buf, { algorithm: "auto" });
+      await allReduce(comm, new Float32Array(65536), { algorithm: "auto" });
+    });
+    // Two shapes (256 B and 256 KiB on 2 ranks); both ranks share this process's cache.
+    expect(planStats.chosen - before).toBe(2);
+    const ring = findAlgorithm("allreduce", "ring", { op: "test" });
+    registerAlgorithm({ ...ring, name: "ring_again_for_the_cache_test" });
+    await spawn(2, async (comm) => {
+      await allReduce(comm, new Float32Array(64).fill(1), { algorithm: "auto" });
+    });
+    expect(planStats.chosen - before).toBe(3);
+  });
 
   it("a new shape compiles a new plan; going back to an old shape does not", async () => {
     const before = planStats.compiled;

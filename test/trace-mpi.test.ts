@@ -17,7 +17,7 @@ import { findAlgorithm } from "../src/schedule/registry.js";
 import { spawn } from "../src/sim/index.js";
 import { Trace, type TraceEvent } from "../src/trace.js";
 import { mergeTraces, sharedClockMicros, TracingComm, withTracing } from "../src/tracing.js";
-import { pairMessages, stepOf } from "../src/viz/trace.js";
+import { pairMessages, stepOf } from "../src/viz/diagram.js";
 import { assertWellFormed, count } from "./fixtures/viz/check.js";
 import { mpiSkipReason } from "./support/mpi.js";
 

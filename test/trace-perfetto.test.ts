@@ -14,8 +14,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { defaultTraceCall, sendSendDeadlock, traceOnSim } from "../src/cli/trace.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
 import { Trace } from "../src/trace.js";
+import { pairMessages } from "../src/viz/diagram.js";
 import { type PerfettoTrace, type TraceEventJson, toPerfetto } from "../src/viz/perfetto.js";
-import { pairMessages } from "../src/viz/trace.js";
 import { mpiSkipReason } from "./support/mpi.js";
 
 const PHASES = new Set(["M", "X", "s", "f", "i"]);

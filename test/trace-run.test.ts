@@ -12,10 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TraceEvent } from "../src/trace.js";
+import { pairMessages } from "../src/viz/diagram.js";
 import { unpackView } from "../src/viz/page-codec.js";
 import type { PackedPageData, PageDeadlock, PageView } from "../src/viz/page-data.js";
 import type { PerfettoTrace } from "../src/viz/perfetto.js";
-import { pairMessages } from "../src/viz/trace.js";
 import { mpiSkipReason } from "./support/mpi.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cclab-run-trace-"));

@@ -9,10 +9,11 @@ import { findAlgorithm } from "../src/schedule/registry.js";
 import type { TraceEvent } from "../src/trace.js";
 import { lineChartSvg, logAxis, type Marker, type Series } from "../src/viz/chart.js";
 import { deadlockDot, deadlockSvg, waitForGraph } from "../src/viz/deadlock.js";
+import { commonDetail, pairMessages, stepOf, stepStarts } from "../src/viz/diagram.js";
 import { type Box, estimateWidth, overlaps, textBox } from "../src/viz/labels.js";
 import { svgSize } from "../src/viz/svg.js";
 import { traceTable } from "../src/viz/table.js";
-import { commonDetail, pairMessages, stepOf, stepStarts, traceSvg } from "../src/viz/trace.js";
+import { traceSvg } from "../src/viz/trace.js";
 import { assertWellFormed, count } from "./fixtures/viz/check.js";
 
 const site = { op: "test" };

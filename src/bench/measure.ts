@@ -12,11 +12,11 @@ import { type Buffers, invoke } from "../collectives/dispatch.js";
 import { HostBuffer, isHostBuffer, type View, view } from "../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
-import { makeCall, rankCall, specOf } from "../specs/index.js";
+import { rankCall, specOf } from "../specs/index.js";
 import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, type Patterns, patterns } from "./data.js";
 import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
-import { type BenchProgress, benchAlgorithms, resolveAlgorithm } from "./plan.js";
+import { type BenchProgress, benchAlgorithms, benchCall, resolveAlgorithm } from "./plan.js";
 import { ROUNDS, ratios, roundSizes, type Spread, spread, warmupCalls } from "./stats.js";
 import type {
   BenchCollective,
@@ -89,10 +89,7 @@ export function benchCommOf(comm: CommWithBuiltin, engine: "MPI" | "NCCL", devic
 
 /** The engine's collective on the benchmark's views, out of place; returns the view holding this rank's result. */
 function builtinCall(comm: CommWithBuiltin, o: BenchOptions, count: number, bufs: Buffers) {
-  const call = rankCall(
-    makeCall({ collective: o.collective, size: comm.size, count, root: o.root, dtype: o.dtype, op: o.op }),
-    comm.rank,
-  );
+  const call = rankCall(benchCall(o, comm.size, count), comm.rank);
   const b = specBuiltin(comm.builtin, (d, s) => comm.copy(d, s));
   const x = { call, input: bufs.input, output: bufs.output };
   return { run: () => specOf(o.collective).builtin.run(b, x), result: bufs.output };
@@ -192,16 +189,7 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
     const last = index === shapes.length - 1;
     const hand = (alg: string, inPlace: boolean): Variant => {
       const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
-      const call = makeCall({
-        collective: o.collective,
-        size: n,
-        count,
-        root: o.root,
-        dtype: o.dtype,
-        op: o.op,
-        inPlace,
-        segment: o.segment,
-      });
+      const call = benchCall(o, n, count, inPlace);
       return { bufs, result: bufs.output, run: () => invoke(comm, rankCall(call, comm.rank), alg, bufs) };
     };
     const outBufs = viewsFor(mem, comm, o.collective, count, o.root, false);

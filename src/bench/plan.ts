@@ -9,6 +9,8 @@ import type { DType } from "../core/dtype.js";
 import { checkOpFitsDType } from "../core/op.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { findAlgorithm } from "../schedule/registry.js";
+import { makeCall } from "../specs/index.js";
+import type { CollectiveCall } from "../specs/types.js";
 import { loadAlgorithmFile } from "../verify/load.js";
 import type { BenchOptions } from "./types.js";
 
@@ -66,6 +68,20 @@ const DTYPE_ALIASES: Record<string, DType> = {
   fp32: "float32",
   fp64: "float64",
 };
+
+/** The call one benchmark variant makes: the options' collective, root, dtype, op and segment at this size. */
+export function benchCall(o: BenchOptions, n: number, count: number, inPlace = false): CollectiveCall {
+  return makeCall({
+    collective: o.collective,
+    size: n,
+    count,
+    root: o.root,
+    dtype: o.dtype,
+    op: o.op,
+    inPlace,
+    segment: o.segment,
+  });
+}
 
 export function dtypeAlias(x: string): string {
   return DTYPE_ALIASES[x] ?? x;

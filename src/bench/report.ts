@@ -155,7 +155,7 @@ export function reportLines(result: BenchResult, sizes: { min: number; max: numb
   const m = result.memory;
   if (m) {
     out.push(
-      `# Peak memory per rank at ${bytesText(m.messageBytes)}: hand-rolled ${bytesText(Math.round(m.handRolledPeakBytes))} over the pre-buffer RSS = ${m.handRolledRatio.toFixed(2)}x the message (${bytesText(m.bufferBytes)} of it the benchmark's send/recv buffers); with the built-in too ${m.builtinRatio.toFixed(2)}x${m.messageBytes < 16 * 1024 * 1024 ? " (below 16 MiB the runtime's own growth dominates these ratios)" : ""}`,
+      `# Peak memory per rank at ${bytesText(m.messageBytes)}: hand-rolled${algs.length > 1 ? ` (the ${algs.length} algorithms' plans and scratch together)` : ""} ${bytesText(Math.round(m.handRolledPeakBytes))} over the pre-buffer RSS = ${m.handRolledRatio.toFixed(2)}x the message (${bytesText(m.bufferBytes)} of it the benchmark's send/recv buffers); with the built-in too ${m.builtinRatio.toFixed(2)}x${m.messageBytes < 16 * 1024 * 1024 ? " (below 16 MiB the runtime's own growth dominates these ratios)" : ""}`,
     );
   }
   out.push("#");

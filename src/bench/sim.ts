@@ -11,12 +11,12 @@ import type { TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
 import { modelTime } from "../schedule/model.js";
 import { spawn } from "../sim/index.js";
-import { makeCall, rankCall, specOf } from "../specs/index.js";
+import { rankCall, specOf } from "../specs/index.js";
 import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, patterns } from "./data.js";
 import { reduces } from "./measure.js";
 import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
-import { algorithmFor, type BenchProgress, benchAlgorithms } from "./plan.js";
+import { algorithmFor, type BenchProgress, benchAlgorithms, benchCall } from "./plan.js";
 import type { BenchOptions, BenchRow, Measurement } from "./types.js";
 
 function host(v: View): TypedArray {
@@ -52,16 +52,7 @@ async function benchSimOne(o: BenchOptions, progress: BenchProgress): Promise<Be
         const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
         if (bufs.output && bufs.output.count > 0) fillPeriodic(host(bufs.output), p.sentinel);
         if (bufs.input && bufs.input.count > 0) fillPeriodic(host(bufs.input), p.inputs[comm.rank] as TypedArray);
-        const call = makeCall({
-          collective: o.collective,
-          size: n,
-          count,
-          root: o.root,
-          dtype: o.dtype,
-          op: o.op,
-          inPlace,
-          segment: o.segment,
-        });
+        const call = benchCall(o, n, count, inPlace);
         await invoke(comm, rankCall(call, comm.rank), alg, bufs);
         let w = 0;
         for (const e of expectedOutput(o.collective, p, comm.rank, n, count, o.root)) {
@@ -77,16 +68,7 @@ async function benchSimOne(o: BenchOptions, progress: BenchProgress): Promise<Be
   for (const [i, { count, size }] of shapes.entries()) {
     const alg = algorithmFor(o, n, count);
     const modelled = (inPlace: boolean, w: number | null): Measurement => {
-      const call = makeCall({
-        collective: o.collective,
-        size: n,
-        count,
-        root: o.root,
-        inPlace,
-        dtype: o.dtype,
-        op: o.op,
-        segment: o.segment,
-      });
+      const call = benchCall(o, n, count, inPlace);
       const us = modelTime(alg, call, params).time;
       return { timeUs: us, algbw: algBandwidth(size, us), busbw: busBandwidth(o.collective, n, size, us), wrong: w };
     };

@@ -6,20 +6,36 @@ import { type DType, dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { compile, type Plan } from "../schedule/plan.js";
-import { algorithmsOf } from "../schedule/registry.js";
+import { algorithmsOf, registryVersion } from "../schedule/registry.js";
 import type { Collective } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
 import { type Choice, chooseAlgorithm } from "./auto.js";
 
+const CHOICE_CACHE_LIMIT = 4096;
+/** 'auto''s choice per (collective, size, bytes), and the names it chose among; kept while the registry is unchanged. */
+const choices = new Map<string, Choice>();
 const names = new Map<string, readonly string[]>();
+let choicesOf = -1;
 
-/** Which algorithm 'auto' picks for a call of this shape, and why. */
+/** Which algorithm 'auto' picks for a call of this shape, and why (worked out once per shape). */
 export function chooseFor(collective: Collective, size: number, count: number, dtype: DType): Choice {
+  if (choicesOf !== registryVersion()) {
+    choices.clear();
+    names.clear();
+    choicesOf = registryVersion();
+  }
+  const bytes = count * dtypeInfo(dtype).bytes;
+  const key = `${collective} ${size} ${bytes}`;
+  let c = choices.get(key);
+  if (c) return c;
   let available = names.get(collective);
   if (!available) names.set(collective, (available = algorithmsOf(collective).map((a) => a.name)));
-  const c = chooseAlgorithm(collective, size, count * dtypeInfo(dtype).bytes, available);
+  c = chooseAlgorithm(collective, size, bytes, available);
   if (!c)
     throw new InvalidArgumentError({ op: collective, arg: "algorithm" }, `no ${collective} algorithm is registered`);
+  if (choices.size >= CHOICE_CACHE_LIMIT) choices.clear();
+  choices.set(key, c);
+  planStats.chosen++;
   return c;
 }
 
@@ -40,5 +56,5 @@ export function planFor(alg: Algorithm, c: RankCall): Plan {
   return plan;
 }
 
-/** Counts plan compilations (a repeated call shape compiles nothing): for tests and bench. */
-export const planStats = { compiled: 0 };
+/** Counts plan compilations and auto's choices (a repeated call shape makes neither): for tests and bench. */
+export const planStats = { compiled: 0, chosen: 0 };

@@ -40,8 +40,8 @@ import {
   type MscclStep,
   type MscclThreadblock,
   type Proto,
-  SIZE_MULTIPLIED,
   type StepType,
+  sizeMultiplier,
 } from "./ir.js";
 
 export interface ExportOptions {
@@ -75,7 +75,7 @@ export function exportMsccl(alg: Algorithm, call: CollectiveCall, options: Expor
     throw new InvalidArgumentError({ ...site, arg: "--channels" }, `must be an integer in [1, ${LIMITS.channels}]`);
   }
   const plans = compileAll(alg, { ...call, op: { name: "sum" } });
-  const mult = SIZE_MULTIPLIED.has(spec.name) ? n : 1;
+  const mult = sizeMultiplier(spec, n);
 
   // The chunk: the gcd of everything the plans name.
   let g = call.count * mult;

@@ -18,6 +18,8 @@
  * of a receive name the remote chunk and the executor ignores them, so cclab does too.
  */
 
+import type { CollectiveSpec } from "../specs/types.js";
+
 export type BufName = "i" | "o" | "s";
 
 export const STEP_TYPES = ["s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop"] as const;
@@ -136,5 +138,8 @@ export const LIMITS = {
 export const at = (gpu: number, tb?: number, step?: number, type?: StepType): string =>
   `gpu ${gpu}${tb !== undefined ? ` tb ${tb}` : ""}${step !== undefined ? ` step ${step}` : ""}${type ? ` (${type})` : ""}`;
 
-/** Elements per rank's count the executor multiplies by n (its sizeMultiplier). */
-export const SIZE_MULTIPLIED = new Set(["allgather", "reducescatter", "alltoall"]);
+/**
+ * The executor's sizeMultiplier: n for the collectives whose count is per rank and that have no
+ * root (allgather, reducescatter, alltoall), 1 otherwise.
+ */
+export const sizeMultiplier = (spec: CollectiveSpec, n: number): number => (spec.perRank && !spec.rooted ? n : 1);

@@ -20,7 +20,7 @@ import { invariant } from "../core/assert.js";
 import { type DataBuffer, type View, view } from "../core/buffer.js";
 import type { DType } from "../core/dtype.js";
 import type { BufferName, Region } from "./dsl.js";
-import { type Plan, type PlanOp, scheduling } from "./plan.js";
+import { nextToPost, type Plan, type PlanOp, release, scheduling } from "./plan.js";
 
 export interface Bound {
   /** The caller's input and output; absent where the layout gives this rank 0 elements. */
@@ -210,10 +210,7 @@ function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: st
         if (op.kind === "send" || op.kind === "recv") {
           isReady[i] = 1;
           const q = sched.queueOf[i] as number;
-          const members = sched.queues[q] as Int32Array;
-          while ((qpos[q] as number) < members.length && isReady[members[qpos[q] as number] as number]) {
-            const j = members[qpos[q] as number] as number;
-            qpos[q] = (qpos[q] as number) + 1;
+          for (let j = nextToPost(sched, qpos, isReady, q); j >= 0; j = nextToPost(sched, qpos, isReady, q)) {
             const t = ops[j] as PlanOp;
             if (t.region.count === 0) {
               finished(j);
@@ -232,11 +229,7 @@ function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: st
 
     const finished = (i: number) => {
       left--;
-      const { succStart, succ } = sched;
-      for (let k = succStart[i] as number; k < (succStart[i + 1] as number); k++) {
-        const s = succ[k] as number;
-        if (--(pending[s] as number) === 0) work.push(s);
-      }
+      release(sched, pending, i, work);
     };
 
     const step = () => {

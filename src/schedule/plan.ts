@@ -444,6 +444,30 @@ export interface Scheduling {
   readonly queues: readonly Int32Array[];
 }
 
+/**
+ * The next transfer of queue q that may be posted: the one at the queue's position once it is
+ * ready (its dependencies done), which advances the position; -1 when there is none. Posting in
+ * this order is what pairs each send with its receive (per-peer program order).
+ */
+export function nextToPost(sched: Scheduling, qpos: Int32Array, isReady: Uint8Array, q: number): number {
+  const members = sched.queues[q] as Int32Array;
+  const p = qpos[q] as number;
+  if (p >= members.length) return -1;
+  const j = members[p] as number;
+  if (!isReady[j]) return -1;
+  qpos[q] = p + 1;
+  return j;
+}
+
+/** Operation i is done: each successor whose dependencies are now all done goes on `ready`. */
+export function release(sched: Scheduling, pending: Int32Array, i: number, ready: number[]): void {
+  const { succStart, succ } = sched;
+  for (let k = succStart[i] as number; k < (succStart[i + 1] as number); k++) {
+    const s = succ[k] as number;
+    if (--(pending[s] as number) === 0) ready.push(s);
+  }
+}
+
 const schedulings = new WeakMap<Plan, Map<boolean, Scheduling>>();
 
 /**

@@ -12,6 +12,10 @@ import type { Algorithm } from "./dsl.js";
 const userAlgorithms: Algorithm[] = [];
 let byCollective: Map<string, Map<string, Algorithm>> | undefined;
 let all: Algorithm[] | undefined;
+let version = 0;
+
+/** Changes whenever an algorithm is registered: caches of lookups compare it. */
+export const registryVersion = (): number => version;
 
 function index(): Map<string, Map<string, Algorithm>> {
   if (byCollective) return byCollective;
@@ -69,6 +73,7 @@ export function registerAlgorithm(alg: Algorithm): void {
   userAlgorithms.push(alg);
   byCollective = undefined;
   all = undefined;
+  version++;
 }
 
 /** The file an algorithm's source lives in (built-ins follow algorithms/<collective>/<name>.ts). */

@@ -7,17 +7,17 @@
  * that deadlocked, the wait-for graph (laid out by Graphviz here, carried as SVG).
  *
  * The browser code is src/viz/client/main.ts, bundled with d3-zoom by esbuild when the page is
- * written and inlined; it draws with the same renderer as the static SVG (trace.ts).
+ * written and inlined; it draws with the same renderer as the static SVG (render.ts).
  */
 import { fileURLToPath } from "node:url";
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import { deadlockDot } from "./deadlock.js";
+import { stepOf } from "./diagram.js";
 import { dotToSvg } from "./graphviz.js";
 import { packView } from "./page-codec.js";
 import type { PackedPageData, PageData, PageView } from "./page-data.js";
 import { type StepThrough, stepOfIndex } from "./steps.js";
 import { esc } from "./svg.js";
-import { stepOf } from "./trace.js";
 
 export interface ViewInput {
   readonly name: string;

@@ -12,7 +12,7 @@
  * logical ticks as 1 ms each (Trace Event times are microseconds), said in the process labels.
  */
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
-import { pairMessages, stepOf } from "./trace.js";
+import { pairMessages, stepOf } from "./diagram.js";
 
 export interface PerfettoOptions {
   /** What ran ('allreduce/ring on sim, n = 8'): the processes' label. */

@@ -4,7 +4,7 @@
  * sent what the header claims.
  */
 import type { TraceEvent } from "../trace.js";
-import { commonDetail, stepDetail, stepOf } from "./trace.js";
+import { commonDetail, stepDetail, stepOf } from "./diagram.js";
 
 export interface FormulaBytes {
   /** The algorithm's formula text, e.g. '2(n-1)/n · count · s'. */

@@ -10,30 +10,14 @@ import { DTYPES, dtypeInfo, fromValues, toValues } from "../../src/core/dtype.js
 import { AbortError, InvalidArgumentError, TimeoutError } from "../../src/core/errors.js";
 import { reduceArrays, scaleArrays } from "../../src/core/op.js";
 import { findLayer } from "../../src/runtime/guard.js";
+import { check, expectReject } from "../support/check.js";
 
-function check(cond: unknown, msg: string): asserts cond {
-  if (!cond) throw new Error(msg);
-}
 const eq = (a: unknown, b: unknown, msg: string) =>
   check(
     JSON.stringify(a, (_, v) => (typeof v === "bigint" ? `${v}n` : v)) ===
       JSON.stringify(b, (_, v) => (typeof v === "bigint" ? `${v}n` : v)),
     `${msg}: got ${JSON.stringify(a, (_, v) => String(v))}, expected ${JSON.stringify(b, (_, v) => String(v))}`,
   );
-
-async function expectReject(p: Promise<unknown>, cls: new (...a: never[]) => Error, re: RegExp, what: string) {
-  try {
-    await p;
-  } catch (e) {
-    check(e instanceof cls, `${what}: expected ${cls.name}, got ${String(e)}`);
-    check(
-      re.test((e as Error).message),
-      `${what}: message ${JSON.stringify((e as Error).message)} does not match ${re}`,
-    );
-    return;
-  }
-  throw new Error(`${what}: did not throw`);
-}
 
 const values = async (_comm: Comm, b: ReturnType<Comm["alloc"]>) =>
   toValues(b.dtype, await readDevice(view(b))).map((v) => (typeof v === "bigint" ? Number(v) : v));

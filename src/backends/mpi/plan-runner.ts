@@ -27,7 +27,7 @@ import { EngineError, TimeoutError } from "../../core/errors.js";
 import { combineOf } from "../../core/op.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import type { PlanRunner, PlanRunOptions, PlanViews } from "../../schedule/executor.js";
-import { type Plan, type PlanOp, type Scheduling, scheduling } from "../../schedule/plan.js";
+import { nextToPost, type Plan, type PlanOp, release, type Scheduling, scheduling } from "../../schedule/plan.js";
 import type { MpiComm } from "./comm.js";
 import { ANY_TAG, encodeTag, tagMismatch } from "./tag.js";
 
@@ -215,10 +215,7 @@ class Run {
       }
       isReady[i] = 1;
       const q = sched.queueOf[i] as number;
-      const members = sched.queues[q] as Int32Array;
-      while ((qpos[q] as number) < members.length && isReady[members[qpos[q] as number] as number]) {
-        const j = members[qpos[q] as number] as number;
-        qpos[q] = (qpos[q] as number) + 1;
+      for (let j = nextToPost(sched, qpos, isReady, q); j >= 0; j = nextToPost(sched, qpos, isReady, q)) {
         const t = ops[j] as PlanOp;
         if (t.region.count === 0) this.finished(j);
         else this.post(j, t);
@@ -253,11 +250,7 @@ class Run {
   /** An operation is done: its successors whose dependencies are all done become ready. */
   private finished(i: number): void {
     this.left--;
-    const { succStart, succ } = this.sched;
-    for (let k = succStart[i] as number; k < (succStart[i + 1] as number); k++) {
-      const s = succ[k] as number;
-      if (--(this.pending[s] as number) === 0) this.work.push(s);
-    }
+    release(this.sched, this.pending, i, this.work);
   }
 
   /** Completions from the native progress call, 4 entries each: [position, bytes, tag, error]. */

@@ -26,8 +26,9 @@ import { dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
 import { parseOp, type ReduceOp, sumScaling } from "../../core/op.js";
 import type { DevicePtr, NcclOpName } from "../../native/types.js";
+import type { DeviceBuffer } from "./buffer.js";
 import type { NcclComm } from "./comm.js";
-import type { DeviceBuffer, P2PItem } from "./device.js";
+import type { P2PItem } from "./work.js";
 
 interface Ptr {
   readonly ptr: DevicePtr;

@@ -20,9 +20,11 @@ import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/
 import { type KVStore, ownKey } from "../../kvstore.js";
 import { toEngineError } from "../../native/load.js";
 import { NonMemberComm } from "../../nonmember.js";
+import { type DeviceBuffer, isDeviceBuffer } from "./buffer.js";
 import { NcclBuiltin } from "./builtin.js";
-import { type CommRef, type DeviceBuffer, isDeviceBuffer, type NcclDevice, type P2PItem } from "./device.js";
+import type { NcclDevice } from "./device.js";
 import { sharedGpuHint } from "./env.js";
+import type { CommRef, P2PItem } from "./work.js";
 
 /** Shared by every communicator of this process. */
 export interface NcclProcess {

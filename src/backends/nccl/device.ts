@@ -17,139 +17,22 @@
  * (ncclCommAbort) and fails every waiter with an EngineError naming the rank and the operation;
  * a deadline aborts them all with a TimeoutError.
  *
- * Teardown: a communicator destroyed on the success path is finalized (ncclCommFinalize, polled
- * until NCCL has flushed what it still holds, its proxy's queued sends included), then
- * ncclCommDestroy; an error, or a finalize past the deadline, aborts it instead. At process exit
- * (close) finalizing communicators get a bounded synchronous wait and everything else is aborted.
+ * Teardown (finalize then destroy on the success path, abort otherwise, process exit) is
+ * teardown.ts's, polled from here; device memory is buffer.ts's; the records of what is queued
+ * and tracked (isend/irecv, groups) are work.ts's. This module makes the stream, event, group
+ * and collective calls.
  *
  * Events: only groups holding isend/irecv get a completion event (Work.test() asks it); once an
  * event later on the stream is seen complete, every earlier one is too, and goes back to the pool.
  */
-import type { DataBuffer } from "../../core/buffer.js";
 import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { AbortError, EngineError, InvalidArgumentError, TimeoutError } from "../../core/errors.js";
 import { toEngineError } from "../../native/load.js";
 import { type DevicePtr, type NativeNccl, NCCL_RESULT } from "../../native/types.js";
-import { sharedGpuHint } from "./env.js";
-
-/** What the device needs of a communicator. */
-export interface CommRef {
-  readonly handle: number;
-  readonly rank: number;
-  aborted?: Error;
-}
-
-/** Device memory of one process's GPU (nccl backend). Only NcclComm and the helpers in index.ts touch it. */
-export class DeviceBuffer implements DataBuffer {
-  readonly location: string;
-  private freed = false;
-  constructor(
-    readonly dtype: DType,
-    readonly count: number,
-    readonly ptr: DevicePtr,
-    readonly device: NcclDevice,
-  ) {
-    this.location = `cuda:${device.index}`;
-  }
-  get byteLength(): number {
-    return this.count * dtypeInfo(this.dtype).bytes;
-  }
-  /** Gives the memory back now (stream-ordered); otherwise it goes when the buffer is garbage collected. */
-  free(): void {
-    if (this.freed) return;
-    this.freed = true;
-    registry.unregister(this);
-    this.device.release(this.ptr);
-  }
-}
-
-export function isDeviceBuffer(b: DataBuffer): b is DeviceBuffer {
-  return b instanceof DeviceBuffer;
-}
-
-const registry = new FinalizationRegistry<{ device: NcclDevice; ptr: DevicePtr }>(({ device, ptr }) =>
-  device.release(ptr),
-);
-
-export interface P2PItem {
-  readonly kind: "send" | "recv";
-  readonly comm: CommRef;
-  /** Kept so the memory outlives the (possibly still enqueuing) group. */
-  readonly buffer: DeviceBuffer;
-  readonly off: number;
-  readonly count: number;
-  readonly peer: number;
-  /** 'rank 1: send to peer 2 (label)'. */
-  readonly what: string;
-}
-
-/** A posted NCCL group (or collective) until its kernels are on the stream. */
-class Enqueue {
-  state: "enqueuing" | "enqueued" | "failed" = "enqueuing";
-  /** The completion event (0: none, or given back once the group was seen complete). */
-  event = 0;
-  /** Position of the event on the stream (see NcclDevice.passed). */
-  seq = 0;
-  /** Seen complete on the device. */
-  complete = false;
-  deadline = Number.POSITIVE_INFINITY;
-  readonly enqueued: Promise<void>;
-  private resolveFn!: () => void;
-  private rejectFn!: (e: unknown) => void;
-  constructor(
-    readonly comms: readonly CommRef[],
-    readonly what: string,
-    readonly keep: readonly unknown[],
-    /** isend/irecv in it may ask whether it completed: record an event after it. */
-    readonly needsEvent = false,
-    /** A communicator being created (commReady), not work on the stream. */
-    readonly init = false,
-  ) {
-    this.enqueued = new Promise((res, rej) => {
-      this.resolveFn = res;
-      this.rejectFn = rej;
-    });
-    this.enqueued.catch(() => {});
-  }
-  done(): void {
-    if (this.state !== "enqueuing") return;
-    this.state = "enqueued";
-    this.resolveFn();
-  }
-  fail(e: unknown): void {
-    if (this.state !== "enqueuing") return;
-    this.state = "failed";
-    this.rejectFn(e);
-  }
-}
-
-/** An isend/irecv: held until the next flush, then settled when its group is enqueued. */
-export class NcclWork {
-  group: Enqueue | undefined;
-  error: unknown;
-  constructor(
-    private readonly device: NcclDevice,
-    readonly item: P2PItem,
-  ) {}
-  async wait(): Promise<void> {
-    if (this.error !== undefined) throw this.error;
-    if (!this.group) await this.device.flush([], `${this.item.what}: wait`);
-    if (this.error !== undefined) throw this.error;
-    await this.group?.enqueued;
-  }
-  test(): boolean {
-    if (this.error !== undefined) return true;
-    if (!this.group) {
-      if (this.device.busy()) return false;
-      try {
-        this.device.issueGroup([], `${this.item.what}: test`);
-      } catch {
-        return true;
-      }
-    }
-    return this.device.completed(this.group);
-  }
-}
+import { DeviceBuffer } from "./buffer.js";
+import { ncclErrorText, safe } from "./errors.js";
+import { Teardown } from "./teardown.js";
+import { type CommRef, Enqueue, NcclWork, type P2PItem } from "./work.js";
 
 interface StreamWaiter {
   readonly event: number;
@@ -172,8 +55,6 @@ export interface NcclDeviceOptions {
 const IDLE_IMMEDIATE_POLLS = 256;
 /** Groups with an unobserved completion event before record() checks the oldest (bounds the pool). */
 const RECLAIM_AFTER = 16;
-/** At process exit, the longest synchronous wait for communicators still finalizing. */
-const EXIT_FINALIZE_MS = 30_000;
 
 export class NcclDevice {
   readonly native: NativeNccl;
@@ -192,9 +73,7 @@ export class NcclDevice {
   private recorded: Enqueue[] = [];
   private seq = 0;
   private passedSeq = 0;
-  /** Destroyed communicators being finalized, with their deadlines. */
-  private readonly finalizing = new Map<CommRef, number>();
-  private readonly finalizedWaiters = new Set<() => void>();
+  private readonly teardown: Teardown = new Teardown(this);
   private readonly deferredFrees: DevicePtr[] = [];
   private readonly recent: string[] = [];
   private scheduled = false;
@@ -218,9 +97,7 @@ export class NcclDevice {
   alloc(dtype: DType, count: number): DeviceBuffer {
     const bytes = count * dtypeInfo(dtype).bytes;
     const ptr = bytes === 0 ? 0n : this.native.malloc(bytes, this.stream);
-    const b = new DeviceBuffer(dtype, count, ptr, this);
-    if (ptr !== 0n) registry.register(b, { device: this, ptr }, b);
-    return b;
+    return new DeviceBuffer(dtype, count, ptr, this);
   }
 
   /** Frees stream-ordered, after everything enqueued so far (deferred while a group is still enqueuing). */
@@ -373,8 +250,7 @@ export class NcclDevice {
     const { event, seq } = this.record();
     await new Promise<void>((resolve, reject) => {
       this.waiters.add({ event, seq, what, deadline: Date.now() + timeoutMs, timeoutMs, resolve, reject });
-      this.idlePolls = 0;
-      this.schedule();
+      this.wake();
     });
   }
 
@@ -425,18 +301,18 @@ export class NcclDevice {
   private track(g: Enqueue): void {
     this.enqueuing.push(g);
     g.deadline = Date.now() + this.timeoutMs;
+    this.wake();
+  }
+
+  /** Polls soon, and at full rate: something new is awaited. */
+  wake(): void {
     this.idlePolls = 0;
     this.schedule();
   }
 
   private schedule(): void {
     if (this.scheduled || this.closed) return;
-    if (
-      this.waiters.size === 0 &&
-      this.enqueuing.length === 0 &&
-      this.readyWaiters.size === 0 &&
-      this.finalizing.size === 0
-    )
+    if (this.waiters.size === 0 && this.enqueuing.length === 0 && this.readyWaiters.size === 0 && !this.teardown.busy)
       return;
     this.scheduled = true;
     const run = () => {
@@ -517,7 +393,7 @@ export class NcclDevice {
         progressed = true;
       }
     }
-    if (this.finalizing.size > 0 && this.pollFinalizing(now)) progressed = true;
+    if (this.teardown.busy && this.teardown.poll(now)) progressed = true;
     this.idlePolls = progressed ? 0 : this.idlePolls + 1;
   }
 
@@ -532,7 +408,7 @@ export class NcclDevice {
     const init = this.enqueuing.find((g) => g.init && g.comms.includes(c));
     const where = init?.what ?? this.recent[this.recent.length - 1] ?? `rank ${c.rank}: communicator`;
     const err = new EngineError("nccl", code, msg, `${where} (asynchronous error; ncclCommAbort called)`);
-    this.abortComm(c, err);
+    this.teardown.abort(c, err);
     this.failAll(err);
     this.onAbort(err);
   }
@@ -542,20 +418,9 @@ export class NcclDevice {
     const err = new TimeoutError(
       `${what} did not complete within ${ms / 1000} s${recent}; ncclCommAbort called on every communicator of this process`,
     );
-    for (const c of [...this.comms]) this.abortComm(c, err);
+    for (const c of [...this.comms]) this.teardown.abort(c, err);
     this.failAll(err);
     this.onAbort(err);
-  }
-
-  abortComm(c: CommRef, why: Error): void {
-    if (c.aborted) return;
-    c.aborted = why;
-    this.comms.delete(c);
-    try {
-      this.native.commAbort(c.handle);
-    } catch {
-      // Already gone.
-    }
   }
 
   private failAll(err: Error): void {
@@ -579,133 +444,20 @@ export class NcclDevice {
     this.pending = keep;
   }
 
-  /**
-   * The success path's teardown of `c` (NcclComm.destroy): ncclCommFinalize, which flushes what
-   * NCCL still holds for it (sends queued in its proxy included), polled until done, then
-   * ncclCommDestroy. ncclCommAbort instead would drop those sends, and a peer still receiving
-   * them would fail. An error, or no end within the timeout, aborts it.
-   */
+  /** Tears `c` down on the success path: finalize, then destroy (teardown.ts). */
   retire(c: CommRef): void {
-    this.comms.delete(c);
-    if (c.aborted) return;
-    let rc: number;
-    try {
-      rc = this.native.commFinalize(c.handle);
-    } catch (e) {
-      this.finalizeFailed(c, asError(toEngineError(e, `rank ${c.rank}: ncclCommFinalize`)));
-      return;
-    }
-    if (rc === NCCL_RESULT.inProgress) {
-      this.finalizing.set(c, Date.now() + this.timeoutMs);
-      this.idlePolls = 0;
-      this.schedule();
-    } else {
-      this.destroyComm(c);
-    }
+    this.teardown.retire(c);
   }
 
   /** Resolves once no destroyed communicator is still finalizing. */
   finalized(): Promise<void> {
-    if (this.finalizing.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.finalizedWaiters.add(resolve));
+    return this.teardown.finalized();
   }
 
-  /** One pass over the finalizing communicators; true if any finished. `deadlines` false: exit's own bound applies. */
-  private pollFinalizing(now: number, deadlines = true): boolean {
-    let progressed = false;
-    for (const [c, deadline] of [...this.finalizing]) {
-      const code = safe(() => this.native.commGetAsyncError(c.handle), NCCL_RESULT.internalError);
-      if (code === NCCL_RESULT.success) {
-        this.finalizing.delete(c);
-        this.destroyComm(c);
-      } else if (code !== NCCL_RESULT.inProgress) {
-        this.finalizing.delete(c);
-        const err = new EngineError(
-          "nccl",
-          code,
-          ncclErrorText(this.native, c, code),
-          `rank ${c.rank}: ncclCommFinalize`,
-        );
-        this.finalizeFailed(c, err);
-      } else if (deadlines && now > deadline) {
-        this.finalizing.delete(c);
-        this.finalizeFailed(
-          c,
-          new TimeoutError(`rank ${c.rank}: ncclCommFinalize did not complete within ${this.timeoutMs / 1000} s`),
-        );
-      } else {
-        continue;
-      }
-      progressed = true;
-    }
-    if (this.finalizing.size === 0) {
-      for (const w of this.finalizedWaiters) w();
-      this.finalizedWaiters.clear();
-    }
-    return progressed;
-  }
-
-  private destroyComm(c: CommRef): void {
-    try {
-      this.native.commDestroy(c.handle);
-    } catch (e) {
-      this.onAbort(asError(toEngineError(e, `rank ${c.rank}: ncclCommDestroy`)));
-    }
-  }
-
-  /** Finalizing failed: abort instead, and say so (nobody waits on a destroyed communicator). */
-  private finalizeFailed(c: CommRef, err: Error): void {
-    this.abortComm(c, err);
-    this.onAbort(new AbortError(`${err.message}; ncclCommAbort called instead`));
-  }
-
-  /**
-   * Process exit: communicators still finalizing get a bounded synchronous wait (there is no
-   * event loop left to poll from) unless the process is `failing` (then, as everything else still
-   * live, initialising ones included, they are aborted, so CUDA teardown cannot hang on a stuck
-   * kernel and a failed rank does not linger).
-   */
+  /** Process exit (teardown.ts): a bounded wait for finalizing communicators unless `failing`, then abort the rest. */
   close(failing = false): void {
     if (this.closed) return;
-    const until = failing ? 0 : Date.now() + Math.min(this.timeoutMs, EXIT_FINALIZE_MS);
-    const nap = new Int32Array(new SharedArrayBuffer(4));
-    while (this.finalizing.size > 0 && Date.now() < until) {
-      this.pollFinalizing(Date.now(), false);
-      if (this.finalizing.size > 0) Atomics.wait(nap, 0, 0, 1);
-    }
-    for (const c of [...this.finalizing.keys()]) {
-      this.finalizing.delete(c);
-      this.abortComm(c, new AbortError("process exit while ncclCommFinalize was still running"));
-    }
-    for (const w of this.finalizedWaiters) w();
-    this.finalizedWaiters.clear();
-    for (const c of [...this.comms]) this.abortComm(c, new AbortError("process exit"));
+    this.teardown.exit(failing);
     this.closed = true;
-  }
-}
-
-/**
- * NCCL's text for an error code plus ncclGetLastError where that is fresh (the addon returns ''
- * when the process-wide text did not change since the last call that succeeded), and what a
- * remote error nearly always means here.
- */
-function ncclErrorText(native: NativeNccl, c: CommRef, code: number): string {
-  const last = safe(() => native.lastError(c.handle), "");
-  let msg = `${safe(() => native.errorString(code), `NCCL error ${code}`)}${last ? ` (${last})` : ""}`;
-  if (code === NCCL_RESULT.remoteError) {
-    msg +=
-      "; a peer rank's process exited or closed its connection while this rank still had operations with it" +
-      " (did a rank return, fail or destroy its communicator early?)";
-  }
-  return msg + sharedGpuHint(last);
-}
-
-const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
-
-function safe<T>(f: () => T, fallback: T): T {
-  try {
-    return f();
-  } catch {
-    return fallback;
   }
 }

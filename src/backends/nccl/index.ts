@@ -17,14 +17,16 @@ import type { KVStore } from "../../kvstore.js";
 import { loadNative, toEngineError } from "../../native/load.js";
 import { loadNcclLibrary } from "../../native/nccl.js";
 import type { NativeNccl, NcclLibrary } from "../../native/types.js";
+import { type DeviceBuffer, isDeviceBuffer } from "./buffer.js";
 import { createComm, type NcclComm, type NcclProcess } from "./comm.js";
-import { type DeviceBuffer, isDeviceBuffer, NcclDevice } from "./device.js";
+import { NcclDevice } from "./device.js";
 import { sharedGpuEnv } from "./env.js";
 
 export { NonMemberComm } from "../../nonmember.js";
+export { DeviceBuffer, isDeviceBuffer } from "./buffer.js";
 export { NcclBuiltin } from "./builtin.js";
 export { NcclComm, type NcclProcess } from "./comm.js";
-export { DeviceBuffer, isDeviceBuffer, NcclDevice } from "./device.js";
+export { NcclDevice } from "./device.js";
 export { type SharedGpuPath, sharedGpuEnv } from "./env.js";
 
 export const NCCL_HINTS = {

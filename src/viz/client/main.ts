@@ -1,25 +1,17 @@
 /**
  * The step-through page's browser code (bundled by esbuild into the page, see page.ts). It reads
  * the page's JSON, draws the time-space diagram with the same renderer as the static SVG
- * (trace.ts) at every step, zoom or pan, and fills the side panel with what each rank does and
+ * (render.ts) at every step, zoom or pan, and fills the side panel with what each rank does and
  * holds after the step (explain's table, carried as data). Keyboard: ← → step, Home/End, space
  * plays, 0 zooms to fit.
  */
 import { select } from "d3-selection";
 import { type D3ZoomEvent, zoom as d3zoom, type ZoomBehavior, type ZoomTransform, zoomIdentity } from "d3-zoom";
+import { type Diagram, type DrawnMessage, diagram } from "../diagram.js";
 import type { LabelMode } from "../labels.js";
 import { type PackedView, unpackView } from "../page-codec.js";
 import type { PackedPageData, PageView } from "../page-data.js";
-import {
-  DIAGRAM_CSS,
-  type Diagram,
-  type DrawnMessage,
-  diagram,
-  diagramScales,
-  opBars,
-  type RenderOptions,
-  renderDiagram,
-} from "../trace.js";
+import { DIAGRAM_CSS, diagramScales, opBars, type RenderOptions, renderDiagram } from "../render.js";
 
 const data = JSON.parse(byId("cclab-data").textContent ?? "{}") as PackedPageData;
 
