@@ -145,8 +145,9 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
 
 /**
  * Between two ranks, the channels of the sends must come in the order of the channels of the
- * receives, so that an engine which keeps channels apart (sim) and one that does not (a single
- * NCCL stream, MPI) pair the same messages.
+ * receives, so that an engine which keeps channels apart (the executor's scheduling allows one
+ * per channel) and one that does not (a single NCCL stream, MPI: every backend today) pair the
+ * same messages.
  */
 function checkChannels(plans: readonly Plan[], fail: (m: string) => void): void {
   const seq = new Map<string, number[]>();

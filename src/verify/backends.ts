@@ -1,6 +1,6 @@
 /**
  * `cclab verify --backend mpi|nccl`: the differential tests against the engine's own
- * collectives, run in real processes. Each engine's runner lives with its backend; this file
+ * collectives, run in real processes. Each engine's driver is src/verify/<engine>.ts (its worker and cases beside it); this file
  * only routes, and says plainly why a backend cannot run here.
  */
 import type { VerifyOptions } from "./run.js";
