@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, spawn as spawnProcess } from "node:child_process";
 import { createRequire } from "node:module";
+import { hostname } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { InvalidArgumentError, UnavailableError } from "../core/errors.js";
 import { deadline } from "../core/timer.js";
@@ -27,7 +28,11 @@ export function nodeArgv(script: string, args: readonly string[]): string[] {
 }
 
 interface MpiModule {
-  mpirunCommand: (np: number, argv: string[]) => { cmd: string; args: string[] };
+  mpirunCommand: (
+    np: number,
+    argv: string[],
+    options?: { hostfile?: string; perNode?: number; exportEnv?: readonly string[] },
+  ) => { cmd: string; args: string[] };
   MPI_HINT?: string;
 }
 
@@ -69,9 +74,10 @@ interface Child {
 async function openStore(o: LaunchOptions, token: string, world: number, timeoutMs: number) {
   const nnodes = o.nnodes ?? 1;
   const nodeRank = o.nodeRank ?? 0;
-  const multi = nnodes > 1;
-  const masterAddr = multi ? (o.masterAddr ?? "127.0.0.1") : "127.0.0.1";
-  const port = o.masterPort ?? (multi ? DEFAULT_MASTER_PORT : 0);
+  // mpirun with a hostfile may start ranks on other nodes, which must reach the store.
+  const multi = nnodes > 1 || o.hostfile !== undefined;
+  const masterAddr = multi ? (o.masterAddr ?? (o.hostfile !== undefined ? hostname() : "127.0.0.1")) : "127.0.0.1";
+  const port = o.masterPort ?? (nnodes > 1 ? DEFAULT_MASTER_PORT : 0);
   if (nodeRank === 0) {
     // Loopback unless the job spans nodes; then only the interface of --master-addr, never all of them.
     const server = await StoreServer.start({ token, world, nodes: nnodes, host: masterAddr, port });
@@ -83,6 +89,7 @@ async function openStore(o: LaunchOptions, token: string, world: number, timeout
     token,
     role: { launcherOfNode: nodeRank },
     timeoutMs,
+    notice: (line) => process.stderr.write(`cclab run: node ${nodeRank}: ${line}\n`),
   });
   return { server: null, client, store: client as KVStore, masterAddr, masterPort: port };
 }
@@ -94,9 +101,10 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   const n = o.nprocs;
   const world = n * nnodes;
   const env = { ...process.env, ...o.env };
-  // Across nodes every launcher must present the same token, so it comes from the user; on one
-  // node it is fresh and random, and only this launcher's own children get it.
-  const token = nnodes > 1 ? env.CCLAB_STORE_TOKEN : makeToken();
+  // Across nodes every launcher must present the same token, so it comes from the user; from one
+  // launcher (one node, or mpirun with a hostfile) it is fresh and random, and only this
+  // launcher's own children get it.
+  const token = nnodes > 1 && o.backend !== "mpi" ? env.CCLAB_STORE_TOKEN : makeToken();
   if (!token || token.length < 16) {
     throw new InvalidArgumentError(
       { op: "run", arg: "--nnodes" },
@@ -119,6 +127,7 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     CCLAB_STORE_HOSTED: "1",
     CCLAB_BACKEND: o.backend,
     CCLAB_LAUNCHER_PID: String(process.pid),
+    CCLAB_LAUNCHER_HOST: hostname(),
   };
   if (o.timeoutMs !== undefined) common.CCLAB_TIMEOUT = String(o.timeoutMs / 1000);
   if (o.check) common.CCLAB_CHECK = "1";
@@ -248,7 +257,17 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
 
   try {
     if (mpi) {
-      const c = mpi.mpirunCommand(n, nodeArgv(worker, [o.program, ...(o.args ?? [])]));
+      // With a hostfile, ranks on other nodes get only what mpirun exports (-x): the job's variables.
+      const exportEnv = o.hostfile
+        ? Object.keys(common).filter(
+            (k) => k.startsWith("CCLAB_") || /^(MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_WORLD_SIZE)$/.test(k),
+          )
+        : [];
+      const c = mpi.mpirunCommand(world, nodeArgv(worker, [o.program, ...(o.args ?? [])]), {
+        hostfile: o.hostfile,
+        perNode: nnodes > 1 ? n : undefined,
+        exportEnv,
+      });
       // mpirun's ranks inherit this environment and prefix their own lines (worker.ts).
       start(-1, [c.cmd, ...c.args], common, false);
     } else {
