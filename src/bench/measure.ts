@@ -171,7 +171,12 @@ export interface MeasuredRun {
 }
 
 /** Runs the whole sweep on this rank; every rank returns the same rows (times are maxima over ranks). */
-export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchProgress): Promise<MeasuredRun> {
+export async function measure(
+  bc: BenchComm,
+  o: BenchOptions,
+  progress: BenchProgress,
+  onRow: (row: BenchRow) => void = () => {},
+): Promise<MeasuredRun> {
   const { comm } = bc;
   const n = comm.size;
   const shapes = sizeSweep(o.minBytes, o.maxBytes, o.stepFactor).map((b) => shapeOf(o.collective, n, b, o.dtype));
@@ -249,6 +254,7 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
       builtin,
       ratio: ratios(us[0] as Spread, us[2]),
     });
+    onRow(rows[rows.length - 1] as BenchRow);
   }
   progress.stop();
   const messageBytes = shapes.length ? (shapes[shapes.length - 1] as { size: number }).size : 0;
