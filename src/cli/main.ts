@@ -79,4 +79,12 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
   }
 }
 
-if (process.argv[1] && /[\\/]cli[\\/](main|bin)\.[jt]s$/.test(process.argv[1])) process.exitCode = await main();
+if (process.argv[1] && /[\\/]cli[\\/](main|bin)\.[jt]s$/.test(process.argv[1])) {
+  // `cclab list | head`: a reader that stops early is not an error. Registered once, by the
+  // command itself, not by main() (which tests call in-process, many times).
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+    throw e;
+  });
+  process.exitCode = await main();
+}
