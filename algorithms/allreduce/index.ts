@@ -5,9 +5,11 @@ import { rabenseifner } from "./rabenseifner.js";
 import { recursiveDoubling } from "./recursive_doubling.js";
 import { reduceBroadcast } from "./reduce_broadcast.js";
 import { ring } from "./ring.js";
+import { segmentedRing } from "./segmented_ring.js";
 
 export const algorithms = [
   ring,
+  segmentedRing,
   doubleBinaryTreeAllreduce,
   binaryTreeAllreduce,
   recursiveDoubling,

@@ -16,7 +16,7 @@ import { makeCall, rankCall, specOf } from "../specs/index.js";
 import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, type Patterns, patterns } from "./data.js";
 import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
-import { type BenchProgress, resolveAlgorithm } from "./plan.js";
+import { type BenchProgress, benchAlgorithms, resolveAlgorithm } from "./plan.js";
 import { ROUNDS, ratios, roundSizes, type Spread, spread, warmupCalls } from "./stats.js";
 import type {
   BenchCollective,
@@ -189,12 +189,13 @@ export async function measure(
   let handPeak = 0;
   let allPeak = 0;
   const engineName = builtinName(bc.engine, o.collective);
-  progress.start(shapes.length * 3);
+  progress.start(shapes.length * (2 * benchAlgorithms(o).length + 1));
 
+  const requested = benchAlgorithms(o);
   for (const [index, { count, size }] of shapes.entries()) {
-    const alg = resolveAlgorithm(o, n, count);
+    const algs = requested.map((a) => resolveAlgorithm(o, n, count, a));
     const last = index === shapes.length - 1;
-    const hand = (inPlace: boolean): Variant => {
+    const hand = (alg: string, inPlace: boolean): Variant => {
       const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
       const call = makeCall({
         collective: o.collective,
@@ -210,14 +211,19 @@ export async function measure(
     };
     const outBufs = viewsFor(mem, comm, o.collective, count, o.root, false);
     const b = builtinCall(comm, o, count, outBufs);
-    const variants: Variant[] = [hand(false), hand(true), { bufs: outBufs, result: b.result, run: b.run }];
+    // Per algorithm out of place and in place, then the built-in: all timed in the same rounds.
+    const variants: Variant[] = [
+      ...algs.flatMap((alg) => [hand(alg, false), hand(alg, true)]),
+      { bufs: outBufs, result: b.result, run: b.run },
+    ];
+    const builtinAt = variants.length - 1;
 
     // Warm-up, hand-rolled first. At the largest size it is also the memory probe: as many calls
     // as the timed loop makes, then the RSS high-water mark before the built-in has run there.
     await prepare(bc, p, outBufs);
     const warmup = warmupCalls(o.warmupIters, size);
     const warm = last ? Math.max(warmup, o.iters) : warmup;
-    for (const v of variants.slice(0, 2)) for (let i = 0; i < warm; i++) await v.run();
+    for (const v of variants.slice(0, builtinAt)) for (let i = 0; i < warm; i++) await v.run();
     await comm.synchronize();
     if (last) handPeak = await bc.maxOverRanks(maxRss() - baseline);
     for (let i = 0; i < warmup; i++) await b.run();
@@ -238,23 +244,26 @@ export async function measure(
         wrong,
         spread: t,
       });
-      progress.tick(`${size} B ${k === 0 ? "out of place" : k === 1 ? "in place" : engineName}`);
+      const what = k === builtinAt ? engineName : `${algs[k >> 1]} ${k % 2 === 0 ? "out of place" : "in place"}`;
+      progress.tick(`${size} B ${what}`);
     }
     if (last) allPeak = await bc.maxOverRanks(maxRss() - baseline);
-    const [outOfPlace, inPlace, builtin] = measured as [Measurement, Measurement, Measurement];
-    rows.push({
-      size,
-      count,
-      type: o.dtype,
-      redop: reduces(o.collective) ? opLabel(o.op) : "none",
-      root: specOf(o.collective).rooted ? o.root : -1,
-      algorithm: alg,
-      outOfPlace,
-      inPlace,
-      builtin,
-      ratio: ratios(us[0] as Spread, us[2]),
-    });
-    onRow(rows[rows.length - 1] as BenchRow);
+    const builtin = measured[builtinAt] as Measurement;
+    for (const [a, alg] of algs.entries()) {
+      rows.push({
+        size,
+        count,
+        type: o.dtype,
+        redop: reduces(o.collective) ? opLabel(o.op) : "none",
+        root: specOf(o.collective).rooted ? o.root : -1,
+        algorithm: alg,
+        outOfPlace: measured[2 * a] as Measurement,
+        inPlace: measured[2 * a + 1] as Measurement,
+        builtin,
+        ratio: ratios(us[2 * a] as Spread, us[builtinAt]),
+      });
+      onRow(rows[rows.length - 1] as BenchRow);
+    }
   }
   progress.stop();
   const messageBytes = shapes.length ? (shapes[shapes.length - 1] as { size: number }).size : 0;

@@ -4,7 +4,8 @@
  * place and in place), then "# Out of bounds values : N OK|FAILED" and "# Avg bus bandwidth".
  * cclab adds, on the right, the engine's own collective's time and busbw, the spread of the
  * hand-rolled out-of-place time over the timing rounds (min, median, max; the built-in's median)
- * and the algbw ratio by median and by mean (stats.ts says why both).
+ * and the algbw ratio by median and by mean (stats.ts says why both). Comparing algorithms
+ * (`--algorithm a,b`), a last column names each row's algorithm.
  * Each row is printed the moment its size is done, in nccl-tests' column widths (printf's: a wider
  * cell shifts the rest of its row).
  */
@@ -63,8 +64,15 @@ function cellsLine(cells: readonly string[]): string {
     .trimEnd();
 }
 
+/** What the table's columns depend on: the built-in's name (null: no built-in columns), the --algorithm given. */
+export type TableShape = Pick<BenchResult, "builtinName" | "algorithm">;
+
+/** Comparing algorithms (--algorithm a,b): a last column names each row's algorithm. */
+const withAlgorithm = (t: TableShape) => t.algorithm.includes(",");
+
 /** The table's three header lines ('#' first, as nccl-tests): the column groups, the names, the units. */
-export function tableHeadLines(builtinName: string | null): string[] {
+export function tableHeadLines(t: TableShape): string[] {
+  const builtinName = t.builtinName;
   const withBuiltin = builtinName !== null;
   const groups: [string, number][] = [
     ["", 5],
@@ -86,17 +94,19 @@ export function tableHeadLines(builtinName: string | null): string[] {
   if (withBuiltin) names.push("time", "busbw", "min", "median", "max", "median", "median", "mean");
   const units = ["(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""];
   if (withBuiltin) units.push("(us)", "(GB/s)", "(us)", "(us)", "(us)", "(us)", "(algbw)", "(algbw)");
-  return [`#${spans.join(SEP).trimEnd()}`, `#${cellsLine(names)}`, `#${cellsLine(units)}`];
+  const nameLine = `#${cellsLine(names)}${withAlgorithm(t) ? `${SEP}algorithm` : ""}`;
+  return [`#${spans.join(SEP).trimEnd()}`, nameLine, `#${cellsLine(units)}`];
 }
 
 /** One size's row, as nccl-tests prints it the moment the size is done (' ' first). */
-export function rowLine(r: BenchRow, builtinName: string | null): string {
-  return ` ${cellsLine(rowCells(r, builtinName !== null))}`;
+export function rowLine(r: BenchRow, t: TableShape): string {
+  // The algorithm's name last and left-aligned: names differ in length, the numbers stay in line.
+  return ` ${cellsLine(rowCells(r, t.builtinName !== null))}${withAlgorithm(t) ? `${SEP}${r.algorithm}` : ""}`;
 }
 
 /** The header and rows, as lines ('#' before header lines, ' ' before rows, as nccl-tests). */
 export function tableLines(result: BenchResult): string[] {
-  return [...tableHeadLines(result.builtinName), ...result.rows.map((r) => rowLine(r, result.builtinName))];
+  return [...tableHeadLines(result), ...result.rows.map((r) => rowLine(r, result))];
 }
 
 function modelText(result: BenchResult): string {
@@ -126,7 +136,7 @@ export function headLines(result: BenchResult, sizes: { min: number; max: number
     );
   }
   if (result.floors) out.push(floorsLine(result.floors));
-  out.push("#", ...tableHeadLines(result.builtinName));
+  out.push("#", ...tableHeadLines(result));
   return out;
 }
 
@@ -155,7 +165,7 @@ export function tailLines(result: BenchResult): string[] {
 
 /** Everything bench prints, in order. */
 export function reportLines(result: BenchResult, sizes: { min: number; max: number; factor: number }): string[] {
-  return [...headLines(result, sizes), ...result.rows.map((r) => rowLine(r, result.builtinName)), ...tailLines(result)];
+  return [...headLines(result, sizes), ...result.rows.map((r) => rowLine(r, result)), ...tailLines(result)];
 }
 
 /** nccl-tests' average: the mean busbw over every out-of-place and in-place result. */

@@ -67,7 +67,7 @@ export function reporter(
   if (!o.jsonStdout) for (const l of headLines(head, sizes)) say(l);
   return {
     row: (r) => {
-      if (!o.jsonStdout) say(rowLine(r, head.builtinName));
+      if (!o.jsonStdout) say(rowLine(r, head));
     },
     end: (result) => {
       if (o.jsonStdout) io.out(JSON.stringify(result, null, 2));

@@ -16,7 +16,7 @@ import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, patterns } from "./data.js";
 import { reduces } from "./measure.js";
 import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
-import { algorithmFor, type BenchProgress } from "./plan.js";
+import { algorithmFor, type BenchProgress, benchAlgorithms } from "./plan.js";
 import type { BenchOptions, BenchRow, Measurement } from "./types.js";
 
 function host(v: View): TypedArray {
@@ -24,6 +24,7 @@ function host(v: View): TypedArray {
   return v.buffer.data.subarray(v.offset, v.offset + v.count) as TypedArray;
 }
 
+/** Every algorithm of --algorithm a,b,...: rows by size, then in the order given. */
 export async function benchSim(
   o: BenchOptions,
   progress: BenchProgress,
@@ -31,73 +32,82 @@ export async function benchSim(
 ): Promise<BenchRow[]> {
   const n = o.nranks;
   const shapes = sizeSweep(o.minBytes, o.maxBytes, o.stepFactor).map((b) => shapeOf(o.collective, n, b, o.dtype));
-  const params = { alpha: o.alpha, beta: o.beta, gamma: o.gamma };
-  const p = patterns(o.dtype, o.op, n);
-  progress.start(shapes.length);
+  const algorithms = benchAlgorithms(o);
+  progress.start(shapes.length * algorithms.length);
   const rows: BenchRow[] = [];
   // One size at a time, so each row is printed as soon as it is done.
   for (const { count, size } of shapes) {
-    progress.tick(`${size} B`);
-    const checked = size <= o.simMaxBytes;
-    const alg = algorithmFor(o, n, count);
-    // wrong = [out of place, in place], summed over ranks.
-    const wrong = [0, 0];
-    if (checked) {
-      await spawn(n, async (comm) => {
-        const mem = allocateMemory(comm, o.collective, o.dtype, count, o.root);
-        for (const [v, inPlace] of [false, true].entries()) {
-          const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
-          if (bufs.output && bufs.output.count > 0) fillPeriodic(host(bufs.output), p.sentinel);
-          if (bufs.input && bufs.input.count > 0) fillPeriodic(host(bufs.input), p.inputs[comm.rank] as TypedArray);
-          const call = makeCall({
-            collective: o.collective,
-            size: n,
-            count,
-            root: o.root,
-            dtype: o.dtype,
-            op: o.op,
-            inPlace,
-            segment: o.segment,
-          });
-          await invoke(comm, rankCall(call, comm.rank), alg.name, bufs);
-          let w = 0;
-          for (const e of expectedOutput(o.collective, p, comm.rank, n, count, o.root)) {
-            if (bufs.output && e.length > 0)
-              w += countWrong(host(view(bufs.output, e.offset, e.length)), e.table, e.start);
-          }
-          wrong[v] = (wrong[v] as number) + w;
-        }
-      });
+    for (const algorithm of algorithms) {
+      progress.tick(`${size} B ${algorithm}`);
+      const row = await benchSimRow({ ...o, algorithm }, count, size);
+      rows.push(row);
+      onRow(row);
     }
-    const modelled = (inPlace: boolean, w: number | null): Measurement => {
-      const call = makeCall({
-        collective: o.collective,
-        size: n,
-        count,
-        root: o.root,
-        inPlace,
-        dtype: o.dtype,
-        op: o.op,
-        segment: o.segment,
-      });
-      const us = modelTime(alg, call, params).time;
-      return { timeUs: us, algbw: algBandwidth(size, us), busbw: busBandwidth(o.collective, n, size, us), wrong: w };
-    };
-    const row: BenchRow = {
-      size,
-      count,
-      type: o.dtype,
-      redop: reduces(o.collective) ? opLabel(o.op) : "none",
-      root: specOf(o.collective).rooted ? o.root : -1,
-      algorithm: alg.name,
-      outOfPlace: modelled(false, checked ? (wrong[0] as number) : null),
-      inPlace: modelled(true, checked ? (wrong[1] as number) : null),
-      builtin: null,
-      ratio: null,
-    };
-    rows.push(row);
-    onRow(row);
   }
   progress.stop();
   return rows;
+}
+
+/** One size of one algorithm: executed and checked (up to simMaxBytes), timed by the model. */
+async function benchSimRow(o: BenchOptions, count: number, size: number): Promise<BenchRow> {
+  const n = o.nranks;
+  const params = { alpha: o.alpha, beta: o.beta, gamma: o.gamma };
+  const p = patterns(o.dtype, o.op, n);
+  const checked = size <= o.simMaxBytes;
+  const alg = algorithmFor(o, n, count);
+  // wrong = [out of place, in place], summed over ranks.
+  const wrong = [0, 0];
+  if (checked) {
+    await spawn(n, async (comm) => {
+      const mem = allocateMemory(comm, o.collective, o.dtype, count, o.root);
+      for (const [v, inPlace] of [false, true].entries()) {
+        const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
+        if (bufs.output && bufs.output.count > 0) fillPeriodic(host(bufs.output), p.sentinel);
+        if (bufs.input && bufs.input.count > 0) fillPeriodic(host(bufs.input), p.inputs[comm.rank] as TypedArray);
+        const call = makeCall({
+          collective: o.collective,
+          size: n,
+          count,
+          root: o.root,
+          dtype: o.dtype,
+          op: o.op,
+          inPlace,
+          segment: o.segment,
+        });
+        await invoke(comm, rankCall(call, comm.rank), alg.name, bufs);
+        let w = 0;
+        for (const e of expectedOutput(o.collective, p, comm.rank, n, count, o.root)) {
+          if (bufs.output && e.length > 0)
+            w += countWrong(host(view(bufs.output, e.offset, e.length)), e.table, e.start);
+        }
+        wrong[v] = (wrong[v] as number) + w;
+      }
+    });
+  }
+  const modelled = (inPlace: boolean, w: number | null): Measurement => {
+    const call = makeCall({
+      collective: o.collective,
+      size: n,
+      count,
+      root: o.root,
+      inPlace,
+      dtype: o.dtype,
+      op: o.op,
+      segment: o.segment,
+    });
+    const us = modelTime(alg, call, params).time;
+    return { timeUs: us, algbw: algBandwidth(size, us), busbw: busBandwidth(o.collective, n, size, us), wrong: w };
+  };
+  return {
+    size,
+    count,
+    type: o.dtype,
+    redop: reduces(o.collective) ? opLabel(o.op) : "none",
+    root: specOf(o.collective).rooted ? o.root : -1,
+    algorithm: alg.name,
+    outOfPlace: modelled(false, checked ? (wrong[0] as number) : null),
+    inPlace: modelled(true, checked ? (wrong[1] as number) : null),
+    builtin: null,
+    ratio: null,
+  };
 }

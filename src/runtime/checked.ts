@@ -4,11 +4,13 @@
  * mismatched count, root, dtype, op or collective fails on every rank with one message naming the
  * ranks and fields that differ, before any data moves (instead of a hang or silent corruption).
  */
+
 import type { CollectiveEvent, Comm } from "../comm.js";
 import { AbortError, InvalidArgumentError, MismatchError, TimeoutError } from "../core/errors.js";
 import { formatDuration } from "../core/timer.js";
 import { type KVStore, ownKey } from "../kvstore.js";
 import { CommLayer } from "../layer.js";
+import { type PlanRunner, planRunnerOf } from "../schedule/executor.js";
 import type { AbortWatch } from "./guard.js";
 
 /** What every rank compares: the call the front API announces (src/comm.ts). */
@@ -149,6 +151,10 @@ export class CheckedComm extends CommLayer {
     private readonly options: CheckedOptions,
   ) {
     super(inner);
+  }
+  /** Checked mode compares calls before they start: the plans themselves may take the fast path. */
+  get planRunner(): PlanRunner | undefined {
+    return planRunnerOf(this.inner);
   }
   override async beforeCollective(e: CollectiveEvent): Promise<void> {
     await super.beforeCollective(e);

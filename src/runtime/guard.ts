@@ -13,6 +13,7 @@ import { AbortError, InvalidArgumentError, TimeoutError } from "../core/errors.j
 import { checkTimeoutMs, deadline, formatDuration } from "../core/timer.js";
 import { ABORT_KEY, type AbortRecord, type KVStore, parseAbort } from "../kvstore.js";
 import { CommLayer, findLayer } from "../layer.js";
+import { type PlanRunner, planRunnerOf } from "../schedule/executor.js";
 import type { StoreClient } from "./store/index.js";
 
 export { findLayer };
@@ -243,6 +244,31 @@ export class GuardedComm extends CommLayer {
       wait: () => (waited ??= this.run(site, () => w.wait())),
       test: () => w.test(),
     };
+  }
+  private guardedRunner: { inner: PlanRunner; outer: PlanRunner } | undefined;
+
+  /**
+   * The backend's plan runner (the MPI fast path), a whole collective raced against this guard's
+   * deadline and abort, as torch times a collective; the loser's transfers are cancelled.
+   */
+  get planRunner(): PlanRunner | undefined {
+    const inner = planRunnerOf(this.inner);
+    if (!inner) return undefined;
+    if (this.guardedRunner?.inner !== inner) {
+      const outer: PlanRunner = {
+        runPlan: (plan, views, options) => {
+          const stop = new AbortController();
+          return this.run({ op: plan.alg.collective, label: options.label }, () =>
+            inner.runPlan(plan, views, { ...options, signal: stop.signal }),
+          ).catch((e: unknown) => {
+            stop.abort(e);
+            throw e;
+          });
+        },
+      };
+      this.guardedRunner = { inner, outer };
+    }
+    return this.guardedRunner.outer;
   }
   override isend(view: View, peer: number, options?: OpOptions): Work {
     const site = { op: "isend", peer: this.peerName(peer, "to"), label: options?.label };

@@ -28,6 +28,33 @@ export interface Bound {
   readonly output?: View;
 }
 
+/** A plan's memories bound to the caller's views and the scratch. */
+export type PlanViews = Readonly<Record<BufferName, View>>;
+
+export interface PlanRunOptions {
+  /** Prefix for step labels in errors. */
+  readonly label: string;
+  /** What every transfer of the call carries, so a peer in another call fails instead of mixing data. */
+  readonly call: CallTag;
+  /** Aborts the run: pending transfers are cancelled and the promise rejects with the reason. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A backend that runs a whole plan itself instead of one Comm call per operation (the MPI
+ * backend's fast path, src/backends/mpi/plan-runner.ts), with the same meaning: the dataflow
+ * order, per-peer program order, zero-length transfers skipped, local operations as here.
+ * A Comm offers one as `planRunner`; layers that must see every operation (tracing, faults)
+ * offer none, so the executor runs the plan through their p2p calls.
+ */
+export interface PlanRunner {
+  runPlan(plan: Plan, views: PlanViews, options: PlanRunOptions): Promise<void>;
+}
+
+export function planRunnerOf(comm: Comm): PlanRunner | undefined {
+  return (comm as { readonly planRunner?: PlanRunner }).planRunner;
+}
+
 export interface ExecuteOptions {
   /** Prefix for step labels in traces, deadlock explanations and timeouts. */
   readonly label?: string;
@@ -72,7 +99,9 @@ export async function execute(comm: Comm, plan: Plan, bound: Bound, options: Exe
   };
   try {
     const label = options.label ?? `${plan.alg.collective}/${plan.alg.name}`;
-    await (comm.streamOrdered ? inOrder : run)(comm, plan, views, label, callTag(plan));
+    const runner = comm.streamOrdered ? undefined : planRunnerOf(comm);
+    if (runner) await runner.runPlan(plan, views, { label, call: callTag(plan) });
+    else await (comm.streamOrdered ? inOrder : run)(comm, plan, views, label, callTag(plan));
   } finally {
     release();
   }
@@ -119,7 +148,7 @@ const callTag = (plan: Plan): CallTag => ({
   root: plan.call.root,
 });
 
-const stepLabel = (plan: Plan, prefix: string, step: number) =>
+export const stepLabel = (plan: Plan, prefix: string, step: number) =>
   `${prefix} step ${step} (${plan.steps[step]?.label ?? ""})`;
 
 /** Program order, step by step: each step's transfers as one group, then its local operations. */

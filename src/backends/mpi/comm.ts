@@ -1,24 +1,29 @@
 /**
- * MpiComm: the point-to-point Comm over MPI, for processes started by mpirun. One MPI
- * communicator per Comm (split -> MPI_Comm_split), so messages of different Comms never meet.
- * The tag is the sender's dtype index and receives match with MPI_Improbe(peer, MPI_ANY_TAG) in
- * posting order: MPI's non-overtaking order gives cclab's, and the probe tells the receiver the
- * sender's byte count and dtype before anything lands, so mismatches become a MismatchError
- * naming both ranks and sizes (MPI alone would only report a larger send, as truncation).
+ * MpiComm: the point-to-point Comm over MPI, for processes started by mpirun. Two MPI
+ * communicators per Comm (split -> MPI_Comm_split, then MPI_Comm_dup): one for the caller's
+ * send/recv, one for the transfers of collectives (those that carry a call tag), so a user's
+ * message never meets a collective's receive, as MPI libraries keep their collectives apart.
+ * The tag says dtype, call and count (tag.ts); receives match with MPI_Improbe(peer,
+ * MPI_ANY_TAG) in posting order: MPI's non-overtaking order gives cclab's, and the probe tells
+ * the receiver the sender's byte count and dtype before anything lands, so mismatches become a
+ * MismatchError naming both ranks and sizes (MPI alone would only report a larger send, as
+ * truncation). Whole collective plans take the fast path instead (plan-runner.ts).
  */
 
 import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, splitMismatch } from "../../checks.js";
 import type { CallTag, Comm, OpOptions, P2POp, Work } from "../../comm.js";
 import { type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
-import { DeadlockError, EngineError, InvalidArgumentError, MismatchError, TimeoutError } from "../../core/errors.js";
-import { checkOpFitsDType, combineOf, OP_NAMES, parseOp, type ReduceOp } from "../../core/op.js";
+import { DeadlockError, EngineError, InvalidArgumentError, TimeoutError } from "../../core/errors.js";
+import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
 import { engineCall } from "../../native/load.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import type { NativeMpi } from "../../native/types.js";
 import { NonMemberComm } from "../../nonmember.js";
 import { MpiBuiltin } from "./builtin.js";
+import { MpiPlanRunner } from "./plan-runner.js";
 import type { Pollable, Progress } from "./progress.js";
+import { ANY_TAG, DTYPE_BITS, encodeTag, tagMismatch } from "./tag.js";
 
 export { NonMemberComm };
 
@@ -33,6 +38,8 @@ export interface MpiProcess {
   readonly progress: Progress;
   readonly worldRank: number;
   timeoutMs: number;
+  /** Whether tags carry the count too (MPI_TAG_UB >= 2^31 - 1; tag.ts). */
+  readonly countTags: boolean;
   /** Every communicator not yet destroyed (the world included), for the end-of-job check. */
   readonly comms: Set<MpiComm>;
   /**
@@ -46,8 +53,6 @@ export function defaultTimeoutMs(): number {
   const s = Number(process.env.CCLAB_TIMEOUT);
   return Number.isFinite(s) && s > 0 ? s * 1000 : 300_000;
 }
-
-const ANY_TAG = -1;
 
 class MpiWork implements Work {
   settled = false;
@@ -82,6 +87,8 @@ class MpiWork implements Work {
 
 interface Transfer {
   readonly kind: "send" | "recv";
+  /** The MPI communicator it goes on: the comm's own, or its collectives' (a transfer with a call tag). */
+  readonly handle: number;
   readonly peer: number;
   readonly view: View;
   readonly label: string | undefined;
@@ -94,9 +101,12 @@ export class MpiComm implements Comm {
   readonly size: number;
   /** MPI's own collectives on this communicator: the oracle cclab's algorithms are checked against. */
   readonly builtin: MpiBuiltin;
+  /** The MPI communicator of this comm's collectives (MPI_Comm_dup of `handle`). */
+  readonly collHandle: number;
   private destroyed = false;
-  /** Receives posted but not yet matched, per peer, in posting order. */
+  /** Receives posted but not yet matched, per (communicator, peer), in posting order. */
   private readonly unmatched = new Map<number, RecvOp[]>();
+  private runner: MpiPlanRunner | undefined;
 
   constructor(
     readonly proc: MpiProcess,
@@ -107,8 +117,23 @@ export class MpiComm implements Comm {
     this.rank = proc.mpi.rank(handle);
     this.size = proc.mpi.size(handle);
     this.builtin = new MpiBuiltin(proc.mpi, handle, this.rank);
+    // Collective over the communicator's members, who all construct it (init, split).
+    this.collHandle = engineCall(`rank ${this.rank}: MPI_Comm_dup`, () => proc.mpi.commDup(handle));
     proc.comms.add(this);
   }
+
+  /**
+   * The fast path for whole collective plans (the executor finds it here): receives posted with
+   * their sizes, batched native progress, local operations inline. CCLAB_MPI_PLAN=ops turns it
+   * off, so every transfer goes through isend/irecv as other backends' do.
+   */
+  get planRunner(): MpiPlanRunner | undefined {
+    if (!this.fastPath || this.destroyed) return undefined;
+    this.runner ??= new MpiPlanRunner(this);
+    return this.runner;
+  }
+  /** Whether collectives take the fast path (planRunner); CCLAB_MPI_PLAN=ops at creation says no. */
+  fastPath = process.env.CCLAB_MPI_PLAN !== "ops";
 
   /**
    * Messages that arrived for this rank and were never received, one line each (and discarded).
@@ -119,11 +144,7 @@ export class MpiComm implements Comm {
     const out: string[] = [];
     if (this.destroyed) return out;
     for (let peer = 0; peer < this.size; peer++) {
-      for (
-        let m = this.proc.mpi.improbe(peer, ANY_TAG, this.handle);
-        m;
-        m = this.proc.mpi.improbe(peer, ANY_TAG, this.handle)
-      ) {
+      for (let m = this.probeEither(peer); m; m = this.probeEither(peer)) {
         this.proc.mpi.mrecvDiscard(m.message, m.bytes);
         const dtype = DTYPES[m.tag & DTYPE_BITS];
         const what = dtype ? `${m.bytes / dtypeInfo(dtype).bytes} x ${dtype}` : `${m.bytes} bytes`;
@@ -134,6 +155,15 @@ export class MpiComm implements Comm {
     return out;
   }
 
+  private probeEither(peer: number) {
+    return this.proc.mpi.improbe(peer, ANY_TAG, this.handle) ?? this.proc.mpi.improbe(peer, ANY_TAG, this.collHandle);
+  }
+
+  /** @internal Whether tags carry counts (tag.ts). */
+  get countTags(): boolean {
+    return this.proc.countTags;
+  }
+
   private checkLive(op: string): void {
     if (this.destroyed) throw new InvalidArgumentError({ rank: this.rank, op }, "this communicator was destroyed");
   }
@@ -142,18 +172,23 @@ export class MpiComm implements Comm {
     const work = new MpiWork(this.proc.progress);
     const op = t.kind === "send" ? new SendOp(this, t, work, timeoutMs) : new RecvOp(this, t, work, timeoutMs);
     if (op instanceof RecvOp) {
-      const q = this.unmatched.get(t.peer) ?? [];
+      const k = this.queueKey(t);
+      const q = this.unmatched.get(k) ?? [];
       q.push(op);
-      this.unmatched.set(t.peer, q);
+      this.unmatched.set(k, q);
     }
     op.start();
     this.proc.progress.add(op);
     return work;
   }
 
+  private queueKey(t: Transfer): number {
+    return (t.handle === this.handle ? 0 : this.size) + t.peer;
+  }
+
   /** @internal RecvOp asks whether it is the oldest unmatched receive from its peer. */
   isHead(op: RecvOp): boolean {
-    return this.unmatched.get(op.t.peer)?.[0] === op;
+    return this.unmatched.get(this.queueKey(op.t))?.[0] === op;
   }
   /** @internal A timed-out receive leaves the queue wherever it is, so later receives can match. */
   forget(op: object): void {
@@ -164,7 +199,7 @@ export class MpiComm implements Comm {
   }
   /** @internal */
   dropHead(op: RecvOp): void {
-    const q = this.unmatched.get(op.t.peer);
+    const q = this.unmatched.get(this.queueKey(op.t));
     if (q && q[0] === op) q.shift();
   }
 
@@ -173,6 +208,7 @@ export class MpiComm implements Comm {
     this.checkLive(op);
     const t: Transfer = {
       kind,
+      handle: options?.call ? this.collHandle : this.handle,
       peer: checkPeer(this.rank, this.size, peer, op),
       view: checkHostView(this.rank, view, op, "view", "mpi", { shared: false }),
       label: options?.label,
@@ -235,6 +271,7 @@ export class MpiComm implements Comm {
     const transfers = ops.map(
       (o: P2POp, i): Transfer => ({
         kind: o.kind,
+        handle: options?.call ? this.collHandle : this.handle,
         peer: checkPeer(this.rank, this.size, o.peer, "group"),
         view: checkHostView(this.rank, o.view, "group", `ops[${i}].view`, "mpi", { shared: false }),
         label: o.label ?? options?.label,
@@ -336,6 +373,7 @@ export class MpiComm implements Comm {
     if (this.destroyed) return;
     this.destroyed = true;
     this.proc.comms.delete(this);
+    engineCall(`rank ${this.rank}: destroy`, () => this.proc.mpi.commFree(this.collHandle));
     // World is finalised at process exit, not freed.
     if (this.handle !== 0) engineCall(`rank ${this.rank}: destroy`, () => this.proc.mpi.commFree(this.handle));
   }
@@ -345,38 +383,6 @@ export class MpiComm implements Comm {
     const dir = t.kind === "send" ? "to" : "from";
     return `rank ${this.rank}: ${t.kind} ${dir} peer ${t.peer}${t.label ? ` (${t.label})` : ""}`;
   }
-}
-
-const dtypeTag = (d: DType) => DTYPES.indexOf(d);
-
-/**
- * The MPI tag: the dtype in bits 0-3, and the collective call in bits 4-14 (within the 32767 the
- * MPI standard guarantees): a presence bit, 3 bits of the collective/algorithm's digest, the op's
- * index (4 bits) and the root's low 3 bits. A receive whose own call differs names what differs.
- */
-const DTYPE_BITS = 0xf;
-function callBits(call: CallTag | undefined): number {
-  if (!call) return 0;
-  const op = (OP_NAMES as readonly string[]).indexOf(call.op) + 1;
-  return (1 << 4) | ((fnv(call.collective) & 7) << 5) | ((op & 15) << 8) | ((call.root & 7) << 12);
-}
-function fnv(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-/** What differs between the sender's call bits and this receive's call, as the receiver can tell. */
-function callBitsDiff(sent: number, mine: CallTag): string[] {
-  const want = callBits(mine);
-  const out: string[] = [];
-  if (((sent >> 5) & 7) !== ((want >> 5) & 7))
-    out.push(`collective (this rank: ${mine.collective}; the sender's differs)`);
-  if (((sent >> 8) & 15) !== ((want >> 8) & 15)) {
-    const op = OP_NAMES[((sent >> 8) & 15) - 1] ?? "unknown";
-    out.push(`op (sender: ${op}; this rank: ${mine.op})`);
-  }
-  if (((sent >> 12) & 7) !== ((want >> 12) & 7)) out.push(`root (this rank: ${mine.root}; the sender's differs)`);
-  return out;
 }
 
 /** Two 32-bit FNV-1a digests of a rank list (different seeds), as int32. */
@@ -438,9 +444,9 @@ class SendOp extends TransferOp {
   start(): void {
     const { view, peer } = this.t;
     const data = (view.buffer as HostBuffer).data;
-    const tag = dtypeTag(view.buffer.dtype) | callBits(this.t.call);
+    const tag = encodeTag(view.buffer.dtype, this.t.call, view.count, this.comm.countTags);
     this.request = engineCall(this.comm.describe(this.t), () =>
-      this.mpi.isend(data, byteOffset(view), bytesOf(view), peer, tag, this.comm.handle),
+      this.mpi.isend(data, byteOffset(view), bytesOf(view), peer, tag, this.t.handle),
     );
   }
   advance(): number | undefined {
@@ -455,29 +461,22 @@ class RecvOp extends TransferOp {
     if (!this.comm.isHead(this)) return undefined;
     const { view, peer } = this.t;
     try {
-      const m = engineCall(this.comm.describe(this.t), () => this.mpi.improbe(peer, ANY_TAG, this.comm.handle));
+      const m = engineCall(this.comm.describe(this.t), () => this.mpi.improbe(peer, ANY_TAG, this.t.handle));
       if (m === null) return undefined;
       this.comm.dropHead(this);
       const expected = bytesOf(view);
-      const sentDType = m.tag >= 0 && m.tag < 1 << 15 ? DTYPES[m.tag & DTYPE_BITS] : undefined;
-      const sentCall = m.tag & ~DTYPE_BITS;
-      const calls =
-        sentCall && this.t.call && sentCall !== callBits(this.t.call) ? callBitsDiff(sentCall, this.t.call) : [];
-      if (calls.length > 0) {
+      const r = {
+        rank: this.comm.rank,
+        where: this.comm.describe(this.t),
+        peer,
+        dtype: view.buffer.dtype,
+        count: view.count,
+        call: this.t.call,
+      };
+      const mismatch = tagMismatch(r, m.tag, m.bytes, false, this.comm.countTags);
+      if (mismatch) {
         this.mpi.mrecvDiscard(m.message, m.bytes);
-        throw new MismatchError(
-          `${this.comm.describe(this.t)}: rank ${peer} sent from a different collective call: ${calls.join(", ")}; ` +
-            "every rank must make the same call with the same arguments",
-        );
-      }
-      if (sentDType !== view.buffer.dtype || m.bytes !== expected) {
-        this.mpi.mrecvDiscard(m.message, m.bytes);
-        const sentCount = sentDType ? m.bytes / dtypeInfo(sentDType).bytes : undefined;
-        const sent = sentDType ? `${sentCount} x ${sentDType}` : `a message with tag ${m.tag}`;
-        const what = sentDType === view.buffer.dtype ? "count" : sentCount === view.count ? "dtype" : "count and dtype";
-        throw new MismatchError(
-          `${this.comm.describe(this.t)}: ${what} mismatch: rank ${peer} sent ${sent} (${m.bytes} bytes), rank ${this.comm.rank} expected ${view.count} x ${view.buffer.dtype} (${expected} bytes); a send and its receive must agree on count and dtype`,
-        );
+        throw mismatch;
       }
       const data = (view.buffer as HostBuffer).data;
       this.request = engineCall(this.comm.describe(this.t), () =>

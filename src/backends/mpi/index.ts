@@ -15,6 +15,7 @@ import type { NativeMpi } from "../../native/types.js";
 import { defaultTimeoutMs, MpiComm, type MpiCommOptions, type MpiProcess } from "./comm.js";
 import { type JoinOptions, joinSingletons, prepareSingletons, stopNameServer } from "./join.js";
 import { Progress } from "./progress.js";
+import { countBitsFit } from "./tag.js";
 
 export { MpiBuiltin } from "./builtin.js";
 export { MpiComm, type MpiCommOptions, type MpiProcess, NonMemberComm } from "./comm.js";
@@ -92,6 +93,7 @@ function startMpi(options: MpiCommOptions, rank?: number): MpiProcess {
     worldRank,
     comms: new Set(),
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs(),
+    countTags: countBitsFit(mpi.tagUpperBound()),
     onAbort: (error) => {
       finalizeAtExit = false;
       process.stderr.write(`cclab: rank ${worldRank}: ${error.message}; calling MPI_Abort\n`);
