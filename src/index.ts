@@ -5,7 +5,7 @@ export { allGatherObject, broadcastObject } from "./collectives/objects.js";
 export { reference } from "./collectives/reference.js";
 export type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "./comm.js";
 export * from "./core/index.js";
-export { init } from "./runtime/init.js";
+export { finalize, type InitOptions, init } from "./runtime/init.js";
 export { type CheckReport, checkAlgorithm } from "./schedule/check.js";
 export type { Algorithm, Cost, Formula, LocalOp, Memory, Region, Schedule, Step, Transfer } from "./schedule/dsl.js";
 /** The schedule language (send, recv, copy, reduce, step, partition, ...): `build.send(...)`, or import from "cclab/dsl". */

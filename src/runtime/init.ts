@@ -346,7 +346,7 @@ export function abortOnExit(comm: Comm, reason: string): void {
  * backend (MPI_Finalize waits for every rank, so it must not start while one may never come).
  * With an error: publishes it as the job's abort (or, with no store, aborts the job: MPI_Abort).
  */
-export async function finalize(comm: GuardedComm, error?: unknown): Promise<void> {
+export async function finalize(comm: Comm, error?: unknown): Promise<void> {
   const rt = hosting.get(comm);
   if (!rt) return comm.destroy();
   hosting.delete(comm);

@@ -101,10 +101,13 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   const n = o.nprocs;
   const world = n * nnodes;
   const env = { ...process.env, ...o.env };
+  // mpirun starts the ranks on one node, or on every node of --hostfile; otherwise (nccl, sim's
+  // never here, mpi with one cclab run per node) this launcher starts its node's ranks itself.
+  const viaMpirun = o.backend === "mpi" && (nnodes === 1 || o.hostfile !== undefined);
   // Across nodes every launcher must present the same token, so it comes from the user; from one
   // launcher (one node, or mpirun with a hostfile) it is fresh and random, and only this
   // launcher's own children get it.
-  const token = nnodes > 1 && o.backend !== "mpi" ? env.CCLAB_STORE_TOKEN : makeToken();
+  const token = nnodes > 1 && !viaMpirun ? env.CCLAB_STORE_TOKEN : makeToken();
   if (!token || token.length < 16) {
     throw new InvalidArgumentError(
       { op: "run", arg: "--nnodes" },
@@ -256,7 +259,7 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   };
 
   try {
-    if (mpi) {
+    if (mpi && viaMpirun) {
       // With a hostfile, ranks on other nodes get only what mpirun exports (-x): the job's variables.
       const exportEnv = o.hostfile
         ? Object.keys(common).filter(

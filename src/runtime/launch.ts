@@ -98,17 +98,12 @@ function checkOptions(o: LaunchOptions): void {
   if (nnodes > 1 && o.backend === "sim") {
     throw bad("--nnodes", "sim runs every rank in this process, on one node");
   }
-  if (nnodes > 1 && o.backend === "mpi" && o.hostfile === undefined) {
-    throw bad(
-      "--nnodes",
-      "mpi starts every node's ranks from one cclab run through mpirun: give it the nodes with --hostfile FILE " +
-        "(one line per node, e.g. 'node1 slots=8'), on one node only",
-    );
-  }
-  if (o.backend === "mpi" && nodeRank !== 0) {
+  // mpi across nodes: one cclab run with --hostfile (mpirun starts every node's ranks), or one
+  // cclab run per node (as torchrun) whose ranks join one MPI job through the store.
+  if (o.hostfile !== undefined && nodeRank !== 0) {
     throw bad(
       "--node-rank",
-      "mpi starts every node's ranks from one cclab run (with --hostfile): run it on one node only",
+      "with --hostfile, mpirun starts every node's ranks from one cclab run: run it on one node only",
     );
   }
   if (o.masterPort !== undefined && (!Number.isInteger(o.masterPort) || o.masterPort < 0 || o.masterPort > 65535)) {
