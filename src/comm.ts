@@ -91,13 +91,13 @@ export interface Comm {
   /** World ranks of the members, in communicator-rank order. */
   readonly worldRanks: readonly number[];
   /** Whether messages on different channels (OpOptions.channel) match independently. */
-  readonly channels?: boolean;
+  readonly channels?: boolean | undefined;
   /**
    * True where operations run in the order they are issued, on a stream (nccl): a collective's
    * plan is then issued step by step in program order (each step's transfers as one group), never
    * reordered, since a transfer enqueued early would block the stream until its peer reaches it.
    */
-  readonly streamOrdered?: boolean;
+  readonly streamOrdered?: boolean | undefined;
 
   /** torch's send: `data` a typed array (a Float32Array is float32), a cclab buffer or a view. */
   send(data: Buf, peer: number, options?: OpOptions): Promise<void>;

@@ -78,13 +78,3 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     return 1;
   }
 }
-
-if (process.argv[1] && /[\\/]cli[\\/](main|bin)\.[jt]s$/.test(process.argv[1])) {
-  // `cclab list | head`: a reader that stops early is not an error. Registered once, by the
-  // command itself, not by main() (which tests call in-process, many times).
-  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
-    if (e.code === "EPIPE") process.exit(0);
-    throw e;
-  });
-  process.exitCode = await main();
-}

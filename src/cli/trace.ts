@@ -15,7 +15,6 @@ import { spawn as spawnProcess, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type Command, Option } from "commander";
 import { allocate, invoke } from "../collectives/dispatch.js";
 import { allGatherObject } from "../collectives/objects.js";
@@ -24,6 +23,7 @@ import { view, zeros } from "../core/buffer.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { DeadlockError, InvalidArgumentError } from "../core/errors.js";
 import { insideJob } from "../runtime/env.js";
+import { nodeArgv, ownModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { explainCall } from "../schedule/explain.js";
 import { spawn } from "../sim/index.js";
@@ -150,7 +150,7 @@ export async function traceOnMpi(alg: Algorithm, call: TraceCall, source: Algori
   const { mpirunCommand } = await import("../backends/mpi/index.js");
   const dir = mkdtempSync(join(tmpdir(), "cclab-trace-"));
   try {
-    const bin = fileURLToPath(new URL("./bin.js", import.meta.url));
+    const bin = ownModule("./cclab.ts", import.meta.url);
     const from = source.algorithmFile
       ? [
           "--algorithm-file",
@@ -158,15 +158,13 @@ export async function traceOnMpi(alg: Algorithm, call: TraceCall, source: Algori
           ...(source.algorithm ? ["--algorithm", source.algorithm] : []),
         ]
       : ["--algorithm", source.algorithm ?? alg.name];
-    const argv = [
-      process.execPath,
-      bin,
+    const argv = nodeArgv(bin, [
       "trace",
       alg.collective,
       ...from,
       ...["--nranks", String(call.size), "--count", String(call.count), "--root", String(call.root)],
       ...["--segment", String(call.segment), "--backend", "mpi", "--trace-dir", dir],
-    ];
+    ]);
     const { cmd, args } = mpirunCommand(call.size, argv);
     const code = await new Promise<number>((done, fail) => {
       const child = spawnProcess(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });

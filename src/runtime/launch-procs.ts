@@ -7,9 +7,7 @@
  * (watchdog.ts) ends it. Nothing read from the store or the network is ever signalled.
  */
 import { type ChildProcess, spawn as spawnProcess } from "node:child_process";
-import { createRequire } from "node:module";
 import { hostname } from "node:os";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { InvalidArgumentError, UnavailableError } from "../core/errors.js";
 import { deadline } from "../core/timer.js";
 import { ABORT_KEY, joinedKey, type KVStore, parseAbort } from "../kvstore.js";
@@ -18,14 +16,7 @@ import { type AbortInfo, defaultTimeoutMs } from "./guard.js";
 import { finish, type LaunchOptions, type LaunchResult, type RankExit } from "./launch.js";
 import { LinePrefixer } from "./output.js";
 import { makeToken, StoreClient, StoreServer } from "./store/index.js";
-
-const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
-
-/** node + the tsx loader: how a rank process runs TypeScript (the program and the worker). */
-export function nodeArgv(script: string, args: readonly string[]): string[] {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
-  return [process.execPath, "--import", tsx, script, ...args];
-}
+import { nodeArgv, ownModule } from "./user-module.js";
 
 interface MpiModule {
   mpirunCommand: (
@@ -136,7 +127,7 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   if (o.check) common.CCLAB_CHECK = "1";
   if (o.faults?.length) common.CCLAB_FAULT = [env.CCLAB_FAULT, ...o.faults].filter(Boolean).join(";");
 
-  const worker = here("./worker.ts");
+  const worker = ownModule("./worker.ts", import.meta.url);
   const children: Child[] = [];
   let failure: AbortInfo | undefined;
   const timers: (() => void)[] = [];

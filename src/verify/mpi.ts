@@ -8,9 +8,8 @@
  * Returns 0 only if every algorithm agreed at every size; 2 where MPI cannot run here.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { mpiAvailable, mpirunCommand } from "../backends/mpi/index.js";
+import { nodeArgv, ownModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { selectAlgorithms } from "./load.js";
 import { printReport, type VerifyOptions, type VerifyReport } from "./run.js";
@@ -30,11 +29,9 @@ export function mpiSizes(o: { np?: number | string }, env = process.env): number
   return sizes;
 }
 
-/** node + the tsx loader + the worker, as each rank's command line. */
+/** node (+ tsx from the clone) + the worker, as each rank's command line. */
 function workerArgv(args: string[]): string[] {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
-  const worker = fileURLToPath(new URL("./mpi-worker.ts", import.meta.url));
-  return [process.execPath, "--import", tsx, worker, ...args];
+  return nodeArgv(ownModule("./mpi-worker.ts", import.meta.url), args);
 }
 
 interface Launch {

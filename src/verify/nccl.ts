@@ -9,15 +9,15 @@
  * Where the backend cannot run (addon without CUDA, no libnccl.so.2, no GPU) it prints every
  * reason with how to fix it and returns 2; 1 if any algorithm disagreed; 0 otherwise.
  */
-import { fileURLToPath } from "node:url";
 import Table from "cli-table3";
 import { type NcclDiagnosis, ncclDiagnose } from "../backends/nccl/index.js";
 import type { DType } from "../core/dtype.js";
 import { launch } from "../runtime/launch.js";
+import { ownModule } from "../runtime/user-module.js";
 import { RESULT_TAG, type WorkerOptions } from "./nccl-worker.js";
 import { printReport, type VerifyOptions } from "./run.js";
 
-export const WORKER = fileURLToPath(new URL("./nccl-worker.ts", import.meta.url));
+export const WORKER = ownModule("./nccl-worker.ts", import.meta.url);
 
 /** World sizes: `np` (verify's -n), else $CCLAB_NCCL_NP (comma-separated), else 2..max(4, devices) capped at 8. */
 export function ncclSizes(devices: number, env: NodeJS.ProcessEnv = process.env, np?: string): number[] {
