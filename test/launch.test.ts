@@ -6,7 +6,7 @@
  * `cclab run --nnodes 2 --node-rank k` per node as with torchrun; and `cclab run --hostfile`.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +25,14 @@ interface Exit {
   code: number | null;
   out: string;
   ms: number;
+}
+
+let runs = 0;
+/** A fresh directory for one run's result files (the program writes them to $RESULT_DIR). */
+function resultDir(): string {
+  const d = join(dir, `run-${runs++}`);
+  mkdirSync(d);
+  return d;
 }
 
 function start(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Exit> {
@@ -53,14 +61,21 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Every rank's RESULT line, checked element by element against the sums and the ring's neighbour. */
-function expectResults(out: string, size: number): void {
-  const results = [...out.matchAll(/RESULT (\{.*\})/g)].map(
-    (m) => JSON.parse(m[1]!) as { rank: number; size: number; sum: number[]; got: number[] },
+/** Every rank's result file, checked element by element against the sums and the ring's neighbour. */
+function expectResults(results: string, size: number): void {
+  const files = readdirSync(results);
+  const parsed = files.map(
+    (f) =>
+      JSON.parse(readFileSync(join(results, f), "utf8")) as {
+        rank: number;
+        size: number;
+        sum: number[];
+        got: number[];
+      },
   );
-  expect(results.map((r) => r.rank).sort((a, b) => a - b)).toEqual([...Array(size).keys()]);
+  expect(parsed.map((r) => r.rank).sort((a, b) => a - b)).toEqual([...Array(size).keys()]);
   const ranksTotal = (size * (size - 1)) / 2;
-  for (const r of results) {
+  for (const r of parsed) {
     expect(r.size).toBe(size);
     expect(r.sum.length).toBe(1003);
     r.sum.forEach((x, i) => {
@@ -76,19 +91,22 @@ const noMpi = mpiSkipReason("launch tests");
 describe.skipIf(noMpi !== "")("launching without cclab's launcher", () => {
   for (const np of [2, 4]) {
     it(`plain mpirun -np ${np} node prog`, async () => {
+      const results = resultDir();
       const { cmd, args } = mpirunCommand(np, nodeArgv(PROGRAM, []));
-      const r = await start([cmd, ...args]);
+      const r = await start([cmd, ...args], { RESULT_DIR: results });
       expect(r.code, r.out).toBe(0);
-      expectResults(r.out, np);
+      expectResults(results, np);
       expect(r.ms).toBeLessThan(LIMIT_MS);
     });
   }
 
   it("torchrun's variables: 4 processes started one by one join one MPI job", async () => {
     const port = await freePort();
+    const results = resultDir();
     const t0 = Date.now();
     const ranks = [0, 1, 2, 3].map((rank) =>
       start(nodeArgv(PROGRAM, []), {
+        RESULT_DIR: results,
         RANK: String(rank),
         WORLD_SIZE: "4",
         LOCAL_RANK: String(rank),
@@ -100,7 +118,7 @@ describe.skipIf(noMpi !== "")("launching without cclab's launcher", () => {
     const exits = await Promise.all(ranks);
     const all = exits.map((e) => e.out).join("");
     for (const e of exits) expect(e.code, all).toBe(0);
-    expectResults(all, 4);
+    expectResults(results, 4);
     expect(Date.now() - t0).toBeLessThan(LIMIT_MS);
   });
 });
@@ -108,6 +126,7 @@ describe.skipIf(noMpi !== "")("launching without cclab's launcher", () => {
 describe.skipIf(noMpi !== "")("multi-node MPI on one machine", () => {
   it("two nodes: one cclab run --nnodes 2 --node-rank k per node, one MPI job of 4 ranks", async () => {
     const port = await freePort();
+    const results = resultDir();
     const t0 = Date.now();
     const node = (k: number) =>
       start(
@@ -129,35 +148,30 @@ describe.skipIf(noMpi !== "")("multi-node MPI on one machine", () => {
           String(port),
           PROGRAM,
         ],
-        { CCLAB_STORE_TOKEN: "launch-test-token-0123456789" },
+        { CCLAB_STORE_TOKEN: "launch-test-token-0123456789", RESULT_DIR: results },
       );
     const exits = await Promise.all([node(0), node(1)]);
     const all = exits.map((e) => e.out).join("");
     for (const e of exits) expect(e.code, all).toBe(0);
-    expectResults(all, 4);
+    expectResults(results, 4);
     // Each node's launcher starts its own ranks: 0 and 1 on node 0, 2 and 3 on node 1.
-    expect(exits[1]!.out).toMatch(/"rank":[23]/);
-    expect(exits[1]!.out).not.toMatch(/"rank":[01]/);
+    expect(exits[0]!.out).toMatch(/rank 1 of 4: done/);
+    expect(exits[0]!.out).not.toMatch(/rank [23] of 4/);
+    expect(exits[1]!.out).toMatch(/rank 3 of 4: done/);
+    expect(exits[1]!.out).not.toMatch(/rank [01] of 4/);
     expect(Date.now() - t0).toBeLessThan(LIMIT_MS);
   });
 
   it("cclab run --hostfile: mpirun starts the ranks from the hostfile with the job's variables exported", async () => {
     const hostfile = join(dir, "hosts");
+    const results = resultDir();
     writeFileSync(hostfile, "localhost slots=4\n");
-    const r = await start([
-      process.execPath,
-      CLI,
-      "run",
-      "--backend",
-      "mpi",
-      "--hostfile",
-      hostfile,
-      "-n",
-      "4",
-      PROGRAM,
-    ]);
+    const r = await start(
+      [process.execPath, CLI, "run", "--backend", "mpi", "--hostfile", hostfile, "-n", "4", PROGRAM],
+      { RESULT_DIR: results },
+    );
     expect(r.code, r.out).toBe(0);
-    expectResults(r.out, 4);
+    expectResults(results, 4);
     expect(r.ms).toBeLessThan(LIMIT_MS);
   });
 });

@@ -7,9 +7,10 @@ import { spawnSync } from "node:child_process";
 import type { Command } from "commander";
 import { loadNative } from "../native/load.js";
 import type { NativeEngines } from "../native/types.js";
+import { outsideDomain } from "../schedule/dsl.js";
 import { algorithmsOf } from "../schedule/registry.js";
 import { SPECS } from "../specs/index.js";
-import { jsonOption, printJson } from "./options.js";
+import { jsonOption, nranksOption, parsers, printJson, TOOL_MAX_RANKS } from "./options.js";
 
 export interface BackendStatus {
   readonly name: string;
@@ -77,7 +78,8 @@ function engineNames(e: NativeEngines): string[] {
   return out;
 }
 
-export async function listReport(version: string): Promise<ListReport> {
+/** With `nranks`, only the algorithms written for that many ranks (an MSCCL program's, say, for 8). */
+export async function listReport(version: string, nranks?: number): Promise<ListReport> {
   const l = loadNative();
   return {
     version,
@@ -89,7 +91,11 @@ export async function listReport(version: string): Promise<ListReport> {
       torch: s.aliases.find((a) => a.includes("_")) ?? s.name,
       api: s.api,
       aliases: s.aliases,
-      algorithms: algorithmsOf(s.name).map((a) => ({ name: a.name, summary: a.summary })),
+      algorithms: algorithmsOf(s.name)
+        .filter(
+          (a) => nranks === undefined || !outsideDomain(a, { size: nranks, count: 0, root: 0 })?.startsWith("n = "),
+        )
+        .map((a) => ({ name: a.name, summary: a.summary })),
     })),
     backends: await backends(),
   };
@@ -121,9 +127,12 @@ export function registerList(program: Command, version: string): void {
   program
     .command("list")
     .description("the collectives (with torch's names), their algorithms, and the backends this machine can run")
+    .addOption(
+      nranksOption("only the algorithms that run on this many ranks", parsers("list").int("-n", 1, TOOL_MAX_RANKS)),
+    )
     .addOption(jsonOption())
-    .action(async (o: { json?: boolean }) => {
-      const r = await listReport(version);
+    .action(async (o: { nranks?: number; json?: boolean }) => {
+      const r = await listReport(version, o.nranks);
       if (o.json) printJson(r);
       else print(r);
     });
