@@ -1,12 +1,24 @@
 // Builds the native addon (build/Release/cclab.node) with cmake-js from native/CMakeLists.txt.
-// Run by `npm install` (package.json "install") and by `npm run build:native` (--force).
+// Run by `npm install` (package.json "install") and by `npm run build:native` (--force); in a
+// project that depends on cclab, `npm rebuild cclab` runs it again.
 // Never fails an install: without cmake or a C++ compiler it says what is missing and exits 0,
 // and cclab uses its pure-TypeScript fallbacks. MPI is compiled in when CMake finds it; set
 // CCLAB_NO_MPI=1 (or pass --no-mpi) to build without it. CCLAB_SKIP_NATIVE=1 skips the build.
 // No download is ever attempted: native/package.json declares napi_versions, so cmake-js
 // compiles against the node-api-headers package in node_modules, not headers from nodejs.org.
-import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,7 +30,30 @@ const force = args.includes("--force");
 const noMpi = args.includes("--no-mpi") || /^(1|true|yes|on)$/i.test(process.env.CCLAB_NO_MPI ?? "");
 const addon = join(root, "build", "Release", "cclab.node");
 const options = `CCLAB_WITH_MPI=${noMpi ? "OFF" : "ON"}\n`;
-const log = (msg) => console.log(`cclab native: ${msg}`);
+// Installed as a dependency (not the clone): build quietly into a log, keep only the addon.
+const dependency = /[\\/]node_modules[\\/]/.test(root);
+const rebuild = dependency ? "npm rebuild cclab" : "npm run build:native";
+// npm (7+) shows an install script's output only when it fails; a terminal, if there is one,
+// still gets the progress lines.
+let tty;
+if (process.env.npm_lifecycle_event && !process.stdout.isTTY) {
+  try {
+    tty = openSync("/dev/tty", "w");
+  } catch {
+    tty = undefined;
+  }
+}
+const log = (msg) => {
+  const line = `cclab native: ${msg}\n`;
+  process.stdout.write(line);
+  if (tty !== undefined) {
+    try {
+      writeSync(tty, line);
+    } catch {
+      tty = undefined;
+    }
+  }
+};
 
 if (/^(1|true|yes|on)$/i.test(process.env.CCLAB_SKIP_NATIVE ?? "")) {
   log("CCLAB_SKIP_NATIVE is set; not building (pure TypeScript fallbacks in use)");
@@ -42,7 +77,7 @@ function upToDate() {
 }
 
 if (!force && upToDate()) {
-  log(`up to date (${addon}); run npm run build:native to rebuild`);
+  log(`up to date (${addon}); run ${rebuild} to rebuild`);
   process.exit(0);
 }
 
@@ -52,9 +87,7 @@ if (!["c++", "g++", "clang++"].some(onPath) && !process.env.CXX) missing.push("a
 if (!onPath("make") && !onPath("ninja")) missing.push("make (or ninja)");
 if (missing.length > 0) {
   log(`not built: missing ${missing.join(", ")}; pure TypeScript fallbacks in use`);
-  log(
-    "to build it: apt-get install cmake g++ make (and openmpi-bin libopenmpi-dev for MPI), then npm run build:native",
-  );
+  log(`to build it: apt-get install cmake g++ make (and openmpi-bin libopenmpi-dev for MPI), then ${rebuild}`);
   process.exit(0);
 }
 
@@ -75,17 +108,51 @@ const cmakeArgs = [
   join(root, "build"),
   `--CDCCLAB_WITH_MPI=${noMpi ? "OFF" : "ON"}`,
 ];
-log(`building with cmake-js (MPI ${noMpi ? "disabled by CCLAB_NO_MPI" : "if CMake finds it"})`);
-const run = spawnSync(process.execPath, cmakeArgs, {
-  cwd: root,
-  stdio: "inherit",
-  // Local headers only: never let a stray npm nodedir/disturl point cmake-js at a download.
-  env: { ...process.env, npm_config_nodedir: process.env.npm_config_nodedir ?? "" },
+log(
+  `building the addon with cmake-js (MPI ${noMpi ? "disabled by CCLAB_NO_MPI" : "if CMake finds it"}); a minute or two` +
+    (dependency ? `, log in ${join(root, "build", "cclab-build.log")}` : ""),
+);
+const started = Date.now();
+const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`;
+mkdirSync(join(root, "build"), { recursive: true });
+const logFile = join(root, "build", "cclab-build.log");
+const out = dependency ? openSync(logFile, "w") : "inherit";
+const status = await new Promise((done) => {
+  const child = spawn(process.execPath, cmakeArgs, {
+    cwd: root,
+    stdio: ["ignore", out, out],
+    // Local headers only: never let a stray npm nodedir/disturl point cmake-js at a download.
+    env: { ...process.env, npm_config_nodedir: process.env.npm_config_nodedir ?? "" },
+  });
+  const tick = setInterval(() => log(`still building (${seconds()})`), 15_000);
+  child.on("error", (e) => {
+    clearInterval(tick);
+    done(e.message);
+  });
+  child.on("exit", (code, signal) => {
+    clearInterval(tick);
+    done(code ?? signal);
+  });
 });
-if (run.status !== 0 || !existsSync(addon)) {
-  log(`build failed (exit ${run.status ?? run.signal}); pure TypeScript fallbacks in use`);
+if (typeof out === "number") closeSync(out);
+if (status !== 0 || !existsSync(addon)) {
+  log(`build failed (exit ${status}) after ${seconds()}; pure TypeScript fallbacks in use`);
+  if (dependency && existsSync(logFile)) {
+    const tail = readFileSync(logFile, "utf8").trimEnd().split("\n").slice(-15);
+    for (const line of tail) log(`  ${line}`);
+  }
   // An install must not fail over an optional addon; an explicit build:native reports failure.
   process.exit(force ? 1 : 0);
 }
 writeFileSync(join(root, "build", "cclab-options.txt"), options);
-log(`built ${addon}`);
+if (dependency) {
+  // CMake's tree (~14 MB) is only needed to rebuild, which starts over anyway: keep the addon and the stamp.
+  for (const entry of readdirSync(join(root, "build"))) {
+    if (entry !== "Release" && entry !== "cclab-options.txt")
+      rmSync(join(root, "build", entry), { recursive: true, force: true });
+  }
+  for (const entry of readdirSync(join(root, "build", "Release"))) {
+    if (entry !== "cclab.node") rmSync(join(root, "build", "Release", entry), { recursive: true, force: true });
+  }
+}
+log(`built ${addon} in ${seconds()}`);

@@ -321,6 +321,78 @@ Napi::Value CommFree(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// ---- joining processes that no mpirun started together (MPI-2 dynamic processes) ----
+// Ranks started one by one (torchrun-style) are singletons; they join one communicator through
+// a port: the group so far accepts, the next process connects, and both merge the intercomm.
+
+// openPort() -> the port name (MPI_Open_port with MPI_INFO_NULL).
+Napi::Value OpenPort(const Napi::CallbackInfo& info) {
+  char port[MPI_MAX_PORT_NAME] = {0};
+  Check(info.Env(), MPI_Open_port(MPI_INFO_NULL, port), "MPI_Open_port");
+  return Napi::String::New(info.Env(), port);
+}
+
+std::string PortArg(const Napi::CallbackInfo& info, size_t i) {
+  if (!info[i].IsString()) throw Napi::TypeError::New(info.Env(), "port must be a string");
+  std::string port = info[i].As<Napi::String>().Utf8Value();
+  if (port.empty() || port.size() >= MPI_MAX_PORT_NAME)
+    throw Napi::RangeError::New(info.Env(), "port name is empty or longer than MPI_MAX_PORT_NAME");
+  return port;
+}
+
+Napi::Value ClosePort(const Napi::CallbackInfo& info) {
+  std::string port = PortArg(info, 0);
+  Check(info.Env(), MPI_Close_port(port.data()), "MPI_Close_port");
+  return info.Env().Undefined();
+}
+
+Napi::Value PushComm(const Napi::Env& env, MPI_Comm c) {
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  comms.push_back(c);
+  return Napi::Number::New(env, static_cast<double>(comms.size() - 1));
+}
+
+// commSelf() -> a handle of MPI_COMM_SELF (the group a singleton accepts or connects as).
+Napi::Value CommSelf(const Napi::CallbackInfo& info) {
+  if (comms.empty()) throw Napi::Error::New(info.Env(), "MPI is not initialised (call init first)");
+  return PushComm(info.Env(), MPI_COMM_SELF);
+}
+
+// commAccept(port, root, comm) -> intercomm handle (blocks until a process connects).
+Napi::Value CommAccept(const Napi::CallbackInfo& info) {
+  std::string port = PortArg(info, 0);
+  const int root = Int(info, 1, "root");
+  MPI_Comm out = MPI_COMM_NULL;
+  Check(info.Env(), MPI_Comm_accept(port.data(), MPI_INFO_NULL, root, Comm(info, 2), &out), "MPI_Comm_accept");
+  return PushComm(info.Env(), out);
+}
+
+// commConnect(port, root, comm) -> intercomm handle.
+Napi::Value CommConnect(const Napi::CallbackInfo& info) {
+  std::string port = PortArg(info, 0);
+  const int root = Int(info, 1, "root");
+  MPI_Comm out = MPI_COMM_NULL;
+  Check(info.Env(), MPI_Comm_connect(port.data(), MPI_INFO_NULL, root, Comm(info, 2), &out), "MPI_Comm_connect");
+  return PushComm(info.Env(), out);
+}
+
+// intercommMerge(intercomm, high) -> intracomm handle; the high group's ranks come last.
+Napi::Value IntercommMerge(const Napi::CallbackInfo& info) {
+  const bool high = info.Length() > 1 && info[1].ToBoolean().Value();
+  MPI_Comm out = MPI_COMM_NULL;
+  Check(info.Env(), MPI_Intercomm_merge(Comm(info, 0), high ? 1 : 0, &out), "MPI_Intercomm_merge");
+  return PushComm(info.Env(), out);
+}
+
+Napi::Value CommDisconnect(const Napi::CallbackInfo& info) {
+  const int h = Int(info, 0, "comm");
+  if (h == 0) throw Napi::Error::New(info.Env(), "MPI_COMM_WORLD cannot be disconnected");
+  MPI_Comm c = Comm(info, 0);
+  Check(info.Env(), MPI_Comm_disconnect(&c), "MPI_Comm_disconnect");
+  comms[h] = MPI_COMM_NULL;
+  return info.Env().Undefined();
+}
+
 // ---- point to point ----
 
 int32_t Track(const Napi::CallbackInfo& info, size_t bufArg, MPI_Request r) {
@@ -736,6 +808,13 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"commFree", CommFree},
       {"commDup", CommDup},
       {"tagUpperBound", TagUpperBound},
+      {"commSelf", CommSelf},
+      {"openPort", OpenPort},
+      {"closePort", ClosePort},
+      {"commAccept", CommAccept},
+      {"commConnect", CommConnect},
+      {"intercommMerge", IntercommMerge},
+      {"commDisconnect", CommDisconnect},
       {"isend", Isend},
       {"irecv", Irecv},
       {"improbe", Improbe},

@@ -4,8 +4,8 @@
  */
 
 import type { P2POp } from "./comm.js";
-import { type HostBuffer, isHostBuffer, isView, type View } from "./core/buffer.js";
-import { isDType } from "./core/dtype.js";
+import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View } from "./core/buffer.js";
+import { type DType, isDType, type TypedArray } from "./core/dtype.js";
 import { InvalidArgumentError } from "./core/errors.js";
 
 export type HostView = View & { readonly buffer: HostBuffer };
@@ -21,10 +21,61 @@ export function checkPeer(rank: number, size: number, peer: unknown, op: string)
   return peer;
 }
 
-/** `v` as a View of a known dtype whose elements lie inside its buffer (wherever that memory is). */
-export function checkView(rank: number, v: unknown, op: string, arg = "view"): View {
+const ARRAY_DTYPES: ReadonlyMap<unknown, DType> = new Map<unknown, DType>([
+  [Float32Array, "float32"],
+  [Float64Array, "float64"],
+  [Int8Array, "int8"],
+  [Uint8Array, "uint8"],
+  [Int32Array, "int32"],
+  [Uint32Array, "uint32"],
+  [BigInt64Array, "int64"],
+  [BigUint64Array, "uint64"],
+]);
+
+function isBuffer(x: unknown): x is DataBuffer {
+  return typeof x === "object" && x !== null && "dtype" in x && "count" in x && "location" in x;
+}
+
+/**
+ * What a transfer or a collective takes as data, as a view of all of it: a typed array of a cclab
+ * dtype (wrapped, no copy), a cclab buffer, or a view as it is. Anything else is returned as
+ * given, for checkView to name (layers that look at a view before the backend checks it use this).
+ */
+export function dataView(x: unknown): unknown {
+  if (isView(x)) return x;
+  if (ArrayBuffer.isView(x)) {
+    const dtype = ARRAY_DTYPES.get(x.constructor);
+    return dtype ? { buffer: new HostBuffer(dtype, x as TypedArray), offset: 0, count: (x as TypedArray).length } : x;
+  }
+  return isBuffer(x) ? { buffer: x, offset: 0, count: x.count } : x;
+}
+
+function describe(x: unknown): string {
+  if (x === null || x === undefined) return String(x);
+  if (typeof x === "object") return x.constructor?.name ?? "object";
+  return `${typeof x} ${JSON.stringify(x)}`;
+}
+
+/**
+ * `data` (a typed array, a cclab buffer or a view: dataView) as a View of a known dtype whose
+ * elements lie inside its buffer (wherever that memory is).
+ */
+export function checkView(rank: number, data: unknown, op: string, arg = "view"): View {
   const site = { rank, op, arg };
-  if (!isView(v)) throw new InvalidArgumentError(site, "expected a View (see view() in core/buffer)");
+  const v = dataView(data);
+  if (!isView(v)) {
+    if (ArrayBuffer.isView(data) && !(data instanceof DataView)) {
+      const why =
+        data instanceof Uint16Array
+          ? "a Uint16Array could hold float16 or bfloat16 bits: wrap it as new HostBuffer('float16', array) or tensor('bfloat16', values)"
+          : `${data.constructor.name} has no cclab dtype`;
+      throw new InvalidArgumentError(site, why);
+    }
+    throw new InvalidArgumentError(
+      site,
+      `expected a typed array (Float32Array, Int32Array, ...), a cclab buffer or a view, got ${describe(data)}`,
+    );
+  }
   if (!isDType(v.buffer.dtype)) throw new InvalidArgumentError(site, `unknown dtype ${String(v.buffer.dtype)}`);
   const { offset, count } = v;
   if (!Number.isInteger(offset) || !Number.isInteger(count) || offset < 0 || count < 0) {

@@ -10,7 +10,7 @@
  *   torch's batch_isend_irecv); isend/irecv posted before a wait progress together too.
  * - Ranks and peers are ranks of this communicator (0..size-1), not world ranks.
  */
-import type { DataBuffer, View } from "./core/buffer.js";
+import type { Buf, DataBuffer, View } from "./core/buffer.js";
 import type { DType } from "./core/dtype.js";
 import type { ReduceOp } from "./core/op.js";
 
@@ -51,7 +51,8 @@ export function callDiff(a: CallTag, b: CallTag): string[] {
 export interface P2POp {
   readonly kind: "send" | "recv";
   readonly peer: number;
-  readonly view: View;
+  /** A typed array, a cclab buffer or a view, as send's. */
+  readonly view: Buf;
   readonly label?: string;
 }
 
@@ -90,18 +91,19 @@ export interface Comm {
   /** World ranks of the members, in communicator-rank order. */
   readonly worldRanks: readonly number[];
   /** Whether messages on different channels (OpOptions.channel) match independently. */
-  readonly channels?: boolean;
+  readonly channels?: boolean | undefined;
   /**
    * True where operations run in the order they are issued, on a stream (nccl): a collective's
    * plan is then issued step by step in program order (each step's transfers as one group), never
    * reordered, since a transfer enqueued early would block the stream until its peer reaches it.
    */
-  readonly streamOrdered?: boolean;
+  readonly streamOrdered?: boolean | undefined;
 
-  send(view: View, peer: number, options?: OpOptions): Promise<void>;
-  recv(view: View, peer: number, options?: OpOptions): Promise<void>;
-  isend(view: View, peer: number, options?: OpOptions): Work;
-  irecv(view: View, peer: number, options?: OpOptions): Work;
+  /** torch's send: `data` a typed array (a Float32Array is float32), a cclab buffer or a view. */
+  send(data: Buf, peer: number, options?: OpOptions): Promise<void>;
+  recv(data: Buf, peer: number, options?: OpOptions): Promise<void>;
+  isend(data: Buf, peer: number, options?: OpOptions): Work;
+  irecv(data: Buf, peer: number, options?: OpOptions): Work;
   /** Posts every operation together; settles when all are complete. */
   group(ops: readonly P2POp[], options?: OpOptions): Promise<void>;
 

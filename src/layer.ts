@@ -4,7 +4,7 @@
  * changes. findLayer walks `inner` to find a layer of a given kind.
  */
 import type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "./comm.js";
-import type { DataBuffer, View } from "./core/buffer.js";
+import type { Buf, DataBuffer, View } from "./core/buffer.js";
 import type { DType } from "./core/dtype.js";
 import type { ReduceOp } from "./core/op.js";
 
@@ -28,16 +28,16 @@ export abstract class CommLayer implements Comm {
   /** A layer must wrap the communicators split from it too. */
   abstract split(ranks: readonly number[]): Promise<Comm>;
 
-  send(view: View, peer: number, options?: OpOptions): Promise<void> {
+  send(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     return this.inner.send(view, peer, options);
   }
-  recv(view: View, peer: number, options?: OpOptions): Promise<void> {
+  recv(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     return this.inner.recv(view, peer, options);
   }
-  isend(view: View, peer: number, options?: OpOptions): Work {
+  isend(view: Buf, peer: number, options?: OpOptions): Work {
     return this.inner.isend(view, peer, options);
   }
-  irecv(view: View, peer: number, options?: OpOptions): Work {
+  irecv(view: Buf, peer: number, options?: OpOptions): Work {
     return this.inner.irecv(view, peer, options);
   }
   group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {

@@ -13,8 +13,9 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { dataView } from "./checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "./comm.js";
-import type { View } from "./core/buffer.js";
+import type { Buf, View } from "./core/buffer.js";
 import { type DType, dtypeInfo } from "./core/dtype.js";
 import type { ReduceOp } from "./core/op.js";
 import { CommLayer } from "./layer.js";
@@ -88,17 +89,17 @@ export class TracingComm extends CommLayer {
     });
   }
 
-  override send(v: View, peer: number, options?: OpOptions): Promise<void> {
+  override send(v: Buf, peer: number, options?: OpOptions): Promise<void> {
     const start = this.now();
     return this.inner.send(v, peer, options).then(() => {
-      this.event("send", v, peer, options?.label, start, this.now());
+      this.event("send", dataView(v) as View, peer, options?.label, start, this.now());
     });
   }
 
-  override recv(v: View, peer: number, options?: OpOptions): Promise<void> {
+  override recv(v: Buf, peer: number, options?: OpOptions): Promise<void> {
     const start = this.now();
     return this.inner.recv(v, peer, options).then(() => {
-      this.event("recv", v, peer, options?.label, start, this.now());
+      this.event("recv", dataView(v) as View, peer, options?.label, start, this.now());
     });
   }
 
@@ -124,19 +125,19 @@ export class TracingComm extends CommLayer {
     };
   }
 
-  override isend(v: View, peer: number, options?: OpOptions): Work {
-    return this.traced("send", v, peer, options);
+  override isend(v: Buf, peer: number, options?: OpOptions): Work {
+    return this.traced("send", dataView(v) as View, peer, options);
   }
 
-  override irecv(v: View, peer: number, options?: OpOptions): Work {
-    return this.traced("recv", v, peer, options);
+  override irecv(v: Buf, peer: number, options?: OpOptions): Work {
+    return this.traced("recv", dataView(v) as View, peer, options);
   }
 
   override async group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {
     const start = this.now();
     await this.inner.group(ops, options);
     const end = this.now();
-    for (const o of ops) this.event(o.kind, o.view, o.peer, o.label ?? options?.label, start, end);
+    for (const o of ops) this.event(o.kind, dataView(o.view) as View, o.peer, o.label ?? options?.label, start, end);
   }
 
   /** The sub-communicator, traced into the same Trace. */

@@ -23,7 +23,7 @@ function cclab(args: string[]): { code: number | null; out: string } {
 
 describe("cclab with --algorithm-file", () => {
   it("verify proves sliced_ring and lists it", () => {
-    const r = cclab(["verify", "--algorithm-file", GOOD, "--size", "8", "--runs", "20", "--seed", "1"]);
+    const r = cclab(["verify", "--algorithm-file", GOOD, "--max-n", "8", "--runs", "20", "--seed", "1"]);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toMatch(/│ allreduce\s+│ sliced_ring\s+│ \d+\s+│ 20\s+│ ok/);
     expect(r.out).toContain("1 of 1 algorithms verified");
@@ -42,12 +42,12 @@ describe("cclab with --algorithm-file", () => {
   });
 
   it("the property tests alone find a counterexample, and its replay command reproduces it", () => {
-    const r = cclab(["verify", "--algorithm-file", BROKEN, "--size", "1", "--runs", "300", "--seed", "4"]);
+    const r = cclab(["verify", "--algorithm-file", BROKEN, "--max-n", "1", "--runs", "300", "--seed", "4"]);
     expect(r.code, r.out).not.toBe(0);
     const found = /minimal counterexample after \d+ shrinks: (allreduce\/sliced_ring_broken, n=\d+, count=\d+.*)/m;
     const counterexample = found.exec(r.out)?.[1];
     expect(counterexample, r.out).toBeDefined();
-    const replay = /^replay: cclab (verify .*--size 1 --seed 4 --runs 300)$/m.exec(r.out)?.[1];
+    const replay = /^replay: cclab (verify .*--max-n 1 --seed 4 --runs 300)$/m.exec(r.out)?.[1];
     expect(replay, r.out).toBeDefined();
     const again = cclab((replay ?? "").split(" "));
     expect(again.code).not.toBe(0);

@@ -10,7 +10,7 @@
 import { benchMpi } from "./mpi.js";
 import { benchNccl } from "./nccl.js";
 import { checkOptions, loadAlgorithms, NO_PROGRESS, progressBar } from "./plan.js";
-import { emit, resultOf } from "./run.js";
+import { reporter, resultOf } from "./run.js";
 import { benchSim } from "./sim.js";
 import { type BenchIO, type BenchOptions, STDIO } from "./types.js";
 
@@ -28,8 +28,9 @@ export async function runBench(o: BenchOptions, io: BenchIO = STDIO, nranksGiven
   switch (o.backend) {
     case "sim": {
       const progress = o.progress ? progressBar(`bench ${o.collective} (sim)`) : NO_PROGRESS;
-      const rows = await benchSim(o, progress);
-      return emit(resultOf(o, rows, { builtinName: null }), o, io);
+      const report = reporter(o, io, resultOf(o, [], { builtinName: null }), progress);
+      const rows = await benchSim(o, progress, (row) => report.row(row));
+      return report.end(resultOf(o, rows, { builtinName: null }));
     }
     case "mpi":
       return benchMpi(o, io, nranksGiven);

@@ -168,7 +168,12 @@ export interface MeasuredRun {
 }
 
 /** Runs the whole sweep on this rank; every rank returns the same rows (times are maxima over ranks). */
-export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchProgress): Promise<MeasuredRun> {
+export async function measure(
+  bc: BenchComm,
+  o: BenchOptions,
+  progress: BenchProgress,
+  onRow: (row: BenchRow) => void = () => {},
+): Promise<MeasuredRun> {
   const { comm } = bc;
   const n = comm.size;
   const shapes = sizeSweep(o.minBytes, o.maxBytes, o.stepFactor).map((b) => shapeOf(o.collective, n, b, o.dtype));
@@ -245,6 +250,7 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
         builtin,
         ratio: ratios(us[2 * a] as Spread, us[builtinAt]),
       });
+      onRow(rows[rows.length - 1] as BenchRow);
     }
   }
   progress.stop();

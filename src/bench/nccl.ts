@@ -6,8 +6,8 @@
  * the same as MPI's: hand-rolled algorithms on the comm, ncclAllReduce & co. through
  * comm.builtin, device buffers from comm.alloc, host staging through comm.copy.
  */
-import { fileURLToPath } from "node:url";
 import { insideJob } from "../runtime/env.js";
+import { ownModule } from "../runtime/user-module.js";
 import type { BenchIO, BenchOptions } from "./types.js";
 
 type Availability = { ok: true } | { ok: false; reason: string; hint: string };
@@ -43,7 +43,7 @@ export async function ncclStatus(): Promise<Availability> {
 }
 
 /** The bench rank program, as cclab run starts it (main(comm, args)). */
-export const WORKER = fileURLToPath(new URL("./worker.ts", import.meta.url));
+export const WORKER = ownModule("./worker.ts", import.meta.url);
 
 export async function benchNccl(o: BenchOptions, io: BenchIO): Promise<number> {
   const a = await ncclStatus();

@@ -91,6 +91,8 @@ export interface BenchProgress {
   start(total: number): void;
   tick(what: string): void;
   stop(): void;
+  /** Clears the bar's line before a row is printed (the bar redraws below it). */
+  clear?(): void;
 }
 
 export const NO_PROGRESS: BenchProgress = { start() {}, tick() {}, stop() {} };
@@ -118,5 +120,8 @@ export function progressBar(title: string, forceLines = false): BenchProgress {
     start: (total) => bar.start(total, 0, { what: "" }),
     tick: (what) => bar.increment(1, { what }),
     stop: () => bar.stop(),
+    clear: () => {
+      if (stream.isTTY) stream.write("\r\x1b[2K");
+    },
   };
 }

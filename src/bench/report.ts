@@ -6,9 +6,9 @@
  * hand-rolled out-of-place time over the timing rounds (min, median, max; the built-in's median)
  * and the algbw ratio by median and by mean (stats.ts says why both). Comparing algorithms
  * (`--algorithm a,b`), a last column names each row's algorithm.
- * The table is laid out by cli-table3 without borders.
+ * Each row is printed the moment its size is done, in nccl-tests' column widths (printf's: a wider
+ * cell shifts the rest of its row).
  */
-import Table from "cli-table3";
 import { bytesText } from "../viz/svg.js";
 import { floorsLine } from "./floors.js";
 import { ROUNDS } from "./stats.js";
@@ -25,24 +25,6 @@ const bw = (x: number) => x.toFixed(2);
 /** Two decimals, or two significant digits for ratios below 0.1 (so 0.004 does not print as 0.00). */
 export const ratioCell = (x: number) => (x >= 0.1 || x === 0 ? x.toFixed(2) : x.toPrecision(2));
 const wrongCell = (w: number | null) => (w === null ? "N/A" : String(w));
-
-const EMPTY_CHARS = {
-  top: "",
-  "top-mid": "",
-  "top-left": "",
-  "top-right": "",
-  bottom: "",
-  "bottom-mid": "",
-  "bottom-left": "",
-  "bottom-right": "",
-  left: "",
-  "left-mid": "",
-  mid: "",
-  "mid-mid": "",
-  right: "",
-  "right-mid": "",
-  middle: "  ",
-};
 
 /** Minimum widths as nccl-tests' printf formats (%12li %12li %8s %6s %6i, then %7s %6s %6s %6s per variant). */
 const WIDTHS = [11, 12, 8, 6, 6, 7, 6, 6, 6, 7, 6, 6, 6, 7, 6, 7, 7, 7, 7, 6, 6];
@@ -72,46 +54,59 @@ function rowCells(r: BenchRow, withBuiltin: boolean): string[] {
   return cells;
 }
 
-/** The header and rows, as lines ('#' before header lines, ' ' before rows, as nccl-tests). */
-export function tableLines(result: BenchResult): string[] {
-  const withBuiltin = result.builtinName !== null;
-  const withAlgorithm = result.algorithm.includes(",");
-  const pad = (cells: string[]) => cells.map((c, i) => c.padStart(WIDTHS[i] ?? 0));
-  const table = new Table({
-    chars: EMPTY_CHARS,
-    style: { head: [], border: [], "padding-left": 0, "padding-right": 0, compact: true },
-    colAligns: WIDTHS.map(() => "right" as const),
+const SEP = "  ";
+
+/** A line of cells, each right-aligned to at least nccl-tests' width (a wider cell shifts the rest, as printf does). */
+function cellsLine(cells: readonly string[]): string {
+  return cells
+    .map((c, i) => c.padStart(WIDTHS[i] ?? 0))
+    .join(SEP)
+    .trimEnd();
+}
+
+/** What the table's columns depend on: the built-in's name (null: no built-in columns), the --algorithm given. */
+export type TableShape = Pick<BenchResult, "builtinName" | "algorithm">;
+
+/** Comparing algorithms (--algorithm a,b): a last column names each row's algorithm. */
+const withAlgorithm = (t: TableShape) => t.algorithm.includes(",");
+
+/** The table's three header lines ('#' first, as nccl-tests): the column groups, the names, the units. */
+export function tableHeadLines(t: TableShape): string[] {
+  const builtinName = t.builtinName;
+  const withBuiltin = builtinName !== null;
+  const groups: [string, number][] = [
+    ["", 5],
+    ["out-of-place", 4],
+    ["in-place", 4],
+  ];
+  if (withBuiltin) {
+    groups.push([`${builtinName} (built-in)`, 2], ["out-of-place rounds", 3], ["built-in", 1], ["ratio", 2]);
+  }
+  let col = 0;
+  const spans = groups.map(([label, span]) => {
+    const width = WIDTHS.slice(col, col + span).reduce((a, w) => a + w, 0) + SEP.length * (span - 1);
+    col += span;
+    const left = Math.max(0, Math.floor((width - label.length) / 2));
+    return (" ".repeat(left) + label).padEnd(width);
   });
-  const group = (content: string, colSpan: number) => ({ content, colSpan, hAlign: "center" as const });
-  table.push([
-    group("", 5),
-    group("out-of-place", 4),
-    group("in-place", 4),
-    ...(withBuiltin
-      ? [
-          group(`${result.builtinName} (built-in)`, 2),
-          group("out-of-place rounds", 3),
-          group("built-in", 1),
-          group("ratio", 2),
-        ]
-      : []),
-    ...(withAlgorithm ? [group("", 1)] : []),
-  ]);
   const names = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong"];
   names.push("time", "algbw", "busbw", "#wrong");
   if (withBuiltin) names.push("time", "busbw", "min", "median", "max", "median", "median", "mean");
-  if (withAlgorithm) names.push("algorithm");
-  table.push(pad(names));
   const units = ["(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""];
   if (withBuiltin) units.push("(us)", "(GB/s)", "(us)", "(us)", "(us)", "(us)", "(algbw)", "(algbw)");
-  if (withAlgorithm) units.push("");
-  table.push(pad(units));
-  for (const r of result.rows) table.push(pad([...rowCells(r, withBuiltin), ...(withAlgorithm ? [r.algorithm] : [])]));
-  const lines = table
-    .toString()
-    .split("\n")
-    .map((l) => l.trimEnd());
-  return lines.map((l, i) => (i < 3 ? `#${l}` : ` ${l}`));
+  const nameLine = `#${cellsLine(names)}${withAlgorithm(t) ? `${SEP}algorithm` : ""}`;
+  return [`#${spans.join(SEP).trimEnd()}`, nameLine, `#${cellsLine(units)}`];
+}
+
+/** One size's row, as nccl-tests prints it the moment the size is done (' ' first). */
+export function rowLine(r: BenchRow, t: TableShape): string {
+  // The algorithm's name last and left-aligned: names differ in length, the numbers stay in line.
+  return ` ${cellsLine(rowCells(r, t.builtinName !== null))}${withAlgorithm(t) ? `${SEP}${r.algorithm}` : ""}`;
+}
+
+/** The header and rows, as lines ('#' before header lines, ' ' before rows, as nccl-tests). */
+export function tableLines(result: BenchResult): string[] {
+  return [...tableHeadLines(result), ...result.rows.map((r) => rowLine(r, result))];
 }
 
 function modelText(result: BenchResult): string {
@@ -121,8 +116,8 @@ function modelText(result: BenchResult): string {
   return `alpha ${m.alpha} us, beta ${Number(m.beta.toPrecision(3))} us/B${gbps}, gamma ${m.gamma} us/B`;
 }
 
-/** Everything bench prints, in order. */
-export function reportLines(result: BenchResult, sizes: { min: number; max: number; factor: number }): string[] {
+/** What bench prints before the first size is done: the run, the timing method, the floors, the table's header. */
+export function headLines(result: BenchResult, sizes: { min: number; max: number; factor: number }): string[] {
   const out: string[] = [];
   const alg = result.algorithm;
   out.push(
@@ -141,10 +136,16 @@ export function reportLines(result: BenchResult, sizes: { min: number; max: numb
     );
   }
   if (result.floors) out.push(floorsLine(result.floors));
+  out.push("#", ...tableHeadLines(result));
+  return out;
+}
+
+/** What bench prints after the last row: the totals, the built-in's errors, the memory figure. */
+export function tailLines(result: BenchResult): string[] {
+  const out: string[] = [];
   const algs = [...new Set(result.rows.map((r) => r.algorithm))];
-  if (alg === "auto" && algs.length)
+  if (result.algorithm === "auto" && algs.length)
     out.push(`# auto chose: ${algs.join(", ")} (see the JSON rows for which size took which)`);
-  out.push("#", ...tableLines(result));
   out.push(
     `# Out of bounds values : ${result.outOfBounds} ${result.outOfBounds === 0 ? "OK" : "FAILED"}`,
     `# Avg bus bandwidth    : ${Number(result.avgBusBw.toFixed(4))}`,
@@ -160,6 +161,11 @@ export function reportLines(result: BenchResult, sizes: { min: number; max: numb
   }
   out.push("#");
   return out;
+}
+
+/** Everything bench prints, in order. */
+export function reportLines(result: BenchResult, sizes: { min: number; max: number; factor: number }): string[] {
+  return [...headLines(result, sizes), ...result.rows.map((r) => rowLine(r, result)), ...tailLines(result)];
 }
 
 /** nccl-tests' average: the mean busbw over every out-of-place and in-place result. */

@@ -5,11 +5,12 @@
  */
 import { writeFileSync } from "node:fs";
 import { opLabel } from "../core/op.js";
+import { htmlPage } from "../viz/svg.js";
 import { benchChartSvg } from "./chart.js";
 import { FLOORS_ENV, type Floors, parseFloors } from "./floors.js";
-import { benchCommOf, type DeviceTransfer, measure } from "./measure.js";
+import { benchCommOf, builtinName, type DeviceTransfer, measure } from "./measure.js";
 import { type BenchProgress, NO_PROGRESS, progressBar } from "./plan.js";
-import { averageBusBw, builtinWrong, outOfBounds, reportLines } from "./report.js";
+import { averageBusBw, builtinWrong, headLines, outOfBounds, rowLine, tailLines } from "./report.js";
 import type { BenchIO, BenchOptions, BenchResult, BenchRow, CommWithBuiltin, MemoryReport } from "./types.js";
 
 export function resultOf(
@@ -41,18 +42,60 @@ export function resultOf(
   };
 }
 
-/** Prints the report, writes the files; the exit code is 1 when anything was wrong. */
+/**
+ * What bench prints, as the run goes: the head and the table's header at once, each row the
+ * moment its size is done (as nccl-tests), the totals at the end, then the files. With --json,
+ * stdout gets only the result as JSON, at the end.
+ */
+export interface Reporter {
+  row(r: BenchRow): void;
+  /** Prints the rest, writes --output's files; the exit code is 1 when anything was wrong. */
+  end(result: BenchResult): number;
+}
+
+export function reporter(
+  o: BenchOptions,
+  io: BenchIO,
+  head: BenchResult,
+  progress: BenchProgress = NO_PROGRESS,
+): Reporter {
+  const sizes = { min: o.minBytes, max: o.maxBytes, factor: o.stepFactor };
+  const say = (line: string) => {
+    progress.clear?.();
+    io.out(line);
+  };
+  if (!o.jsonStdout) for (const l of headLines(head, sizes)) say(l);
+  return {
+    row: (r) => {
+      if (!o.jsonStdout) say(rowLine(r, head));
+    },
+    end: (result) => {
+      if (o.jsonStdout) io.out(JSON.stringify(result, null, 2));
+      else for (const l of tailLines(result)) say(l);
+      const note = (line: string) => (o.jsonStdout ? io.err(line) : io.out(line));
+      if (o.json) {
+        writeFileSync(o.json, `${JSON.stringify(result, null, 2)}\n`);
+        note(`# wrote ${o.json}`);
+      }
+      if (o.chart) {
+        writeFileSync(
+          o.chart,
+          o.chart.endsWith(".html")
+            ? htmlPage(`cclab bench ${result.collective}`, benchChartSvg(result))
+            : benchChartSvg(result),
+        );
+        note(`# wrote ${o.chart}`);
+      }
+      return result.outOfBounds > 0 ? 1 : 0;
+    },
+  };
+}
+
+/** Prints the whole report at once and writes the files (a run already done). */
 export function emit(result: BenchResult, o: BenchOptions, io: BenchIO): number {
-  for (const l of reportLines(result, { min: o.minBytes, max: o.maxBytes, factor: o.stepFactor })) io.out(l);
-  if (o.json) {
-    writeFileSync(o.json, `${JSON.stringify(result, null, 2)}\n`);
-    io.out(`# wrote ${o.json}`);
-  }
-  if (o.chart) {
-    writeFileSync(o.chart, benchChartSvg(result));
-    io.out(`# wrote ${o.chart}`);
-  }
-  return result.outOfBounds > 0 ? 1 : 0;
+  const r = reporter(o, io, result);
+  for (const row of result.rows) r.row(row);
+  return r.end(result);
 }
 
 /** The progress bar for rank 0 of a process job (a line every few seconds when its launcher had a terminal). */
@@ -70,11 +113,15 @@ export async function runRanks(
 ): Promise<number> {
   const bc = benchCommOf(comm, engine, device);
   const opts = { ...o, nranks: comm.size };
-  const run = await measure(bc, opts, rankProgress(opts, comm.rank, `bench ${o.collective}`));
   // --floors on mpi: measured by the launching process before mpirun (floors.ts), handed down.
   const given = process.env[FLOORS_ENV];
   const floors = given ? parseFloors(given) : undefined;
+  const name = builtinName(engine, o.collective);
+  const progress = rankProgress(opts, comm.rank, `bench ${o.collective}`);
+  const report =
+    comm.rank === 0 ? reporter(opts, io, resultOf(opts, [], { builtinName: name, floors }), progress) : null;
+  const run = await measure(bc, opts, progress, (row) => report?.row(row));
   const result = resultOf(opts, run.rows, { builtinName: run.builtinName, memory: run.memory, floors });
-  if (comm.rank === 0) return emit(result, opts, io);
+  if (report) return report.end(result);
   return result.outOfBounds > 0 ? 1 : 0;
 }

@@ -36,8 +36,12 @@ export interface BenchOptions {
   readonly root: number;
   /** Pipelining segment in elements (default: the front API's, 128 KiB). */
   readonly segment?: number;
+  /** A file to write the result to as JSON (-o x.json). */
   readonly json?: string;
+  /** A file to draw busbw against size in (-o x.svg or x.html). */
   readonly chart?: string;
+  /** --json: the result as JSON on stdout instead of the table. */
+  readonly jsonStdout?: boolean;
   readonly progress: boolean;
   /** sim: alpha-beta parameters (µs, µs per byte). */
   readonly alpha: number;

@@ -1,18 +1,21 @@
 /**
  * `cclab bench [collective] --algorithm <name> --backend sim|mpi|nccl -n <ranks>` with
- * nccl-tests' flags (-b -e -f -w -d -o -r; iterations are --iters, since -n is the rank count
- * in every cclab command): the hand-rolled algorithm's time, algbw, busbw and #wrong per size,
- * out of place and in place, beside the engine's own collective. See src/bench.
+ * nccl-tests' flags (-b -e -f -w -d -r; the op is --op since -o is the output file, and
+ * iterations are --iters since -n is the rank count, in every cclab command): the hand-rolled
+ * algorithm's time, algbw, busbw and #wrong per size, out of place and in place, beside the
+ * engine's own collective, each row printed as its size is done. See src/bench.
  */
 import { type Command, InvalidArgumentError as CommanderError, Option } from "commander";
 import { runBench } from "../bench/index.js";
 import { dtypeAlias } from "../bench/plan.js";
 import { BENCH_BACKENDS, BENCH_COLLECTIVES, type BenchBackend, type BenchCollective } from "../bench/types.js";
 import { DTYPES, isDType } from "../core/dtype.js";
+import { InvalidArgumentError } from "../core/errors.js";
 import { parseOp } from "../core/op.js";
 import { betaFromGBps } from "../schedule/model.js";
+import { findSpec } from "../specs/index.js";
 import { parseBeta } from "./model.js";
-import { intOption, numberOption, sizeOption } from "./options.js";
+import { jsonOption, LAUNCH_MAX_RANKS, npOption, nranksOption, outputOption, parsers, ranksOf } from "./options.js";
 
 function factorOption(value: string): number {
   const f = Number(value);
@@ -31,8 +34,8 @@ function dtypeOption(value: string): string {
 }
 
 function opOption(value: string): string {
-  parseOp(value, { op: "bench", arg: "-o/--op" });
-  return value;
+  parseOp(value.toLowerCase(), { op: "bench", arg: "--op" });
+  return value.toLowerCase();
 }
 
 interface BenchFlags {
@@ -40,6 +43,7 @@ interface BenchFlags {
   algorithmFile?: string;
   backend: BenchBackend;
   nranks?: number;
+  np?: number;
   minbytes: number;
   maxbytes: number;
   stepfactor: number;
@@ -49,7 +53,8 @@ interface BenchFlags {
   op: string;
   root: number;
   segment?: number;
-  json?: string;
+  output: string[];
+  json?: boolean;
   chart?: string;
   progress: boolean;
   alpha: number;
@@ -59,70 +64,103 @@ interface BenchFlags {
   floors?: boolean;
 }
 
+/** -o's files: .json gets the result, .svg or .html the chart. */
+function outputs(files: readonly string[], chart: string | undefined): { json?: string; chart?: string } {
+  const out: { json?: string; chart?: string } = {};
+  for (const f of [...files, ...(chart ? [chart] : [])]) {
+    const ext = /\.([a-z]+)$/i.exec(f)?.[1]?.toLowerCase();
+    if (ext === "json") out.json = f;
+    else if (ext === "svg" || ext === "html") out.chart = f;
+    else {
+      throw new InvalidArgumentError(
+        { op: "bench", arg: "--output" },
+        `${f}: write .json (every row and the totals) or .svg/.html (busbw against size)`,
+      );
+    }
+  }
+  return out;
+}
+
 export function registerBench(program: Command): void {
+  const p = parsers("bench");
+  const ranks = p.int("-n", 1, Math.max(...Object.values(LAUNCH_MAX_RANKS)));
   program
     .command("bench")
     .description(
       "nccl-tests for hand-rolled algorithms: time, algbw, busbw and #wrong per size, beside MPI's/NCCL's own collective",
     )
-    .argument("[collective]", `one of ${BENCH_COLLECTIVES.join(", ")}`, "allreduce")
-    .option("--algorithm <name>", "the algorithm (see cclab verify), or 'auto' to choose per size", "auto")
+    .argument("[collective]", `one of ${BENCH_COLLECTIVES.join(", ")} (torch's names too)`, "allreduce")
+    .option("--algorithm <name>", "the algorithm (see cclab list), or 'auto' to choose per size", "auto")
     .option("--algorithm-file <file>", "your own algorithm file")
     .addOption(new Option("--backend <name>", "where the ranks run").choices([...BENCH_BACKENDS]).default("sim"))
-    .option(
-      "-n, --nranks <n>",
-      "number of ranks (default 4; inside an MPI job, the job's size)",
-      intOption("-n", 1, 4096),
-    )
-    .option("-b, --minbytes <size>", "smallest message: 8, 1K, 1M, 1G", sizeOption("-b"), 1024)
-    .option("-e, --maxbytes <size>", "largest message", sizeOption("-e"), 64 * 1024 * 1024)
+    .addOption(nranksOption("ranks (default 4; inside an MPI job, the job's size)", ranks))
+    .addOption(npOption(ranks).hideHelp())
+    .option("-b, --minbytes <size>", "smallest message: 8, 1K, 1M, 1G", p.size("-b"), 1024)
+    .option("-e, --maxbytes <size>", "largest message", p.size("-e"), 64 * 1024 * 1024)
     .option("-f, --stepfactor <f>", "multiply the size by f each step", factorOption, 2)
-    .option("--iters <n>", "timed iterations per size (nccl-tests' -n)", intOption("--iters", 1), 20)
-    .option("-w, --warmup_iters <n>", "warm-up iterations per size", intOption("-w", 0), 5)
+    .option("--iters <n>", "timed iterations per size (nccl-tests' -n)", p.int("--iters", 1), 20)
+    .option("-w, --warmup_iters <n>", "warm-up iterations per size", p.int("-w", 0), 5)
     .option("-d, --datatype <type>", `element type: ${DTYPES.join(", ")}`, dtypeOption, "float32")
-    .option("-o, --op <op>", "sum, prod, min, max, avg, band, bor, bxor, premulsum(<scalar>)", opOption, "sum")
-    .option("-r, --root <rank>", "root of broadcast, reduce, gather, scatter", intOption("-r", 0), 0)
-    .option("--segment <n>", "pipelining segment in elements (default 128 KiB worth)", intOption("--segment", 1))
-    .option("--json <file>", "write every row and the memory figure as JSON")
-    .option("--chart <file.svg>", "write busbw against size, hand-rolled and built-in, as SVG")
+    .option(
+      "--op <op>",
+      "sum, prod, min, max, avg, band, bor, bxor, premulsum(<scalar>) (nccl-tests' -o)",
+      opOption,
+      "sum",
+    )
+    .option("-r, --root <rank>", "root of broadcast, reduce, gather, scatter", p.int("-r", 0), 0)
+    .option("--segment <n>", "pipelining segment in elements (default 128 KiB worth)", p.int("--segment", 1))
+    .addOption(
+      outputOption(
+        "write .json (every row, the totals, the memory figure) or .svg/.html (busbw against size); repeatable",
+      )
+        .argParser((v: string, prev: string[] = []) => [...prev, v])
+        .default([]),
+    )
+    .addOption(jsonOption())
+    .addOption(new Option("--chart <file.svg>", "the same as -o file.svg").hideHelp())
     .option("--no-progress", "no progress bar")
     .option("--floors", "mpi: first measure this machine's floors in C (MPI ping-pong, Sendrecv, memcpy, float32 sum)")
-    .option("--alpha <us>", "sim: latency per message, microseconds", numberOption("--alpha"), 5)
+    .option("--alpha <us>", "sim: latency per message, microseconds", p.number("--alpha"), 5)
     .option("--beta <x>", "sim: microseconds per byte, or a bandwidth like 25GB/s", parseBeta, betaFromGBps(25))
-    .option("--gamma <us-per-byte>", "sim: local reduction cost, microseconds per byte", numberOption("--gamma"), 0)
+    .option("--gamma <us-per-byte>", "sim: local reduction cost, microseconds per byte", p.number("--gamma"), 0)
     .option(
       "--sim-max-bytes <size>",
       "sim: execute and check sizes up to this (larger: model only)",
-      sizeOption("--sim-max-bytes"),
+      p.size("--sim-max-bytes"),
       4 * 1024 * 1024,
     )
-    .action(async (collective: string, f: BenchFlags) => {
+    .action(async (collectiveName: string, f: BenchFlags) => {
+      const collective = findSpec(collectiveName)?.name ?? collectiveName;
       if (!(BENCH_COLLECTIVES as readonly string[]).includes(collective)) {
-        throw new CommanderError(
-          `cclab bench: '${collective}' has no nccl-tests bus-bandwidth formula; bench one of ${BENCH_COLLECTIVES.join(", ")}`,
+        throw new InvalidArgumentError(
+          { op: "bench", arg: "collective" },
+          `'${collectiveName}' has no nccl-tests bus-bandwidth formula; bench one of ${BENCH_COLLECTIVES.join(", ")}`,
         );
       }
-      if (f.maxbytes < f.minbytes) throw new CommanderError(`-e ${f.maxbytes} is smaller than -b ${f.minbytes}`);
+      if (f.maxbytes < f.minbytes) {
+        throw new InvalidArgumentError({ op: "bench", arg: "-e" }, `${f.maxbytes} is smaller than -b ${f.minbytes}`);
+      }
       const dtype = f.datatype;
-      if (!isDType(dtype)) throw new CommanderError(`unknown datatype ${dtype}`);
+      if (!isDType(dtype)) throw new InvalidArgumentError({ op: "bench", arg: "-d" }, `unknown datatype ${dtype}`);
+      const nranks = ranksOf("bench", f);
       process.exitCode = await runBench(
         {
           collective: collective as BenchCollective,
           algorithm: f.algorithm,
           algorithmFile: f.algorithmFile,
           backend: f.backend,
-          nranks: f.nranks ?? 4,
+          nranks: nranks ?? 4,
           minBytes: f.minbytes,
           maxBytes: f.maxbytes,
           stepFactor: f.stepfactor,
           iters: f.iters,
           warmupIters: f.warmup_iters,
           dtype,
-          op: parseOp(f.op, { op: "bench", arg: "-o/--op" }),
+          op: parseOp(f.op, { op: "bench", arg: "--op" }),
           root: f.root,
           segment: f.segment,
-          json: f.json,
-          chart: f.chart,
+          ...outputs(f.output, f.chart),
+          jsonStdout: f.json === true,
           progress: f.progress,
           alpha: f.alpha,
           beta: f.beta,
@@ -131,7 +169,7 @@ export function registerBench(program: Command): void {
           floors: f.floors === true,
         },
         undefined,
-        f.nranks !== undefined,
+        nranks !== undefined,
       );
     });
 }

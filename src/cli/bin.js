@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The `cclab` command. cclab ships TypeScript and runs it through tsx, so the same loader also
-// takes users' own algorithm files (cclab verify --algorithm-file ./mine.ts) without a build step.
+// The `cclab` command from the clone (npm start, node src/cli/bin.js): cclab's TypeScript sources
+// run through tsx. The npm package's command is the compiled cclab.ts (dist/src/cli/cclab.js).
 import { register } from "tsx/esm/api";
 
 register();
-await import("./main.ts");
+await import("./cclab.ts");

@@ -1,7 +1,8 @@
 /**
- * `cclab demo`: seed 003's point-to-point lesson on 4 simulated ranks, printed per rank as the
- * torch tutorials do: a send/recv chain, the send-send deadlock caught and explained, and its
- * three fixes. Every case is its own spawn, so one case's failure cannot leak into the next.
+ * `cclab demo [-n N]`: seed 003's point-to-point lesson on 4 (or N) simulated ranks, printed per
+ * rank as the torch tutorials do: a send/recv chain, the send-send deadlock caught and explained,
+ * and its three fixes. Every case is its own spawn, so one case's failure cannot leak into the
+ * next. With --json, the same lines come back grouped by section.
  */
 
 import type { Comm } from "../comm.js";
@@ -9,7 +10,8 @@ import { type HostBuffer, tensor, view, zeros } from "../core/buffer.js";
 import { DeadlockError } from "../core/errors.js";
 import { type SimOptions, spawn } from "../sim/index.js";
 
-const WORLD = 4;
+/** Where the demo's lines go: the console, or (--json) the section being collected. */
+let emit = (line: string) => console.log(line);
 
 /** torch's print form: tensor([1., 2.]) for whole floats, tensor([0.5000]) otherwise. */
 export function formatTensor(t: HostBuffer): string {
@@ -20,7 +22,7 @@ export function formatTensor(t: HostBuffer): string {
   return `tensor([${vs.join(", ")}])`;
 }
 
-const say = (c: Comm, line: string) => console.log(`rank ${c.rank} ${line}`);
+const say = (c: Comm, line: string) => emit(`rank ${c.rank} ${line}`);
 
 /** Seed 003's chain, one rank longer: rank 0 -> 1 -> 2 -> 3, each adding its own rank. */
 async function chain(c: Comm): Promise<void> {
@@ -102,21 +104,37 @@ function runFix(fix: Fix): (c: Comm) => Promise<void> {
   };
 }
 
-export async function demo(): Promise<void> {
+export interface DemoSection {
+  readonly title: string;
+  readonly lines: string[];
+}
+
+/** Runs the demo on `world` ranks (at least 2); prints it, or with `json` returns its sections. */
+export async function demo(world = 4, json = false): Promise<DemoSection[]> {
+  const sections: DemoSection[] = [];
+  const section = (title: string) => {
+    const s: DemoSection = { title, lines: [] };
+    sections.push(s);
+    emit = json ? (line) => s.lines.push(line) : (line) => console.log(line);
+    if (!json) console.log(sections.length > 1 ? `\n${title}` : title);
+  };
   const nccl: SimOptions = { semantics: "nccl" };
-  console.log(`== 1. send/recv chain on ${WORLD} simulated ranks: 0 -> 1 -> 2 -> 3, each rank adds its rank ==`);
-  await spawn(WORLD, chain, nccl);
+  const chainText = Array.from({ length: world }, (_, r) => r).join(" -> ");
+  section(`== 1. send/recv chain on ${world} simulated ranks: ${chainText}, each rank adds its rank ==`);
+  await spawn(world, chain, nccl);
 
-  console.log("\n== 2. ranks 0 and 1 both send first, then receive (semantics 'nccl') ==");
-  const messages = await spawn(WORLD, sendSend, nccl);
+  section("== 2. ranks 0 and 1 both send first, then receive (semantics 'nccl') ==");
+  const messages = await spawn(world, sendSend, nccl);
   const message = messages.find((m) => m !== undefined);
-  if (message) console.log(message.replace(/^/gm, "    "));
-  console.log("  the same code under 'buffered' (sends never block, as gloo's often appear to):");
-  await spawn(WORLD, sendSend, { semantics: "buffered" });
+  if (message) emit(message.replace(/^/gm, "    "));
+  emit("  the same code under 'buffered' (sends never block, as gloo's often appear to):");
+  await spawn(world, sendSend, { semantics: "buffered" });
 
-  console.log("\n== 3. three fixes, each under 'nccl' ==");
+  section("== 3. three fixes, each under 'nccl' ==");
   for (const [i, [what, fix]] of FIXES.entries()) {
-    console.log(`  fix ${String.fromCharCode(97 + i)}: ${what}`);
-    await spawn(WORLD, runFix(fix), nccl);
+    emit(`  fix ${String.fromCharCode(97 + i)}: ${what}`);
+    await spawn(world, runFix(fix), nccl);
   }
+  emit = (line) => console.log(line);
+  return sections;
 }

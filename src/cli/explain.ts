@@ -1,10 +1,49 @@
 /** `cclab explain <collective> --algorithm <name> -n 4`: the step table, from the schedule itself. */
 import type { Command } from "commander";
-import { explain, explainCall } from "../schedule/explain.js";
+import { InvalidArgumentError } from "../core/errors.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { explain, explainCall, explainSteps } from "../schedule/explain.js";
+import type { CollectiveCall } from "../specs/types.js";
 import { selectAlgorithms } from "../verify/load.js";
-import { intOption } from "./options.js";
+import { jsonOption, nranksOption, parsers, printJson, TOOL_MAX_RANKS } from "./options.js";
+
+interface ExplainFlags {
+  algorithm?: string;
+  algorithmFile?: string;
+  nranks: number;
+  count?: number;
+  root: number;
+  inPlace?: boolean;
+  segment: number;
+  json?: boolean;
+}
+
+/** explain --json: the call, each step's operations per rank and the state table after it, the checker's verdict. */
+export function explainJson(alg: Algorithm, call: CollectiveCall) {
+  const e = explainSteps(alg, call);
+  return {
+    collective: alg.collective,
+    algorithm: alg.name,
+    call: {
+      nranks: call.size,
+      count: call.count,
+      root: call.root,
+      inPlace: call.inPlace,
+      segment: call.segment,
+      dtype: call.dtype,
+    },
+    errors: [...e.errors],
+    steps: e.steps.map((s) => ({
+      title: s.title,
+      ops: s.ops,
+      state: s.rows.map((r) => ({ name: r.name, cells: r.cells })),
+    })),
+    cost: { steps: alg.cost.steps.text, sentPerRank: alg.cost.sent.text },
+  };
+}
 
 export function registerExplain(program: Command): void {
+  const p = parsers("explain");
   program
     .command("explain")
     .description(
@@ -12,38 +51,48 @@ export function registerExplain(program: Command): void {
     )
     .argument(
       "<collective>",
-      "broadcast, reduce, gather, scatter, allgather, reducescatter, allreduce, alltoall, alltoallv, barrier",
+      "broadcast, reduce, gather, scatter, allgather, reducescatter, allreduce, alltoall, alltoallv, barrier (torch's names too)",
     )
-    .option("--algorithm <name>", "algorithm name (see cclab verify); optional with --algorithm-file")
-    .option("-n, --size <n>", "number of ranks", intOption("-n", 1, 256), 4)
+    .option("--algorithm <name>", "algorithm name (see cclab list); optional with --algorithm-file")
+    .addOption(nranksOption("ranks", p.int("-n", 1, TOOL_MAX_RANKS), 4))
     .option(
       "--count <n>",
       "elements (NCCL's count for the collective); default one element per chunk",
-      intOption("--count", 0),
+      p.int("--count", 0),
     )
-    .option("--root <n>", "root rank", intOption("--root", 0), 0)
+    .option("--root <n>", "root rank", p.int("--root", 0), 0)
     .option("--in-place", "in-place call")
-    .option("--segment <n>", "pipelining segment in elements", intOption("--segment", 1), 1)
+    .option("--segment <n>", "pipelining segment in elements", p.int("--segment", 1), 1)
     .option("--algorithm-file <file>", "your own algorithm file")
-    .action(async (collective: string, o) => {
-      if (!o.algorithm && !o.algorithmFile) throw new Error("--algorithm <name> is required (or --algorithm-file)");
+    .addOption(jsonOption())
+    .action(async (collective: string, o: ExplainFlags) => {
+      if (!o.algorithm && !o.algorithmFile) {
+        throw new InvalidArgumentError(
+          { op: "explain", arg: "--algorithm" },
+          "is required (or --algorithm-file); cclab list names them",
+        );
+      }
       const algs = await selectAlgorithms({ collective, algorithm: o.algorithm, algorithmFile: o.algorithmFile });
       if (algs.length > 1) {
-        throw new Error(
-          `${o.algorithmFile} has several ${collective} algorithms (${algs.map((a) => a.name).join(", ")}); pick one with --algorithm`,
+        throw new InvalidArgumentError(
+          { op: "explain", arg: "--algorithm" },
+          `${o.algorithmFile} has several ${collective} algorithms (${algs.map((a) => a.name).join(", ")}); pick one`,
         );
       }
       const [alg] = algs;
       if (!alg) return;
-      const base = explainCall(alg, o.size);
-      console.log(
-        explain(alg, {
-          ...base,
-          count: o.count ?? base.count,
-          root: o.root,
-          inPlace: Boolean(o.inPlace),
-          segment: o.segment,
-        }),
-      );
+      const base = explainCall(alg, o.nranks);
+      const call = {
+        ...base,
+        count: o.count ?? base.count,
+        root: o.root,
+        inPlace: Boolean(o.inPlace),
+        segment: o.segment,
+      };
+      if (call.root >= call.size) {
+        throw new InvalidArgumentError({ op: "explain", arg: "--root" }, `${call.root} is not a rank of ${call.size}`);
+      }
+      if (o.json) printJson(explainJson(alg, call));
+      else console.log(explain(alg, call));
     });
 }

@@ -5,9 +5,9 @@
  * table and (-o) an SVG or HTML line chart.
  */
 import { writeFileSync } from "node:fs";
-import type { Command } from "commander";
-import { InvalidArgumentError as CommanderError } from "commander";
+import { type Command, InvalidArgumentError as CommanderError, Option } from "commander";
 import { dtypeInfo } from "../core/dtype.js";
+import { InvalidArgumentError } from "../core/errors.js";
 import { defaultSegment, powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { betaFromGBps, formulaTime, MODEL_MAX_RANKS, type ModelParams, modelTime } from "../schedule/model.js";
@@ -15,7 +15,7 @@ import { findAlgorithm } from "../schedule/registry.js";
 import { makeCall, specOf } from "../specs/index.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
-import { intOption, numberOption, sizeOption } from "./options.js";
+import { jsonOption, nranksOption, outputOption, parsers, printJson, StatusLine, TOOL_MAX_RANKS } from "./options.js";
 
 /** '25GB/s' or '25 GB/s' -> µs per byte; a plain number is already µs per byte. */
 export function parseBeta(value: string): number {
@@ -57,7 +57,8 @@ interface ModelOptions {
   algorithm?: string;
   algorithms?: string;
   algorithmFile?: string;
-  size: number;
+  nranks: number;
+  json?: boolean;
   bytes: number;
   root: number;
   alpha: number;
@@ -72,7 +73,10 @@ interface ModelOptions {
 
 function paramsOf(o: ModelOptions): ModelParams {
   if (o.contention !== "shared" && o.contention !== "none") {
-    throw new Error(`--contention must be 'shared' or 'none', got '${o.contention}'`);
+    throw new InvalidArgumentError(
+      { op: "model", arg: "--contention" },
+      `must be 'shared' or 'none', got '${o.contention}'`,
+    );
   }
   return { alpha: o.alpha, beta: o.beta, gamma: o.gamma, contention: o.contention };
 }
@@ -91,38 +95,98 @@ async function algorithmsFor(collective: string, o: ModelOptions, sweeping: bool
   if (sweeping && collective === "allreduce") {
     return [findAlgorithm(collective, "ring", site), findAlgorithm(collective, "double_binary_tree", site)];
   }
-  throw new Error("--algorithm <name> is required (or --algorithms a,b with a sweep)");
+  throw new InvalidArgumentError(
+    { op: "model", arg: "--algorithm" },
+    "is required (or --algorithms a,b with a sweep); cclab list names them",
+  );
 }
 
 export async function model(collective: string, o: ModelOptions): Promise<void> {
   const params = paramsOf(o);
   const sizes = o.sweepN ?? (o.maxN !== undefined ? powersOfTwo(o.maxN) : undefined);
   const algs = await algorithmsFor(collective, o, sizes !== undefined);
-  const dtype = specOf(collective, { op: "cclab model" }).defaultDtype;
+  collective = specOf(collective, { op: "model" }).name;
+  const dtype = specOf(collective, { op: "model" }).defaultDtype;
   const count = Math.floor(o.bytes / dtypeInfo(dtype).bytes);
   const segment = o.segment ?? defaultSegment(count, dtype);
   const what = `${bytesText(o.bytes)} (${count} x ${dtype}), segment ${segment} elements`;
+  const out = (line: string) => {
+    if (!o.json) console.log(line);
+  };
 
   if (!sizes) {
     const alg = algs[0] as Algorithm;
-    const call = makeCall({ collective: alg.collective, size: o.size, count, root: o.root, dtype, segment });
+    const call = makeCall({ collective: alg.collective, size: o.nranks, count, root: o.root, dtype, segment });
     const t0 = performance.now();
     const m = modelTime(alg, call, params);
     const ms = performance.now() - t0;
-    console.log(`${collective}/${alg.name}: n = ${o.size}, ${what}`);
-    console.log(paramText(params));
-    console.log(
+    const formula = formulaTime(alg, call, params);
+    if (o.json) {
+      printJson({
+        collective,
+        algorithm: alg.name,
+        nranks: o.nranks,
+        bytes: o.bytes,
+        count,
+        dtype,
+        segment,
+        params,
+        modelUs: m.time,
+        formulaUs: formula,
+        steps: m.steps,
+        messages: m.messages,
+        maxBytesSent: m.maxBytesSent,
+        criticalRank: m.criticalRank,
+      });
+      return;
+    }
+    out(`${collective}/${alg.name}: n = ${o.nranks}, ${what}`);
+    out(paramText(params));
+    out(
       `model:   ${timeText(m.time)}  critical path over the schedule's steps (${m.steps} communication steps, ${m.messages} messages, busiest rank sends ${bytesText(m.maxBytesSent)}, last to finish: rank ${m.criticalRank}; ${ms.toFixed(0)} ms)`,
     );
-    console.log(
-      `formula: ${timeText(formulaTime(alg, call, params))}  ${alg.cost.steps.text} steps · alpha + beta · (${alg.cost.sent.text}) · s`,
-    );
+    out(`formula: ${timeText(formula)}  ${alg.cost.steps.text} steps · alpha + beta · (${alg.cost.sent.text}) · s`);
     return;
   }
 
-  const r = sweep(algs, { sizes, bytes: o.bytes, dtype, root: o.root, segment: o.segment, params });
-  console.log(`${collective}: ${r.algorithms.join(" vs ")}, ${what}`);
-  console.log(paramText(params));
+  const status = new StatusLine(`cclab model ${collective}`);
+  const r = sweep(algs, {
+    sizes,
+    bytes: o.bytes,
+    dtype,
+    root: o.root,
+    segment: o.segment,
+    params,
+    onSize: (n, i, total) => status.update(`modelling N = ${n} (${i + 1} of ${total})`),
+  });
+  status.done();
+  if (o.output) {
+    const svg = sweepChart(r, collective, o.bytes, params);
+    writeFileSync(o.output, o.output.endsWith(".html") ? htmlPage(`cclab model ${collective}`, svg) : svg);
+  }
+  if (o.json) {
+    printJson({
+      collective,
+      algorithms: r.algorithms,
+      bytes: o.bytes,
+      count,
+      dtype,
+      params,
+      rows: r.rows.map((row) => ({ nranks: row.n, modelUs: row.times, formulaUs: row.formulas })),
+      crossovers: r.crossovers.map((c) => ({
+        a: c.a,
+        b: c.b,
+        at: c.at,
+        between: c.between,
+        fasterAbove: c.fasterAbove,
+      })),
+      seconds: r.seconds,
+      ...(o.output ? { output: o.output } : {}),
+    });
+    return;
+  }
+  out(`${collective}: ${r.algorithms.join(" vs ")}, ${what}`);
+  out(paramText(params));
   const head = ["N", ...r.algorithms, ...r.algorithms.map((a) => `formula ${a}`), "fastest"];
   const rows = r.rows.map((row) => {
     const best = row.times.indexOf(Math.min(...row.times));
@@ -130,46 +194,47 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((x) => (x[i] ?? "").length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i] as number)).join("  ");
-  console.log(line(head));
-  for (const row of rows) console.log(line(row));
-  if (r.crossovers.length === 0) console.log("no crossover in this range");
+  out(line(head));
+  for (const row of rows) out(line(row));
+  if (r.crossovers.length === 0) out("no crossover in this range");
   for (const c of r.crossovers) {
-    console.log(
+    out(
       `crossover: ${c.a} = ${c.b} at N ≈ ${Math.round(c.at)} (between ${c.between[0]} and ${c.between[1]}); ${c.fasterAbove} is faster above`,
     );
   }
-  console.log(`${sizes.length} sizes up to N = ${Math.max(...sizes)} modelled in ${r.seconds.toFixed(1)} s`);
-  if (o.output) {
-    const svg = sweepChart(r, collective, o.bytes, params);
-    writeFileSync(o.output, o.output.endsWith(".html") ? htmlPage(`cclab model ${collective}`, svg) : svg);
-    console.log(`wrote ${o.output}`);
-  }
+  out(`${sizes.length} sizes up to N = ${Math.max(...sizes)} modelled in ${r.seconds.toFixed(1)} s`);
+  if (o.output) out(`wrote ${o.output}`);
 }
 
 export function registerModel(program: Command): void {
+  const p = parsers("model");
   program
     .command("model")
     .description("alpha-beta time of an algorithm's schedule (critical path over its steps); sweep N for crossovers")
-    .argument("<collective>", "allreduce, broadcast, ...")
-    .option("--algorithm <name>", "the algorithm (see cclab verify)")
+    .argument("<collective>", "allreduce, broadcast, ... (torch's names too)")
+    .option("--algorithm <name>", "the algorithm (see cclab list)")
     .option("--algorithms <a,b>", "algorithms to compare in a sweep (default for allreduce: ring,double_binary_tree)")
     .option("--algorithm-file <file>", "your own algorithm file")
-    .option("-n, --size <n>", "number of ranks", intOption("-n", 1, MODEL_MAX_RANKS), 8)
-    .option("--bytes <size>", "message size: 8, 64K, 1M, 1G", sizeOption("--bytes"), 1024 * 1024)
-    .option("--root <n>", "root rank", intOption("--root", 0), 0)
-    .option("--alpha <us>", "latency per message, microseconds", numberOption("--alpha"), 5)
+    .addOption(nranksOption("ranks", p.int("-n", 1, TOOL_MAX_RANKS), 8))
+    .addOption(
+      new Option("--size <n>", "old spelling of --nranks").argParser(p.int("--size", 1, TOOL_MAX_RANKS)).hideHelp(),
+    )
+    .option("--bytes <size>", "message size: 8, 64K, 1M, 1G", p.size("--bytes"), 1024 * 1024)
+    .option("--root <n>", "root rank", p.int("--root", 0), 0)
+    .option("--alpha <us>", "latency per message, microseconds", p.number("--alpha"), 5)
     .option("--beta <x>", "microseconds per byte, or a bandwidth like 25GB/s", parseBeta, betaFromGBps(25))
-    .option("--gamma <us-per-byte>", "local reduction cost, microseconds per byte", numberOption("--gamma"), 0)
+    .option("--gamma <us-per-byte>", "local reduction cost, microseconds per byte", p.number("--gamma"), 0)
     .option(
       "--segment <n>",
       "pipelining segment in elements (default: 128 KiB, at most 32 segments)",
-      intOption("--segment", 1),
+      p.int("--segment", 1),
     )
     .option("--contention <mode>", "'shared': a rank's concurrent transfers share its link; 'none'", "shared")
     .option("--sweep-n <list>", "group sizes to sweep, e.g. 2,4,...,512", sizeList)
-    .option("--max-n <n>", "sweep N = 2, 4, ..., max", intOption("--max-n", 2, MODEL_MAX_RANKS))
-    .option("-o, --output <file>", "with a sweep: write the chart (.svg or .html)")
-    .action(async (collective: string, o: ModelOptions) => {
-      await model(collective, o);
+    .option("--max-n <n>", "sweep N = 2, 4, ..., max", p.int("--max-n", 2, TOOL_MAX_RANKS))
+    .addOption(outputOption("with a sweep: write the chart (.svg or .html)"))
+    .addOption(jsonOption())
+    .action(async (collective: string, o: ModelOptions & { size?: number }) => {
+      await model(collective, { ...o, nranks: o.size ?? o.nranks });
     });
 }

@@ -17,7 +17,7 @@ import { explainCall } from "../schedule/explain.js";
 import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { checkCases } from "../verify/matrix.js";
-import { intOption } from "./options.js";
+import { jsonOption, nranksOption, outputOption, parsers, printJson, required, TOOL_MAX_RANKS } from "./options.js";
 
 const format = (f: string) => {
   if (f !== "msccl")
@@ -42,16 +42,47 @@ export function proveImported(imp: Imported, file: string): number {
 }
 
 export function registerMsccl(program: Command): void {
+  const parse = parsers("import/export");
   program
     .command("import")
     .description("read an MSCCL XML program (msccl-tools, msccl-executor-nccl, RCCL), check it and prove it")
     .argument("<format>", "msccl")
     .argument("<file>", "the XML file")
-    .action((f: string, file: string) => {
+    .addOption(
+      nranksOption("expect a program for this many GPUs (refuse any other)", parse.int("-n", 1, TOOL_MAX_RANKS)),
+    )
+    .addOption(jsonOption())
+    .action((f: string, file: string, o: { nranks?: number; json?: boolean }) => {
       format(f);
       const imp = importMsccl(readFileSync(file, "utf8"), { file });
       const p = imp.program;
       const a = imp.algorithm;
+      if (o.nranks !== undefined && o.nranks !== p.ngpus) {
+        throw new InvalidArgumentError(
+          { op: "import msccl", arg: "-n" },
+          `${file} is a program for ${p.ngpus} GPUs, not ${o.nranks}`,
+        );
+      }
+      if (o.json) {
+        const cases = proveImported(imp, file);
+        printJson({
+          file,
+          collective: a.collective,
+          name: p.name,
+          nranks: p.ngpus,
+          chunksPerLoop: p.nchunksperloop,
+          threadblocks: imp.threadblocks,
+          channels: p.nchannels,
+          proto: p.proto,
+          inPlace: p.inplace,
+          outOfPlace: p.outofplace,
+          rounds: imp.rounds,
+          chunksSent: imp.chunksSent,
+          notes: imp.notes,
+          proved: cases,
+        });
+        return;
+      }
       console.log(`${file}: ${a.collective} on ${p.ngpus} GPUs, '${p.name}'`);
       console.log(
         `  ${p.nchunksperloop} chunks per loop, ${imp.threadblocks} threadblocks on ${p.nchannels} channel(s), ${p.proto}, ${[p.inplace ? "in place" : "", p.outofplace ? "out of place" : ""].filter(Boolean).join(" and ")}${p.minBytes || p.maxBytes ? `, ${p.minBytes}..${p.maxBytes || "any"} bytes` : ""}`,
@@ -71,27 +102,29 @@ export function registerMsccl(program: Command): void {
     .command("export")
     .description("write an algorithm's schedule as MSCCL XML, for msccl-executor-nccl / RCCL")
     .argument("<format>", "msccl")
-    .requiredOption("--collective <name>", "the collective")
+    .option("--collective <name>", "the collective (required)")
     .option("--algorithm <name>", "the algorithm (optional with --algorithm-file)")
     .option("--algorithm-file <file>", "your own algorithm file")
-    .requiredOption("-n, --nranks <n>", "GPUs", intOption("-n", 2, 1024))
+    .addOption(nranksOption("GPUs (required)", parse.int("-n", 2, TOOL_MAX_RANKS)))
     .option(
       "--count <n>",
       "elements the schedule is written for (default one element per chunk, as explain)",
-      intOption("--count", 1),
+      parse.int("--count", 1),
     )
     .option(
       "--segment <n>",
       "pipelining segment in elements (default the whole message: MSCCL pipelines each chunk itself)",
-      intOption("--segment", 1),
+      parse.int("--segment", 1),
     )
-    .option("--root <n>", "root rank (the file is for this root only)", intOption("--root", 0), 0)
+    .option("--root <n>", "root rank (the file is for this root only)", parse.int("--root", 0), 0)
     .option("--in-place", "write the in-place program")
-    .option("--channels <n>", "instances side by side, each on its own channels", intOption("--channels", 1, 32), 1)
+    .option("--channels <n>", "instances side by side, each on its own channels", parse.int("--channels", 1, 32), 1)
     .option("--proto <name>", "Simple, LL or LL128", "Simple")
-    .requiredOption("-o, --output <file>", "the XML file to write")
+    .addOption(outputOption("the XML file to write (required)"))
+    .addOption(jsonOption())
     .action(async (f: string, o) => {
       format(f);
+      required("export msccl", { "--collective": o.collective, "-n": o.nranks, "-o": o.output });
       if (!PROTOS.includes(o.proto as Proto)) {
         throw new InvalidArgumentError(
           { op: "export msccl", arg: "--proto" },
@@ -135,6 +168,20 @@ export function registerMsccl(program: Command): void {
         );
       writeFileSync(o.output, xml);
       const unit = imp.algorithm.domain?.countMultiple ?? 1;
+      if (o.json) {
+        printJson({
+          output: o.output,
+          collective: alg.collective,
+          algorithm: alg.name,
+          nranks: o.nranks,
+          chunksPerLoop: program.nchunksperloop,
+          threadblocks: imp.threadblocks,
+          countMultiple: unit,
+          proved: cases,
+          sameMessages: o.channels === 1,
+        });
+        return;
+      }
       console.log(
         `${o.output}: ${alg.collective}/${alg.name} on ${o.nranks} GPUs, ${program.nchunksperloop} chunks per loop, ${imp.threadblocks} threadblocks; runs for counts that are multiples of ${unit}`,
       );

@@ -15,7 +15,6 @@ import { spawn as spawnProcess, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type Command, Option } from "commander";
 import { allocate, invoke } from "../collectives/dispatch.js";
 import { allGatherObject } from "../collectives/objects.js";
@@ -24,6 +23,7 @@ import { view, zeros } from "../core/buffer.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { DeadlockError, InvalidArgumentError } from "../core/errors.js";
 import { insideJob } from "../runtime/env.js";
+import { nodeArgv, ownModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { explainCall } from "../schedule/explain.js";
 import { spawn } from "../sim/index.js";
@@ -40,7 +40,7 @@ import { toPerfetto } from "../viz/perfetto.js";
 import { stepThrough } from "../viz/steps.js";
 import { traceTable } from "../viz/table.js";
 import { traceSvg } from "../viz/trace.js";
-import { intOption } from "./options.js";
+import { jsonOption, nranksOption, outputOption, parsers, printJson, TOOL_MAX_RANKS } from "./options.js";
 
 export interface TraceCall {
   readonly size: number;
@@ -150,7 +150,7 @@ export async function traceOnMpi(alg: Algorithm, call: TraceCall, source: Algori
   const { mpirunCommand } = await import("../backends/mpi/index.js");
   const dir = mkdtempSync(join(tmpdir(), "cclab-trace-"));
   try {
-    const bin = fileURLToPath(new URL("./bin.js", import.meta.url));
+    const bin = ownModule("./cclab.ts", import.meta.url);
     const from = source.algorithmFile
       ? [
           "--algorithm-file",
@@ -158,15 +158,13 @@ export async function traceOnMpi(alg: Algorithm, call: TraceCall, source: Algori
           ...(source.algorithm ? ["--algorithm", source.algorithm] : []),
         ]
       : ["--algorithm", source.algorithm ?? alg.name];
-    const argv = [
-      process.execPath,
-      bin,
+    const argv = nodeArgv(bin, [
       "trace",
       alg.collective,
       ...from,
       ...["--nranks", String(call.size), "--count", String(call.count), "--root", String(call.root)],
       ...["--segment", String(call.segment), "--backend", "mpi", "--trace-dir", dir],
-    ];
+    ]);
     const { cmd, args } = mpirunCommand(call.size, argv);
     const code = await new Promise<number>((done, fail) => {
       const child = spawnProcess(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });
@@ -209,9 +207,12 @@ export async function sendSendDeadlock(n: number, trace?: Trace): Promise<Deadlo
   return err;
 }
 
+/** With --json, stdout holds only the JSON document: 'wrote' lines go to stderr. */
+let jsonOut = false;
+
 function write(file: string, text: string): void {
   writeFileSync(file, text);
-  console.log(`wrote ${file}`);
+  (jsonOut ? console.error : console.log)(`wrote ${file}`);
 }
 
 export const OUTPUT_FORMATS = ["svg", "html", "json", "perfetto", "dot"] as const;
@@ -293,6 +294,7 @@ interface TraceOptions {
   output?: string;
   format?: string;
   labels: LabelMode;
+  json?: boolean;
   /** Hidden: set by the mpi launch; this process is one rank and writes its events there. */
   traceDir?: string;
 }
@@ -301,8 +303,16 @@ async function traceDeadlock(o: TraceOptions): Promise<number> {
   const n = Math.max(2, o.nranks ?? o.size ?? 2);
   const trace = new Trace();
   const err = await sendSendDeadlock(n, trace);
-  console.log(err.message);
+  if (o.json) {
+    printJson({
+      deadlock: { message: err.message, cycle: err.cycle, blocked: err.blocked },
+      nranks: n,
+      unit: "tick",
+      events: trace.events,
+    });
+  } else console.log(err.message);
   if (!o.output) {
+    if (o.json) return 0;
     console.log("\n(-o deadlock.html, deadlock.svg or deadlock.dot draws the wait-for graph)");
     return 0;
   }
@@ -354,6 +364,7 @@ async function algorithmViews(
 }
 
 export async function traceCommand(collective: string, o: TraceOptions): Promise<number> {
+  jsonOut = o.json === true;
   if (collective === "deadlock") return traceDeadlock(o);
   if (o.backend === "nccl") {
     console.error(await ncclTraceMessage());
@@ -363,8 +374,9 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
     console.error(`cclab trace --backend ${o.backend}: unknown backend; use sim, mpi or nccl`);
     return 1;
   }
-  if (!o.algorithm && !o.algorithmFile)
-    throw new Error("--algorithm <name> is required (see cclab verify for the names)");
+  if (!o.algorithm && !o.algorithmFile) {
+    throw new InvalidArgumentError({ op: "trace", arg: "--algorithm" }, "is required (cclab list names them)");
+  }
   const [alg] = await selectAlgorithms({ collective, algorithm: o.algorithm, algorithmFile: o.algorithmFile });
   if (!alg) return 1;
   // Inside an MPI job someone else started, the job's size is the size.
@@ -381,7 +393,9 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
     segment: o.segment ?? base.segment,
     seed: o.seed,
   };
-  if (call.root >= call.size) throw new Error(`--root ${call.root} is not a rank of ${call.size}`);
+  if (call.root >= call.size) {
+    throw new InvalidArgumentError({ op: "trace", arg: "--root" }, `${call.root} is not a rank of ${call.size}`);
+  }
 
   let events: TraceEvent[];
   let unit = "tick";
@@ -410,6 +424,16 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   }
   const where = o.backend === "sim" ? "sim" : `mpi (µs, after one warm-up run)`;
   const title = `${alg.collective}/${alg.name} on ${where}: n = ${call.size}, count = ${call.count}, root ${call.root}, segment ${call.segment}`;
+  if (o.json) {
+    printJson({
+      collective: alg.collective,
+      algorithm: alg.name,
+      backend: o.backend,
+      call: { nranks: call.size, count: call.count, root: call.root, segment: call.segment },
+      unit,
+      events,
+    });
+  }
   if (o.output) {
     const format = outputFormat(o.output, o.format, ["svg", "html", "json", "perfetto"]);
     // The page's switch runs the collective's other algorithms too, up to 32 ranks (beyond, each
@@ -428,6 +452,7 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
     });
     return 0;
   }
+  if (o.json) return 0;
   const c = shapeFor(alg, call, 0);
   const maxBytes = alg.cost.sent.value(call.size, call.count, c.segment) * dtypeInfo(c.dtype).bytes;
   console.log(title);
@@ -437,24 +462,32 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
 }
 
 export function registerTrace(program: Command): void {
+  const p = parsers("trace");
   program
     .command("trace")
     .description(
       "run a collective with a trace and draw its time-space diagram (or bytes per step); 'trace deadlock' draws seed 003's wait-for cycle",
     )
-    .argument("<collective>", "allreduce, broadcast, ..., or 'deadlock'")
-    .option("--algorithm <name>", "algorithm name (see cclab verify)")
+    .argument("<collective>", "allreduce, broadcast, ... (torch's names too), or 'deadlock'")
+    .option("--algorithm <name>", "algorithm name (see cclab list)")
     .option("--algorithm-file <file>", "your own algorithm file")
-    .option("-n, --nranks <n>", "number of ranks (default 4; deadlock: 2)", intOption("-n", 1, 256))
-    .addOption(new Option("--size <n>", "old spelling of --nranks").argParser(intOption("--size", 1, 256)).hideHelp())
-    .option("--count <n>", "elements (NCCL's count); default one element per chunk", intOption("--count", 0))
-    .option("--root <n>", "root rank", intOption("--root", 0), 0)
-    .option("--segment <n>", "pipelining segment in elements", intOption("--segment", 1))
-    .option("--seed <n>", "sim scheduler seed", intOption("--seed", -(2 ** 31), 2 ** 31))
-    .option("--backend <name>", "sim (logical ticks), mpi (microseconds, launched under mpirun) or nccl", "sim")
-    .option(
-      "-o, --output <file>",
-      "write .html (the step-through page), .svg, .json (cclab's events; --format perfetto for Perfetto/Chrome), deadlock also .dot",
+    .addOption(nranksOption("ranks (default 4; deadlock: 2)", p.int("-n", 1, TOOL_MAX_RANKS)))
+    .addOption(
+      new Option("--size <n>", "old spelling of --nranks").argParser(p.int("--size", 1, TOOL_MAX_RANKS)).hideHelp(),
+    )
+    .option("--count <n>", "elements (NCCL's count); default one element per chunk", p.int("--count", 0))
+    .option("--root <n>", "root rank", p.int("--root", 0), 0)
+    .option("--segment <n>", "pipelining segment in elements", p.int("--segment", 1))
+    .option("--seed <n>", "sim scheduler seed", p.int("--seed", -(2 ** 31), 2 ** 31))
+    .addOption(
+      new Option("--backend <name>", "sim (logical ticks), mpi (microseconds, launched under mpirun) or nccl")
+        .choices(["sim", "mpi", "nccl"])
+        .default("sim"),
+    )
+    .addOption(
+      outputOption(
+        "write .html (the step-through page), .svg, .json (cclab's events; --format perfetto for Perfetto/Chrome), deadlock also .dot",
+      ),
     )
     .addOption(
       new Option("--format <fmt>", "output format instead of the file's extension").choices([...OUTPUT_FORMATS]),
@@ -464,6 +497,7 @@ export function registerTrace(program: Command): void {
         .choices([...LABEL_MODES])
         .default("auto"),
     )
+    .addOption(jsonOption())
     .addOption(new Option("--trace-dir <dir>", "(internal) one rank of an mpi trace: write events here").hideHelp())
     .action(async (collective: string, o: TraceOptions) => {
       process.exitCode = await traceCommand(collective, o);

@@ -1,21 +1,67 @@
 /** `cclab verify`: the command line of src/verify/run.ts (the static proof, property and differential tests). */
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
+import { InvalidArgumentError } from "../core/errors.js";
 import { type VerifyOptions, verify } from "../verify/run.js";
-import { intOption } from "./options.js";
+import { jsonOption, npOption, nranksOption, parsers, ranksOf, TOOL_MAX_RANKS } from "./options.js";
+
+interface VerifyFlags {
+  collective?: string;
+  algorithm?: string;
+  algorithmFile?: string;
+  maxN: number;
+  runs: number;
+  seed?: number;
+  backend: string;
+  nranks?: number[];
+  np?: number[];
+  json?: boolean;
+  size?: string;
+}
 
 export function registerVerify(program: Command): void {
+  const p = parsers("verify");
+  const list = p.list("-n", 1, TOOL_MAX_RANKS);
   program
     .command("verify")
-    .description("prove every algorithm's schedule (static, symbolic) and property-test it against the oracle")
-    .option("--collective <name>", "only this collective")
+    .description(
+      "prove every algorithm's schedule (static, symbolic) and property-test it against the oracle; on mpi/nccl, test it against the engine's own collectives",
+    )
+    .option("--collective <name>", "only this collective (torch's names too)")
     .option("--algorithm <name>", "only algorithms with this name")
-    .option("--algorithm-file <file>", "load and verify your own algorithm(s) from a .ts file")
-    .option("--size <n>", "largest group size for the static proof", intOption("--size", 1, 1024), 16)
-    .option("--runs <n>", "property-test cases per algorithm", intOption("--runs", 0), 25)
-    .option("--seed <n>", "fast-check seed (printed; replays a failure)", intOption("--seed", -(2 ** 31), 2 ** 31))
-    .option("--backend <name>", "sim, mpi or nccl", "sim")
-    .option("-n, --np <list>", "mpi, nccl: world sizes to launch, e.g. 4 or 2,3 (default 2..5)")
-    .action(async (o: VerifyOptions) => {
+    .option("--algorithm-file <file>", "load and verify your own algorithm(s) from a .ts (or MSCCL .xml) file")
+    .option("--max-n <n>", "sim: the static proof covers n = 1..max", p.int("--max-n", 1, TOOL_MAX_RANKS), 16)
+    .option("--runs <n>", "property-test cases per algorithm", p.int("--runs", 0), 25)
+    .option("--seed <n>", "fast-check seed (printed; replays a failure)", p.int("--seed", -(2 ** 31), 2 ** 31))
+    .addOption(new Option("--backend <name>", "where the ranks run").choices(["sim", "mpi", "nccl"]).default("sim"))
+    .addOption(
+      nranksOption(
+        "ranks, e.g. 4, 2,3 or 2..5: sim, the property tests' world sizes (default 1..17); mpi, nccl, the worlds to launch (default 2..5)",
+        list,
+      ),
+    )
+    .addOption(npOption(list).hideHelp())
+    .addOption(new Option("--size <n>", "renamed --max-n").hideHelp())
+    .addOption(jsonOption())
+    .action(async (f: VerifyFlags) => {
+      if (f.size !== undefined) {
+        throw new InvalidArgumentError(
+          { op: "verify", arg: "--size" },
+          "is now --max-n (the largest n the static proof covers); -n gives the ranks",
+        );
+      }
+      const ranks = ranksOf("verify", f);
+      const o: VerifyOptions = {
+        collective: f.collective,
+        algorithm: f.algorithm,
+        algorithmFile: f.algorithmFile,
+        size: f.maxN,
+        runs: f.runs,
+        seed: f.seed,
+        backend: f.backend,
+        np: f.backend !== "sim" && ranks ? ranks.join(",") : undefined,
+        sizes: f.backend === "sim" ? ranks : undefined,
+        json: f.json,
+      };
       process.exitCode = await verify(o);
     });
 }

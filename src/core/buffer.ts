@@ -21,6 +21,12 @@ export interface View {
   readonly count: number;
 }
 
+/**
+ * What a transfer or a collective takes as data (torch takes a tensor): a typed array of a cclab
+ * dtype (a Float32Array is float32; wrapped, no copy), a cclab buffer, or a view of one.
+ */
+export type Buf = DataBuffer | View | TypedArray;
+
 /** Host memory: the TypedArray matching the dtype (raw bits for float16/bfloat16). */
 export class HostBuffer implements DataBuffer {
   readonly location = "host";

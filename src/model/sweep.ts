@@ -34,6 +34,8 @@ export interface SweepOptions {
   /** Elements per segment; default defaultSegment(count). */
   readonly segment?: number;
   readonly params: ModelParams;
+  /** Told before each size is modelled (the CLI's progress line). */
+  readonly onSize?: (n: number, index: number, total: number) => void;
 }
 
 export interface SweepRow {
@@ -70,7 +72,8 @@ export function sweep(algs: readonly Algorithm[], o: SweepOptions): SweepResult 
   const dtype = o.dtype ?? "float32";
   const count = Math.max(0, Math.floor(o.bytes / dtypeInfo(dtype).bytes));
   const segment = o.segment ?? defaultSegment(count, dtype);
-  const rows: SweepRow[] = o.sizes.map((n) => {
+  const rows: SweepRow[] = o.sizes.map((n, i) => {
+    o.onSize?.(n, i, o.sizes.length);
     const call = (a: Algorithm) =>
       makeCall({ collective: a.collective, size: n, count, root: o.root ?? 0, dtype, segment });
     return {

@@ -6,16 +6,16 @@
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
 import { EngineError } from "../core/errors.js";
+import { buildCommand, PACKAGE_ROOT } from "./root.js";
 import type { NativeAddon } from "./types.js";
 
 export type NativeLoad =
   | { readonly ok: true; readonly addon: NativeAddon; readonly path: string }
   | { readonly ok: false; readonly reason: string; readonly tried: readonly { path: string; reason: string }[] };
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const ROOT = PACKAGE_ROOT;
 
 export function nativeCandidates(): string[] {
   const out: string[] = [];
@@ -58,7 +58,7 @@ export function tryLoad(candidates: readonly string[]): NativeLoad {
   const lines = tried.map((t) => `  ${t.path}: ${t.reason}`).join("\n");
   return {
     ok: false,
-    reason: `the native addon did not load; tried:\n${lines}\n(build it with: npm run build:native)`,
+    reason: `the native addon did not load; tried:\n${lines}\n(build it with: ${buildCommand()})`,
     tried,
   };
 }

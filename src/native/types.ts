@@ -55,6 +55,18 @@ export interface NativeMpi {
   commFree(comm: number): void;
   /** MPI_TAG_UB. */
   tagUpperBound(): number;
+  /** A handle of MPI_COMM_SELF. */
+  commSelf(): number;
+  /** MPI-2 dynamic processes, for ranks no mpirun started together: MPI_Open_port's port name. */
+  openPort(): string;
+  closePort(port: string): void;
+  /** MPI_Comm_accept (blocks until a process connects): the intercommunicator's handle. */
+  commAccept(port: string, root: number, comm: number): number;
+  /** MPI_Comm_connect: the intercommunicator's handle. */
+  commConnect(port: string, root: number, comm: number): number;
+  /** MPI_Intercomm_merge: the intracommunicator, the `high` group's ranks after the other's. */
+  intercommMerge(intercomm: number, high: boolean): number;
+  commDisconnect(comm: number): void;
 
   isend(buf: NativeBuf, byteOffset: number, bytes: number, dest: number, tag: number, comm: number): number;
   irecv(buf: NativeBuf, byteOffset: number, bytes: number, source: number, tag: number, comm: number): number;

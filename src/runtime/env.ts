@@ -5,6 +5,7 @@
  * only from CCLAB_STORE_TOKEN (cclab run hands its ranks a random one); nothing is derived from
  * job ids, which other users can read.
  */
+import { hostname, networkInterfaces } from "node:os";
 import { InvalidArgumentError } from "../core/errors.js";
 
 /** torch's default rendezvous port. */
@@ -21,6 +22,13 @@ export interface JobEnv {
   readonly masterPort: number;
   /** MASTER_ADDR or MASTER_PORT was set: the job asked for a store (rank 0 hosts it without a launcher). */
   readonly masterGiven: boolean;
+  /**
+   * Every rank runs on this host: MASTER_ADDR is loopback, or names this host and
+   * LOCAL_WORLD_SIZE equals WORLD_SIZE. The store then listens on loopback only.
+   */
+  readonly singleHost: boolean;
+  /** Where the store listens and ranks connect: 127.0.0.1 on a single host, else MASTER_ADDR. */
+  readonly storeAddr: string;
   /** CCLAB_STORE_TOKEN, if set. */
   readonly token: string | undefined;
   /** cclab run started this rank and hosts the store. */
@@ -106,6 +114,9 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
     );
   }
   const launcherPid = int(env, "CCLAB_LAUNCHER_PID");
+  const singleHost = isLoopback(masterAddr) || (isThisHost(masterAddr) && localSize === size);
+  // The launcher's pid means something only on the launcher's host (mpirun may start ranks elsewhere).
+  const launcherHere = !env.CCLAB_LAUNCHER_HOST || env.CCLAB_LAUNCHER_HOST === hostname();
   return {
     rank,
     size,
@@ -115,25 +126,52 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
     masterAddr,
     masterPort,
     masterGiven: Boolean(env.MASTER_ADDR || env.MASTER_PORT),
+    singleHost,
+    storeAddr: singleHost ? "127.0.0.1" : masterAddr,
     token: env.CCLAB_STORE_TOKEN || undefined,
     storeHosted: env.CCLAB_STORE_HOSTED === "1",
-    launcherPid: launcherPid && launcherPid > 1 ? launcherPid : undefined,
+    launcherPid: launcherPid && launcherPid > 1 && launcherHere ? launcherPid : undefined,
   };
 }
 
-/** The token a rank presents: CCLAB_STORE_TOKEN, or none needed on loopback; a store on the network needs one. */
+/**
+ * The token a rank presents: CCLAB_STORE_TOKEN (cclab run hands its ranks a random one); none is
+ * needed where every rank is on this host (the store listens on loopback only, torchrun's trusted
+ * single host); a store reachable from the network needs one.
+ */
 export function storeToken(job: JobEnv): string {
   if (job.token) return job.token;
-  if (isLoopback(job.masterAddr) && !job.storeHosted) return LOOPBACK_TOKEN;
+  if (job.singleHost && !job.storeHosted) return LOOPBACK_TOKEN;
   throw new InvalidArgumentError(
     { rank: job.rank, op: "init", arg: "CCLAB_STORE_TOKEN" },
     job.storeHosted
       ? "cclab run hosts the store but gave this rank no token (CCLAB_STORE_TOKEN is unset)"
-      : `a store reachable at ${job.masterAddr} needs a token: export CCLAB_STORE_TOKEN=$(openssl rand -hex 16) to every rank`,
+      : `ranks on several hosts share a store at ${job.masterAddr}:${job.masterPort}, reachable from the network, so it needs a token: ` +
+          "export CCLAB_STORE_TOKEN=$(openssl rand -hex 16) with the same value to every rank (on one host, set " +
+          "MASTER_ADDR=127.0.0.1, or LOCAL_WORLD_SIZE equal to WORLD_SIZE, and none is needed)",
   );
 }
 
 /** True for addresses of this machine only, where the store need not listen beyond loopback. */
 export function isLoopback(addr: string): boolean {
   return addr === "localhost" || addr === "::1" || addr.startsWith("127.");
+}
+
+/** True when `addr` is this host's name or one of its interfaces' addresses (no DNS asked). */
+export function isThisHost(addr: string): boolean {
+  if (isLoopback(addr) || addr === hostname()) return true;
+  return Object.values(networkInterfaces()).some((list) => list?.some((i) => i.address === addr));
+}
+
+/**
+ * True when an MPI launcher (mpirun, mpiexec, srun) started this process as one rank of an MPI
+ * job; false for ranks started one by one with torchrun-style variables, which are MPI singletons.
+ */
+export function mpiLaunched(env: NodeJS.ProcessEnv = process.env): boolean {
+  return (
+    env.OMPI_COMM_WORLD_SIZE !== undefined ||
+    env.PMI_SIZE !== undefined ||
+    env.PMIX_RANK !== undefined ||
+    (env.RANK === undefined && env.SLURM_PROCID !== undefined)
+  );
 }

@@ -12,8 +12,9 @@
  * of its rank's run fails that rank, saying so (an experiment that did not happen is not a pass).
  */
 
+import { dataView } from "../checks.js";
 import type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "../comm.js";
-import { view as makeView, type View } from "../core/buffer.js";
+import { type Buf, isView, view as makeView } from "../core/buffer.js";
 import { CclabError, InvalidArgumentError } from "../core/errors.js";
 import { deadline } from "../core/timer.js";
 import { CommLayer, findLayer } from "../layer.js";
@@ -171,8 +172,10 @@ export class FaultyComm extends CommLayer {
   }
 
   /** The view as this rank would get it with its count off by delta (within its buffer). */
-  private skew(v: View, delta: number): View {
-    if (delta === 0) return v;
+  private skew(data: Buf, delta: number): Buf {
+    // A typed array or buffer counts as a view of all of it; what is none of these, the backend names.
+    const v = dataView(data);
+    if (delta === 0 || !isView(v)) return data;
     const room = v.buffer.count - v.offset;
     let n = v.count + delta;
     if (n > room) n = Math.max(0, v.count - Math.abs(delta));
@@ -209,10 +212,10 @@ export class FaultyComm extends CommLayer {
     return f(delta);
   }
 
-  override send(v: View, peer: number, options?: OpOptions): Promise<void> {
+  override send(v: Buf, peer: number, options?: OpOptions): Promise<void> {
     return this.call(`send to ${peer}`, (d) => this.inner.send(this.skew(v, d), peer, options));
   }
-  override recv(v: View, peer: number, options?: OpOptions): Promise<void> {
+  override recv(v: Buf, peer: number, options?: OpOptions): Promise<void> {
     return this.call(`recv from ${peer}`, (d) => this.inner.recv(this.skew(v, d), peer, options));
   }
   private post(what: string, f: (delta: number) => Work): Work {
@@ -224,10 +227,10 @@ export class FaultyComm extends CommLayer {
     posted.catch(() => {}); // surfaced by wait()
     return { wait: () => posted.then((w) => w.wait()), test: () => inner?.test() ?? false };
   }
-  override isend(v: View, peer: number, options?: OpOptions): Work {
+  override isend(v: Buf, peer: number, options?: OpOptions): Work {
     return this.post(`isend to ${peer}`, (d) => this.inner.isend(this.skew(v, d), peer, options));
   }
-  override irecv(v: View, peer: number, options?: OpOptions): Work {
+  override irecv(v: Buf, peer: number, options?: OpOptions): Work {
     return this.post(`irecv from ${peer}`, (d) => this.inner.irecv(this.skew(v, d), peer, options));
   }
   override group(ops: readonly P2POp[], options?: OpOptions): Promise<void> {

@@ -8,7 +8,7 @@
  */
 
 import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
-import type { View } from "../core/buffer.js";
+import type { Buf } from "../core/buffer.js";
 import { AbortError, InvalidArgumentError, TimeoutError } from "../core/errors.js";
 import { checkTimeoutMs, deadline, formatDuration } from "../core/timer.js";
 import { ABORT_KEY, type AbortRecord, type KVStore, parseAbort } from "../kvstore.js";
@@ -226,11 +226,11 @@ export class GuardedComm extends CommLayer {
     });
   }
 
-  override send(view: View, peer: number, options?: OpOptions): Promise<void> {
+  override send(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     const site = { op: "send", peer: this.peerName(peer, "to"), label: options?.label };
     return this.run(site, () => this.inner.send(view, peer, options));
   }
-  override recv(view: View, peer: number, options?: OpOptions): Promise<void> {
+  override recv(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     const site = { op: "recv", peer: this.peerName(peer, "from"), label: options?.label };
     return this.run(site, () => this.inner.recv(view, peer, options));
   }
@@ -270,11 +270,11 @@ export class GuardedComm extends CommLayer {
     }
     return this.guardedRunner.outer;
   }
-  override isend(view: View, peer: number, options?: OpOptions): Work {
+  override isend(view: Buf, peer: number, options?: OpOptions): Work {
     const site = { op: "isend", peer: this.peerName(peer, "to"), label: options?.label };
     return this.guardWork(site, () => this.inner.isend(view, peer, options));
   }
-  override irecv(view: View, peer: number, options?: OpOptions): Work {
+  override irecv(view: Buf, peer: number, options?: OpOptions): Work {
     const site = { op: "irecv", peer: this.peerName(peer, "from"), label: options?.label };
     return this.guardWork(site, () => this.inner.irecv(view, peer, options));
   }

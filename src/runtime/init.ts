@@ -28,12 +28,13 @@ import {
 import { checkTimeoutMs, formatDuration } from "../core/timer.js";
 import { joinedKey, type KVStore, ownKey } from "../kvstore.js";
 import { checkedFromEnv, withChecks } from "./checked.js";
-import { isLoopback, type JobEnv, readJobEnv, storeToken } from "./env.js";
+import { type JobEnv, mpiLaunched, readJobEnv, storeToken } from "./env.js";
 import { checkFaultRanks, type Fault, faultsFromEnv, withFaults } from "./faults.js";
 import { AbortWatch, defaultTimeoutMs, GuardedComm, joinTimeoutMs } from "./guard.js";
 import { type HostedStore, hostStore } from "./store/hosted.js";
 import { StoreClient } from "./store/index.js";
-import { startWatchdog } from "./watchdog.js";
+import { importUserModule } from "./user-module.js";
+import { blockingDeadline, startWatchdog } from "./watchdog.js";
 
 export interface InitOptions {
   /** 'mpi' or 'nccl' (process backends; sim runs inside cclab run). Default CCLAB_BACKEND or 'mpi'. */
@@ -61,6 +62,7 @@ const hosting = new WeakMap<Comm, Hosting>();
 
 interface BackendModule {
   initMpi?: (...a: unknown[]) => Promise<Comm> | Comm;
+  joinMpi?: (...a: unknown[]) => Promise<Comm>;
   initNccl?: (...a: unknown[]) => Promise<Comm> | Comm;
   createComm?: (job: JobEnv, store: KVStore | null) => Promise<Comm> | Comm;
   finalizeExplicitly?: () => void;
@@ -94,6 +96,8 @@ async function startBackend(
   store: KVStore | null,
   env: NodeJS.ProcessEnv,
   timeoutMs: number,
+  joinMs: number,
+  watch: AbortWatch,
 ): Promise<{ comm: Comm; ends: BackendEnds }> {
   const custom = env.CCLAB_BACKEND_MODULE;
   if (custom) {
@@ -109,11 +113,31 @@ async function startBackend(
     // This rank finalises MPI itself once every rank is done; any other exit must not block in MPI_Finalize.
     m.finalizeExplicitly?.();
     // The guard's deadline (timeoutMs) governs; MPI's own, which ends in MPI_Abort, is only a backstop.
-    const comm = await m.initMpi({ timeoutMs: timeoutMs + 10_000 });
+    const mpiOptions = { timeoutMs: timeoutMs + 10_000 };
+    let comm: Comm;
+    if (!mpiLaunched(env) && job.size > 1) {
+      // Started one by one (torchrun-style): the singletons join one MPI job through the store.
+      if (!store || typeof m.joinMpi !== "function") {
+        throw new UnavailableError("ranks started without mpirun join MPI through the store, and this job has none");
+      }
+      comm = await m.joinMpi({
+        ...mpiOptions,
+        rank: job.rank,
+        size: job.size,
+        localSize: job.localSize,
+        singleHost: job.singleHost,
+        store,
+        timeoutMs: joinMs,
+        bound: blockingDeadline,
+        notice: (line: string) => process.stderr.write(`cclab: ${line}\n`),
+        aborted: abortOf(watch, `rank ${job.rank}: init: joining MPI`),
+      });
+    } else comm = await m.initMpi(mpiOptions);
     if (comm.size !== job.size) {
       throw new InvalidArgumentError(
         { rank: job.rank, op: "init", arg: "WORLD_SIZE" },
-        `the environment says ${job.size} ranks (${job.source}) but MPI started ${comm.size}`,
+        `the environment says ${job.size} ranks (${job.source}) but MPI started ${comm.size}: ` +
+          "start every rank with one mpirun (or srun), or only with torchrun-style variables",
       );
     }
     const ends: BackendEnds = {
@@ -134,6 +158,15 @@ async function startBackend(
     { rank: job.rank, op: "init", arg: "backend" },
     `unknown process backend ${JSON.stringify(backend)}; expected mpi or nccl (sim runs in cclab run)`,
   );
+}
+
+/** Rejects (with AbortError) when the job aborts; never resolves. */
+function abortOf(watch: AbortWatch, what: string): Promise<never> {
+  const p = new Promise<never>((_, reject) => {
+    watch.on((info) => reject(new AbortError(`${what}: aborted: ${info.reason}`)));
+  });
+  p.catch(() => {});
+  return p;
 }
 
 function rankList(ranks: readonly number[]): string {
@@ -213,8 +246,14 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
     ],
     stoppedMs: timeoutMs,
   });
-  // A store unless MPI, started by a plain mpirun/srun, can do without one.
-  const useStore = job.storeHosted || backend !== "mpi" || job.masterGiven || Boolean(env.CCLAB_BACKEND_MODULE);
+  // A store unless MPI, started by a plain mpirun/srun, can do without one (ranks started one by
+  // one, torchrun-style, join MPI through it).
+  const useStore =
+    job.storeHosted ||
+    backend !== "mpi" ||
+    job.masterGiven ||
+    Boolean(env.CCLAB_BACKEND_MODULE) ||
+    (!mpiLaunched(env) && job.size > 1);
   if (!useStore && checked) {
     throw new InvalidArgumentError(
       { rank: job.rank, op: "init", arg: "CCLAB_CHECK" },
@@ -232,18 +271,19 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
       server = await hostStore({
         token,
         world: job.size,
-        host: isLoopback(job.masterAddr) ? "127.0.0.1" : job.masterAddr,
+        host: job.storeAddr,
         port: job.masterPort,
       });
     }
     try {
       store = await StoreClient.connect({
-        host: job.masterAddr,
+        host: job.storeAddr,
         port: job.masterPort,
         token,
         role: { rank: job.rank },
         timeoutMs,
         connectTimeoutMs: joinMs,
+        notice: (line) => process.stderr.write(`cclab: ${who}: ${line}\n`),
       });
     } catch (e) {
       await server?.closeWhenDone(0);
@@ -262,7 +302,7 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
         noticeMs: 10_000,
       });
     }
-    started = await startBackend(backend, job, store, env, timeoutMs);
+    started = await startBackend(backend, job, store, env, timeoutMs, joinMs, watch);
   } catch (e) {
     if (store) await failRank(store, job, e);
     watch.stop();
@@ -306,7 +346,7 @@ export function abortOnExit(comm: Comm, reason: string): void {
  * backend (MPI_Finalize waits for every rank, so it must not start while one may never come).
  * With an error: publishes it as the job's abort (or, with no store, aborts the job: MPI_Abort).
  */
-export async function finalize(comm: GuardedComm, error?: unknown): Promise<void> {
+export async function finalize(comm: Comm, error?: unknown): Promise<void> {
   const rt = hosting.get(comm);
   if (!rt) return comm.destroy();
   hosting.delete(comm);
@@ -357,7 +397,7 @@ export interface ProgramModule {
 
 /** Imports a cclab program (a module exporting main(comm, args)) and checks its shape. */
 export async function loadProgram(path: string): Promise<ProgramModule> {
-  const m = (await import(pathToFileURL(resolve(path)).href)) as Partial<ProgramModule>;
+  const m = (await importUserModule(path)) as Partial<ProgramModule>;
   if (typeof m.main !== "function") {
     throw new InvalidArgumentError(
       { op: "run", arg: "program" },

@@ -7,8 +7,7 @@
  * (watchdog.ts) ends it. Nothing read from the store or the network is ever signalled.
  */
 import { type ChildProcess, spawn as spawnProcess } from "node:child_process";
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { hostname } from "node:os";
 import { InvalidArgumentError, UnavailableError } from "../core/errors.js";
 import { deadline } from "../core/timer.js";
 import { ABORT_KEY, joinedKey, type KVStore, parseAbort } from "../kvstore.js";
@@ -17,17 +16,14 @@ import { type AbortInfo, defaultTimeoutMs } from "./guard.js";
 import { finish, type LaunchOptions, type LaunchResult, type RankExit } from "./launch.js";
 import { LinePrefixer } from "./output.js";
 import { makeToken, StoreClient, StoreServer } from "./store/index.js";
-
-const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
-
-/** node + the tsx loader: how a rank process runs TypeScript (the program and the worker). */
-export function nodeArgv(script: string, args: readonly string[]): string[] {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
-  return [process.execPath, "--import", tsx, script, ...args];
-}
+import { nodeArgv, ownModule } from "./user-module.js";
 
 interface MpiModule {
-  mpirunCommand: (np: number, argv: string[]) => { cmd: string; args: string[] };
+  mpirunCommand: (
+    np: number,
+    argv: string[],
+    options?: { hostfile?: string; perNode?: number; exportEnv?: readonly string[] },
+  ) => { cmd: string; args: string[] };
   MPI_HINT?: string;
 }
 
@@ -69,9 +65,10 @@ interface Child {
 async function openStore(o: LaunchOptions, token: string, world: number, timeoutMs: number) {
   const nnodes = o.nnodes ?? 1;
   const nodeRank = o.nodeRank ?? 0;
-  const multi = nnodes > 1;
-  const masterAddr = multi ? (o.masterAddr ?? "127.0.0.1") : "127.0.0.1";
-  const port = o.masterPort ?? (multi ? DEFAULT_MASTER_PORT : 0);
+  // mpirun with a hostfile may start ranks on other nodes, which must reach the store.
+  const multi = nnodes > 1 || o.hostfile !== undefined;
+  const masterAddr = multi ? (o.masterAddr ?? (o.hostfile !== undefined ? hostname() : "127.0.0.1")) : "127.0.0.1";
+  const port = o.masterPort ?? (nnodes > 1 ? DEFAULT_MASTER_PORT : 0);
   if (nodeRank === 0) {
     // Loopback unless the job spans nodes; then only the interface of --master-addr, never all of them.
     const server = await StoreServer.start({ token, world, nodes: nnodes, host: masterAddr, port });
@@ -83,6 +80,7 @@ async function openStore(o: LaunchOptions, token: string, world: number, timeout
     token,
     role: { launcherOfNode: nodeRank },
     timeoutMs,
+    notice: (line) => process.stderr.write(`cclab run: node ${nodeRank}: ${line}\n`),
   });
   return { server: null, client, store: client as KVStore, masterAddr, masterPort: port };
 }
@@ -94,9 +92,13 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   const n = o.nprocs;
   const world = n * nnodes;
   const env = { ...process.env, ...o.env };
-  // Across nodes every launcher must present the same token, so it comes from the user; on one
-  // node it is fresh and random, and only this launcher's own children get it.
-  const token = nnodes > 1 ? env.CCLAB_STORE_TOKEN : makeToken();
+  // mpirun starts the ranks on one node, or on every node of --hostfile; otherwise (nccl, sim's
+  // never here, mpi with one cclab run per node) this launcher starts its node's ranks itself.
+  const viaMpirun = o.backend === "mpi" && (nnodes === 1 || o.hostfile !== undefined);
+  // Across nodes every launcher must present the same token, so it comes from the user; from one
+  // launcher (one node, or mpirun with a hostfile) it is fresh and random, and only this
+  // launcher's own children get it.
+  const token = nnodes > 1 && !viaMpirun ? env.CCLAB_STORE_TOKEN : makeToken();
   if (!token || token.length < 16) {
     throw new InvalidArgumentError(
       { op: "run", arg: "--nnodes" },
@@ -119,12 +121,13 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     CCLAB_STORE_HOSTED: "1",
     CCLAB_BACKEND: o.backend,
     CCLAB_LAUNCHER_PID: String(process.pid),
+    CCLAB_LAUNCHER_HOST: hostname(),
   };
   if (o.timeoutMs !== undefined) common.CCLAB_TIMEOUT = String(o.timeoutMs / 1000);
   if (o.check) common.CCLAB_CHECK = "1";
   if (o.faults?.length) common.CCLAB_FAULT = [env.CCLAB_FAULT, ...o.faults].filter(Boolean).join(";");
 
-  const worker = here("./worker.ts");
+  const worker = ownModule("./worker.ts", import.meta.url);
   const children: Child[] = [];
   let failure: AbortInfo | undefined;
   const timers: (() => void)[] = [];
@@ -247,8 +250,18 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   };
 
   try {
-    if (mpi) {
-      const c = mpi.mpirunCommand(n, nodeArgv(worker, [o.program, ...(o.args ?? [])]));
+    if (mpi && viaMpirun) {
+      // With a hostfile, ranks on other nodes get only what mpirun exports (-x): the job's variables.
+      const exportEnv = o.hostfile
+        ? Object.keys(common).filter(
+            (k) => k.startsWith("CCLAB_") || /^(MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_WORLD_SIZE)$/.test(k),
+          )
+        : [];
+      const c = mpi.mpirunCommand(world, nodeArgv(worker, [o.program, ...(o.args ?? [])]), {
+        hostfile: o.hostfile,
+        perNode: nnodes > 1 ? n : undefined,
+        exportEnv,
+      });
       // mpirun's ranks inherit this environment and prefix their own lines (worker.ts).
       start(-1, [c.cmd, ...c.args], common, false);
     } else {

@@ -5,6 +5,7 @@
  * line with its rank, and when any rank fails, stops the others and reports the first failure.
  * This file holds what both share: the options and their checks, and the one-line summary.
  */
+import { existsSync } from "node:fs";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkTimeoutMs } from "../core/timer.js";
 import { checkFaultRanks, parseFaults } from "./faults.js";
@@ -27,6 +28,12 @@ export interface LaunchOptions {
   masterAddr?: string;
   /** Default: a free port for one node, 29500 across nodes. */
   masterPort?: number;
+  /**
+   * mpi: mpirun's hostfile. One cclab run (node rank 0) then starts every node's ranks through
+   * mpirun (nprocs per node with nnodes > 1), and the store listens on --master-addr (default:
+   * this host's name), reachable from the other nodes.
+   */
+  hostfile?: string;
   /** Per blocking call; default CCLAB_TIMEOUT or 300 s. */
   timeoutMs?: number;
   check?: boolean;
@@ -82,8 +89,22 @@ function checkOptions(o: LaunchOptions): void {
   if (!Number.isInteger(nodeRank) || nodeRank < 0 || nodeRank >= nnodes) {
     throw bad("--node-rank", `must be in [0, ${nnodes}), got ${nodeRank}`);
   }
-  if (nnodes > 1 && o.backend !== "nccl") {
-    throw bad("--nnodes", `${o.backend} runs on one node from cclab run (give mpirun a hostfile for MPI across nodes)`);
+  if (o.hostfile !== undefined && o.backend !== "mpi") {
+    throw bad("--hostfile", `is mpirun's, for --backend mpi (nccl: start cclab run on every node with --node-rank)`);
+  }
+  if (o.hostfile !== undefined && !existsSync(o.hostfile)) {
+    throw bad("--hostfile", `${o.hostfile} does not exist`);
+  }
+  if (nnodes > 1 && o.backend === "sim") {
+    throw bad("--nnodes", "sim runs every rank in this process, on one node");
+  }
+  // mpi across nodes: one cclab run with --hostfile (mpirun starts every node's ranks), or one
+  // cclab run per node (as torchrun) whose ranks join one MPI job through the store.
+  if (o.hostfile !== undefined && nodeRank !== 0) {
+    throw bad(
+      "--node-rank",
+      "with --hostfile, mpirun starts every node's ranks from one cclab run: run it on one node only",
+    );
   }
   if (o.masterPort !== undefined && (!Number.isInteger(o.masterPort) || o.masterPort < 0 || o.masterPort > 65535)) {
     throw bad("--master-port", `must be a port number, got ${o.masterPort}`);

@@ -5,6 +5,10 @@
  * cclab launcher. When one is gone (exited, killed -9, a zombie, or its pid now names another
  * process) the rank SIGKILLs itself; when the launcher has been stopped (SIGSTOP, Ctrl-Z) for
  * longer than the job's timeout, too. It only ever signals this process, never a pid it read.
+ *
+ * It also bounds calls that block the main thread and cannot be interrupted (MPI_Comm_accept
+ * while joining ranks that no mpirun started together): blockingDeadline() arms a deadline before
+ * the call and disarms it after; a call still blocked past it ends the rank, saying which call.
  */
 import { Worker } from "node:worker_threads";
 
@@ -25,8 +29,12 @@ export interface WatchdogOptions {
 
 // Runs in the worker (plain JavaScript, CommonJS: no loader needed there).
 const WATCHDOG = `
-const { workerData } = require("node:worker_threads");
+const { workerData, parentPort } = require("node:worker_threads");
 const fs = require("node:fs");
+let deadline = null;
+parentPort.on("message", (m) => {
+  deadline = m && typeof m.at === "number" ? m : null;
+});
 const { who, watched, stoppedMs, intervalMs, self } = workerData;
 function stat(pid) {
   try {
@@ -55,6 +63,7 @@ function die(why) {
 }
 setInterval(() => {
   const now = Date.now();
+  if (deadline && now > deadline.at) return die(deadline.why);
   for (const w of state) {
     const s = procFs ? stat(w.pid) : null;
     if (!alive(w.pid) || (procFs && (!s || s.state === "Z" || (w.start !== undefined && s.start !== w.start)))) {
@@ -75,7 +84,7 @@ let started: Worker | null = null;
 /** Starts the watchdog once per process; it never keeps the process alive. */
 export function startWatchdog(o: WatchdogOptions): void {
   const watched = o.watched.filter((w) => Number.isInteger(w.pid) && w.pid > 1 && w.pid !== process.pid);
-  if (started || watched.length === 0) return;
+  if (started) return;
   started = new Worker(WATCHDOG, {
     eval: true,
     workerData: {
@@ -93,4 +102,16 @@ export function startWatchdog(o: WatchdogOptions): void {
   });
   started.unref();
   started.on("error", () => {});
+}
+
+/**
+ * Arms a deadline for a call about to block the main thread (the watchdog thread ends the rank
+ * with `why` if it is still blocked after `ms`); returns the disarm. Without a watchdog (init
+ * not called), it bounds nothing and says so by returning null.
+ */
+export function blockingDeadline(ms: number, why: string): (() => void) | null {
+  if (!started) return null;
+  const w = started;
+  w.postMessage({ at: Date.now() + ms, why });
+  return () => w.postMessage({ at: null });
 }

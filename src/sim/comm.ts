@@ -6,7 +6,7 @@
 
 import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, type HostView } from "../checks.js";
 import type { CallTag, Comm, OpOptions, P2POp, Work } from "../comm.js";
-import { type DataBuffer, HostBuffer, sameView, type View } from "../core/buffer.js";
+import { type Buf, type DataBuffer, HostBuffer, sameView, type View } from "../core/buffer.js";
 import { type DType, parseDType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp, reduceArrays, scaleArrays } from "../core/op.js";
@@ -63,7 +63,7 @@ export class SimComm implements Comm {
     return new SimOp(kind, this.info, this.me, this.info.members[p]!, this.rank, p, hv, label, this.world.round, call);
   }
 
-  private post(kind: "send" | "recv", v: View, peer: number, options: OpOptions | undefined, name: string): SimOp {
+  private post(kind: "send" | "recv", v: Buf, peer: number, options: OpOptions | undefined, name: string): SimOp {
     this.live(name);
     const op = this.make(kind, v, peer, this.checkLabel(options, name), name, options?.call);
     return this.world.post(op);
@@ -79,21 +79,21 @@ export class SimComm implements Comm {
 
   // ---- point-to-point ----
 
-  async send(view: View, peer: number, options?: OpOptions): Promise<void> {
+  async send(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     const op = this.post("send", view, peer, options, "send");
     return this.world.waitAll(this.me, [op]);
   }
 
-  async recv(view: View, peer: number, options?: OpOptions): Promise<void> {
+  async recv(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     const op = this.post("recv", view, peer, options, "recv");
     return this.world.waitAll(this.me, [op]);
   }
 
-  isend(view: View, peer: number, options?: OpOptions): Work {
+  isend(view: Buf, peer: number, options?: OpOptions): Work {
     return this.work(this.post("send", view, peer, options, "isend"));
   }
 
-  irecv(view: View, peer: number, options?: OpOptions): Work {
+  irecv(view: Buf, peer: number, options?: OpOptions): Work {
     return this.work(this.post("recv", view, peer, options, "irecv"));
   }
 

@@ -7,9 +7,10 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { InvalidArgumentError } from "../core/errors.js";
+import { suggest } from "../core/suggest.js";
 import { importMsccl } from "../msccl/import.js";
+import { importUserModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { allAlgorithms, registerAlgorithm } from "../schedule/registry.js";
 import { specOf } from "../specs/index.js";
@@ -34,7 +35,7 @@ export async function loadAlgorithmFile(path: string): Promise<Algorithm[]> {
     registerAlgorithm(algorithm);
     return [algorithm];
   }
-  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const mod = await importUserModule(file);
   const found = Object.values(mod).filter(isAlgorithm);
   if (found.length === 0) {
     throw new InvalidArgumentError(
@@ -60,6 +61,14 @@ export async function selectAlgorithms(o: { collective?: string; algorithm?: str
   const chosen = pool.filter(
     (a) => (!collective || a.collective === collective) && (!o.algorithm || a.name === o.algorithm),
   );
-  if (chosen.length === 0) throw new Error("no algorithm matches the selection (see --collective, --algorithm)");
+  if (chosen.length === 0) {
+    const names = [...new Set(pool.filter((a) => !collective || a.collective === collective).map((a) => a.name))];
+    const hint = o.algorithm ? suggest(o.algorithm, names) : undefined;
+    throw new InvalidArgumentError(
+      { op: "cclab", arg: "--algorithm" },
+      `no ${collective ? `${collective} ` : ""}algorithm${o.algorithm ? ` named '${o.algorithm}'` : ""}${hint ? `; did you mean '${hint}'?` : ""}; ` +
+        `there are: ${names.join(", ") || "none"} (cclab list shows them all)`,
+    );
+  }
   return chosen;
 }

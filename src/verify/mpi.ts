@@ -8,12 +8,11 @@
  * Returns 0 only if every algorithm agreed at every size; 2 where MPI cannot run here.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { mpiAvailable, mpirunCommand } from "../backends/mpi/index.js";
+import { nodeArgv, ownModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { selectAlgorithms } from "./load.js";
-import type { VerifyOptions } from "./run.js";
+import { printReport, type VerifyOptions, type VerifyReport } from "./run.js";
 
 export const DEFAULT_SIZES: readonly number[] = [2, 3, 4, 5];
 
@@ -30,11 +29,9 @@ export function mpiSizes(o: { np?: number | string }, env = process.env): number
   return sizes;
 }
 
-/** node + the tsx loader + the worker, as each rank's command line. */
+/** node (+ tsx from the clone) + the worker, as each rank's command line. */
 function workerArgv(args: string[]): string[] {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
-  const worker = fileURLToPath(new URL("./mpi-worker.ts", import.meta.url));
-  return [process.execPath, "--import", tsx, worker, ...args];
+  return nodeArgv(ownModule("./mpi-worker.ts", import.meta.url), args);
 }
 
 interface Launch {
@@ -52,7 +49,7 @@ interface Launch {
  * MPI's blocking built-ins cannot; so a launch silent for idleMs is stopped (SIGTERM to mpirun)
  * and reported as a hang of the algorithm after the last one that reported.
  */
-function launch(np: number, args: string[], idleMs: number): Promise<Launch> {
+function launch(np: number, args: string[], idleMs: number, json = false): Promise<Launch> {
   const { cmd, args: mpiArgs } = mpirunCommand(np, workerArgv(args));
   return new Promise((resolve) => {
     const lines: string[] = [];
@@ -80,7 +77,8 @@ function launch(np: number, args: string[], idleMs: number): Promise<Launch> {
         }
       };
     };
-    child.stdout.on("data", take(process.stdout));
+    // With --json, stdout carries only the report: the ranks' lines (progress) go to stderr.
+    child.stdout.on("data", take(json ? process.stderr : process.stdout));
     child.stderr.on("data", take(process.stderr));
     child.on("error", (e) => {
       clearTimeout(timer);
@@ -133,12 +131,13 @@ export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Pr
   if (o.collective) args.push("--collective", o.collective);
   if (o.algorithm) args.push("--algorithm", o.algorithm);
   if (o.algorithmFile) args.push("--algorithm-file", o.algorithmFile);
-  console.log(
+  const log = o.json ? () => {} : (line: string) => console.log(line);
+  log(
     `cclab verify --backend mpi: hand-rolled algorithms vs MPI's built-in collectives under mpirun, np = ${sizes.join(", ")}; ${runs} cases per algorithm (seed ${seed})`,
   );
   const t0 = performance.now();
   const results: Launch[] = [];
-  for (const np of sizes) results.push(await launch(np, args, idleMs));
+  for (const np of sizes) results.push(await launch(np, args, idleMs, o.json));
 
   const summary: string[] = [];
   let bad = 0;
@@ -170,6 +169,12 @@ export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Pr
     }
   }
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
+  if (o.json) {
+    printReport(
+      mpiReport(algs, results, { seed, runs, seconds: (performance.now() - t0) / 1000, file: o.algorithmFile }),
+    );
+    return bad === 0 ? 0 : 1;
+  }
   console.log(`\n${summary.join("\n")}`);
   console.log(
     bad === 0
@@ -177,4 +182,45 @@ export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Pr
       : `\n${bad} of ${results.length} sizes failed in ${secs} s (seed ${seed})`,
   );
   return bad === 0 ? 0 : 1;
+}
+
+/** verify --json for mpi: per algorithm, the sizes it agreed on and its first failure, from the ranks' report lines. */
+function mpiReport(
+  algs: readonly Algorithm[],
+  results: readonly Launch[],
+  o: { seed: number; runs: number; seconds: number; file: string | undefined },
+): VerifyReport {
+  const rows = algs.map((alg) => {
+    const name = `${alg.collective}/${alg.name}:`;
+    const ran: number[] = [];
+    let failure: string | undefined;
+    let replay: string | undefined;
+    for (const r of results) {
+      const ok = r.lines.some((l) => l.startsWith(`ok np=${r.np} ${name}`));
+      const fail = r.lines.find((l) => l.startsWith(`FAIL np=${r.np} ${name}`));
+      if (ok || fail) ran.push(r.np);
+      if (!ok && !failure) {
+        failure =
+          fail ?? `np=${r.np}: mpirun ended (${r.signal ? `signal ${r.signal}` : `exit ${r.code}`}) before it reported`;
+        replay = replayCommand(alg, r.np, o.seed, o.runs, o.file);
+      }
+    }
+    return {
+      collective: alg.collective,
+      algorithm: alg.name,
+      nranks: ran,
+      cases: ran.length * o.runs,
+      ok: failure === undefined,
+      ...(failure ? { failure, replay } : {}),
+    };
+  });
+  return {
+    tool: "cclab verify",
+    backend: "mpi",
+    seed: o.seed,
+    runs: o.runs,
+    ok: rows.every((r) => r.ok),
+    seconds: o.seconds,
+    results: rows,
+  };
 }

@@ -9,15 +9,15 @@
  * Where the backend cannot run (addon without CUDA, no libnccl.so.2, no GPU) it prints every
  * reason with how to fix it and returns 2; 1 if any algorithm disagreed; 0 otherwise.
  */
-import { fileURLToPath } from "node:url";
 import Table from "cli-table3";
 import { type NcclDiagnosis, ncclDiagnose } from "../backends/nccl/index.js";
 import type { DType } from "../core/dtype.js";
 import { launch } from "../runtime/launch.js";
+import { ownModule } from "../runtime/user-module.js";
 import { RESULT_TAG, type WorkerOptions } from "./nccl-worker.js";
-import type { VerifyOptions } from "./run.js";
+import { printReport, type VerifyOptions } from "./run.js";
 
-export const WORKER = fileURLToPath(new URL("./nccl-worker.ts", import.meta.url));
+export const WORKER = ownModule("./nccl-worker.ts", import.meta.url);
 
 /** World sizes: `np` (verify's -n), else $CCLAB_NCCL_NP (comma-separated), else 2..max(4, devices) capped at 8. */
 export function ncclSizes(devices: number, env: NodeJS.ProcessEnv = process.env, np?: string): number[] {
@@ -164,7 +164,8 @@ export async function verifyNccl(o: VerifyOptions): Promise<number> {
   const sizes = ncclSizes(d.devices, process.env, o.np);
   const algos = process.env.CCLAB_NCCL_ALGO?.split(",").map((s) => s.trim()) ?? [undefined];
   const lib = d.library!;
-  console.log(
+  const log = o.json ? () => {} : (line: string) => console.log(line);
+  log(
     `cclab verify --backend nccl: NCCL ${lib.versionString} (${lib.path}), ${d.devices} GPU(s), ` +
       `world sizes ${sizes.join(", ")}${algos[0] ? `, NCCL_ALGO ${algos.join(", ")}` : ""}; ` +
       `${o.runs} cases per algorithm and size (seed ${seed})`,
@@ -178,7 +179,30 @@ export async function verifyNccl(o: VerifyOptions): Promise<number> {
     algorithm: o.algorithm,
     algorithmFile: o.algorithmFile,
     ncclAlgos: algos,
+    ...(o.json ? { echo: (l: string) => console.error(l) } : {}),
   });
+  if (o.json) {
+    const ok = r.rows.length > 0 && r.launchFailures.length === 0 && r.rows.every((row) => row.failures.length === 0);
+    printReport({
+      tool: "cclab verify",
+      backend: "nccl",
+      seed,
+      runs: o.runs,
+      ok,
+      seconds: (performance.now() - t0) / 1000,
+      results: r.rows.map((row) => ({
+        collective: row.collective,
+        algorithm: row.algorithm,
+        nranks: [...new Set(row.runs.map((t) => Number.parseInt(t, 10)))],
+        cases: row.cases,
+        ok: row.failures.length === 0,
+        ...(row.failures.length
+          ? { failure: row.failures[0], replay: `cclab verify --backend nccl --seed ${seed} --runs ${o.runs}` }
+          : {}),
+      })),
+    });
+    return ok ? 0 : 1;
+  }
   const table = new Table({
     head: ["collective", "algorithm", "sizes", "cases", "vs NCCL", "result"],
     style: { head: [], border: [] },

@@ -24,6 +24,34 @@ export interface VerifyOptions {
   backend: string;
   /** mpi/nccl: world sizes to run, e.g. '4' or '2,3' (default 2..5; or $CCLAB_MPI_NP). */
   np?: string;
+  /** sim: the property tests' world sizes (default: drawn from 1..17). */
+  sizes?: readonly number[];
+  /** Print a VerifyReport as JSON on stdout instead of the table. */
+  json?: boolean;
+}
+
+/** `cclab verify --json`, on every backend: one result per algorithm. */
+export interface VerifyReport {
+  readonly tool: "cclab verify";
+  readonly backend: string;
+  readonly seed: number;
+  readonly runs: number;
+  readonly ok: boolean;
+  readonly seconds: number;
+  readonly results: readonly {
+    readonly collective: string;
+    readonly algorithm: string;
+    /** World sizes it ran on (sim: the static proof's 1..--max-n). */
+    readonly nranks: readonly number[];
+    readonly cases: number;
+    readonly ok: boolean;
+    readonly failure?: string;
+    readonly replay?: string;
+  }[];
+}
+
+export function printReport(r: VerifyReport): void {
+  process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
 }
 
 export interface VerifyRow {
@@ -51,8 +79,9 @@ export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number):
       };
     }
   }
+  const arb = o.sizes?.length ? fc.constantFrom(...o.sizes).chain((n) => caseArb(alg, { worldSize: n })) : caseArb(alg);
   const result = await fc.check(
-    fc.asyncProperty(caseArb(alg), async (c) => {
+    fc.asyncProperty(arb, async (c) => {
       const err = await runCase(alg, c);
       if (err) throw new Error(`${describeCase(alg, c)}: ${err}`);
     }),
@@ -65,7 +94,7 @@ export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number):
       staticCases: cases.length,
       propertyCases: result.numRuns,
       failure: `minimal counterexample after ${result.numShrinks} shrinks: ${err}`,
-      replay: `cclab verify --collective ${alg.collective} --algorithm ${alg.name}${file} --size ${o.size} --seed ${seed} --runs ${o.runs}`,
+      replay: `cclab verify --collective ${alg.collective} --algorithm ${alg.name}${file} --max-n ${o.size}${o.sizes?.length ? ` -n ${o.sizes.join(",")}` : ""} --seed ${seed} --runs ${o.runs}`,
     };
   }
   return { algorithm: alg, staticCases: cases.length, propertyCases: result.numRuns };
@@ -86,8 +115,9 @@ export async function verify(o: VerifyOptions): Promise<number> {
   const algs = await selectAlgorithms(o);
   const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
   const t0 = performance.now();
-  console.log(
-    `cclab verify: ${algs.length} algorithms on sim; static proof for n = 1..${o.size}, ${o.runs} property cases each (seed ${seed})`,
+  const log = o.json ? () => {} : (line: string) => console.log(line);
+  log(
+    `cclab verify: ${algs.length} algorithms on sim; static proof for n = 1..${o.size}, ${o.runs} property cases each${o.sizes?.length ? ` at n = ${o.sizes.join(", ")}` : ""} (seed ${seed})`,
   );
   const bar = process.stderr.isTTY ? new SingleBar({ format: " {bar} {value}/{total} {name}" }) : undefined;
   bar?.start(algs.length, 0, { name: "" });
@@ -98,6 +128,26 @@ export async function verify(o: VerifyOptions): Promise<number> {
   }
   bar?.update(rows.length, { name: "" });
   bar?.stop();
+  if (o.json) {
+    printReport({
+      tool: "cclab verify",
+      backend: "sim",
+      seed,
+      runs: o.runs,
+      ok: rows.every((r) => !r.failure),
+      seconds: (performance.now() - t0) / 1000,
+      results: rows.map((r) => ({
+        collective: r.algorithm.collective,
+        algorithm: r.algorithm.name,
+        nranks: Array.from({ length: o.size }, (_, i) => i + 1),
+        cases: r.staticCases + r.propertyCases,
+        ok: !r.failure,
+        ...(r.failure ? { failure: r.failure } : {}),
+        ...(r.replay ? { replay: r.replay } : {}),
+      })),
+    });
+    return rows.some((r) => r.failure) ? 1 : 0;
+  }
   const table = new Table({
     head: [
       "collective",

@@ -766,11 +766,11 @@ export const ROWS: readonly Row[] = [
   job({
     id: "nnodes-mpi",
     item: "",
-    fault: "`--nnodes 2 --backend mpi`",
+    fault: "`--nnodes 2 --backend mpi` without a shared CCLAB_STORE_TOKEN",
     backends: ["mpi"],
     flags: ["--nnodes", "2"],
     boundS: 8,
-    expect: fails("InvalidArgumentError", "argument '--nnodes'", "mpi runs on one node"),
+    expect: fails("InvalidArgumentError", "argument '--nnodes'", "needs the same CCLAB_STORE_TOKEN"),
   }),
   job({
     id: "master-port-range",

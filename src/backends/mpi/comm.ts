@@ -12,7 +12,7 @@
 
 import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, splitMismatch } from "../../checks.js";
 import type { CallTag, Comm, OpOptions, P2POp, Work } from "../../comm.js";
-import { type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
+import { type Buf, type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
 import { DeadlockError, EngineError, InvalidArgumentError, TimeoutError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
@@ -203,7 +203,7 @@ export class MpiComm implements Comm {
     if (q && q[0] === op) q.shift();
   }
 
-  private transfer(kind: "send" | "recv", view: View, peer: number, options?: OpOptions, blocking = false): MpiWork {
+  private transfer(kind: "send" | "recv", view: Buf, peer: number, options?: OpOptions, blocking = false): MpiWork {
     const op = kind;
     this.checkLive(op);
     const t: Transfer = {
@@ -243,24 +243,24 @@ export class MpiComm implements Comm {
     );
   }
 
-  send(view: View, peer: number, options?: OpOptions): Promise<void> {
+  send(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     try {
       return this.transfer("send", view, peer, options, true).wait();
     } catch (e) {
       return Promise.reject(e);
     }
   }
-  recv(view: View, peer: number, options?: OpOptions): Promise<void> {
+  recv(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     try {
       return this.transfer("recv", view, peer, options).wait();
     } catch (e) {
       return Promise.reject(e);
     }
   }
-  isend(view: View, peer: number, options?: OpOptions): Work {
+  isend(view: Buf, peer: number, options?: OpOptions): Work {
     return this.transfer("send", view, peer, options);
   }
-  irecv(view: View, peer: number, options?: OpOptions): Work {
+  irecv(view: Buf, peer: number, options?: OpOptions): Work {
     return this.transfer("recv", view, peer, options);
   }
 

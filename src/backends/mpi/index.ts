@@ -10,15 +10,17 @@ import { userInfo } from "node:os";
 import type { Comm } from "../../comm.js";
 import { UnavailableError } from "../../core/errors.js";
 import { engineCall, loadNative } from "../../native/load.js";
+import { buildCommand } from "../../native/root.js";
 import type { NativeMpi } from "../../native/types.js";
 import { defaultTimeoutMs, MpiComm, type MpiCommOptions, type MpiProcess } from "./comm.js";
+import { type JoinOptions, joinSingletons, prepareSingletons, stopNameServer } from "./join.js";
 import { Progress } from "./progress.js";
 import { countBitsFit } from "./tag.js";
 
 export { MpiBuiltin } from "./builtin.js";
 export { MpiComm, type MpiCommOptions, type MpiProcess, NonMemberComm } from "./comm.js";
 
-export const MPI_HINT = "apt-get install openmpi-bin libopenmpi-dev (or mpich libmpich-dev), then npm run build:native";
+export const MPI_HINT = `apt-get install openmpi-bin libopenmpi-dev (or mpich libmpich-dev), then ${buildCommand()}`;
 
 export type MpiAvailability = { ok: true } | { ok: false; reason: string; hint: string };
 
@@ -56,6 +58,7 @@ export function finalizeExplicitly(): void {
 export function finalizeMpi(): void {
   const mpi = proc?.mpi;
   if (mpi?.initialized() && !mpi.finalized()) mpi.finalize();
+  stopNameServer();
 }
 
 /** Messages that reached this rank and were never received, on any live communicator (see MpiComm.unreceived). */
@@ -67,16 +70,23 @@ export function unreceivedMessages(): string[] {
 export function abortMpi(code: number): void {
   finalizeAtExit = false;
   const mpi = proc?.mpi;
-  if (mpi?.initialized() && !mpi.finalized()) mpi.abort(mpi.commWorld(), code);
+  if (mpi?.initialized() && !mpi.finalized()) mpi.abort(abortHandle ?? mpi.commWorld(), code);
 }
 
-function startMpi(options: MpiCommOptions): MpiProcess {
-  if (proc) return proc;
+function mpiOrThrow(): NativeMpi {
   const n = nativeMpi();
   if ("reason" in n) throw new UnavailableError(`mpi backend unavailable: ${n.reason}; to get it: ${MPI_HINT}`);
-  const mpi = n.mpi;
+  return n.mpi;
+}
+
+/** The communicator MPI_Abort ends: the world, or the one the ranks joined (joinMpi). */
+let abortHandle: number | undefined;
+
+function startMpi(options: MpiCommOptions, rank?: number): MpiProcess {
+  if (proc) return proc;
+  const mpi = mpiOrThrow();
   engineCall("initMpi", () => mpi.init(mpi.threadLevels().funneled));
-  const worldRank = mpi.rank(mpi.commWorld());
+  const worldRank = rank ?? mpi.rank(mpi.commWorld());
   const p: MpiProcess = {
     mpi,
     progress: new Progress(mpi),
@@ -87,7 +97,7 @@ function startMpi(options: MpiCommOptions): MpiProcess {
     onAbort: (error) => {
       finalizeAtExit = false;
       process.stderr.write(`cclab: rank ${worldRank}: ${error.message}; calling MPI_Abort\n`);
-      mpi.abort(mpi.commWorld(), 3);
+      mpi.abort(abortHandle ?? mpi.commWorld(), 3);
     },
   };
   process.on("exit", (code) => {
@@ -111,11 +121,44 @@ export async function initMpi(options: MpiCommOptions = {}): Promise<MpiComm> {
   return world;
 }
 
+/**
+ * The job's communicator for ranks that no mpirun started together (torchrun-style variables):
+ * each process starts as an MPI singleton and they join through MPI_Comm_accept/connect, with
+ * the job's store as the rendezvous (join.ts). Ranks keep the environment's RANK order.
+ */
+export async function joinMpi(options: MpiCommOptions & JoinOptions): Promise<MpiComm> {
+  if (world) return world;
+  const mpi = mpiOrThrow();
+  await prepareSingletons(mpi, options);
+  const p = startMpi(options, options.rank);
+  const handle = await joinSingletons(p.mpi, options);
+  abortHandle = handle;
+  world = new MpiComm(
+    p,
+    handle,
+    Array.from({ length: options.size }, (_, i) => i),
+  );
+  return world;
+}
+
 /** The type every backend factory returns. */
 export type { Comm };
 
+export interface MpirunOptions {
+  /** mpirun's --hostfile: the nodes to start ranks on. */
+  readonly hostfile?: string;
+  /** Ranks per node (--map-by ppr:N:node), with a hostfile across nodes. */
+  readonly perNode?: number;
+  /** Variables to export to every rank (-x NAME), which mpirun passes only on this node by itself. */
+  readonly exportEnv?: readonly string[];
+}
+
 /** mpirun's command line for np processes running argv: --oversubscribe, and --allow-run-as-root as root (CI). */
-export function mpirunCommand(np: number, argv: readonly string[]): { cmd: string; args: string[] } {
+export function mpirunCommand(
+  np: number,
+  argv: readonly string[],
+  options: MpirunOptions = {},
+): { cmd: string; args: string[] } {
   const args = ["-np", String(np), "--oversubscribe"];
   let root = false;
   try {
@@ -124,5 +167,8 @@ export function mpirunCommand(np: number, argv: readonly string[]): { cmd: strin
     root = false;
   }
   if (root) args.push("--allow-run-as-root");
+  if (options.hostfile) args.push("--hostfile", options.hostfile);
+  if (options.perNode) args.push("--map-by", `ppr:${options.perNode}:node`);
+  for (const name of options.exportEnv ?? []) args.push("-x", name);
   return { cmd: "mpirun", args: [...args, ...argv] };
 }

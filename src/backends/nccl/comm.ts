@@ -13,7 +13,7 @@
 
 import { checkP2POps, checkPeer, checkSplitRanks, checkView } from "../../checks.js";
 import type { Comm, OpOptions, P2POp, Work } from "../../comm.js";
-import { type DataBuffer, sameView, type View } from "../../core/buffer.js";
+import { type Buf, type DataBuffer, sameView, type View } from "../../core/buffer.js";
 import { type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
 import { AbortError, EngineError, InvalidArgumentError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
@@ -108,29 +108,29 @@ export class NcclComm implements Comm, CommRef {
     };
   }
 
-  private transferItem(kind: "send" | "recv", view: View, peer: number, options?: OpOptions): P2PItem {
+  private transferItem(kind: "send" | "recv", view: Buf, peer: number, options?: OpOptions): P2PItem {
     this.checkLive(kind);
     const p = checkPeer(this.rank, this.size, peer, kind);
     const v = this.checkView(view, kind);
     return this.item(kind, v, p, options?.label);
   }
 
-  async send(view: View, peer: number, options?: OpOptions): Promise<void> {
+  async send(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     const it = this.transferItem("send", view, peer, options);
     if (it.count > 0) await this.device.flush([it], it.what);
   }
 
-  async recv(view: View, peer: number, options?: OpOptions): Promise<void> {
+  async recv(view: Buf, peer: number, options?: OpOptions): Promise<void> {
     const it = this.transferItem("recv", view, peer, options);
     if (it.count > 0) await this.device.flush([it], it.what);
   }
 
-  isend(view: View, peer: number, options?: OpOptions): Work {
+  isend(view: Buf, peer: number, options?: OpOptions): Work {
     const it = this.transferItem("send", view, peer, options);
     return it.count > 0 ? this.device.post(it) : DONE;
   }
 
-  irecv(view: View, peer: number, options?: OpOptions): Work {
+  irecv(view: Buf, peer: number, options?: OpOptions): Work {
     const it = this.transferItem("recv", view, peer, options);
     return it.count > 0 ? this.device.post(it) : DONE;
   }

@@ -16,6 +16,7 @@ import { InvalidArgumentError, UnavailableError } from "../../core/errors.js";
 import type { KVStore } from "../../kvstore.js";
 import { loadNative, toEngineError } from "../../native/load.js";
 import { loadNcclLibrary } from "../../native/nccl.js";
+import { buildCommand } from "../../native/root.js";
 import type { NativeNccl, NcclLibrary } from "../../native/types.js";
 import { type DeviceBuffer, isDeviceBuffer } from "./buffer.js";
 import { createComm, type NcclComm, type NcclProcess } from "./comm.js";
@@ -30,10 +31,10 @@ export { NcclDevice } from "./device.js";
 export { type SharedGpuPath, sharedGpuEnv } from "./env.js";
 
 export const NCCL_HINTS = {
-  addon: "build the native addon: npm run build:native (needs cmake, make or ninja, and a C++ compiler)",
+  addon: `build the native addon: ${buildCommand()} (needs cmake, make or ninja, and a C++ compiler)`,
   cuda:
     "install the CUDA toolkit so CMake finds nvcc (put /usr/local/cuda/bin on PATH, or set CUDACXX), " +
-    "then npm run build:native; see docs/gpu.md",
+    `then ${buildCommand()}; see docs/gpu.md`,
   nccl:
     "pip install nvidia-nccl-cu13 (or nvidia-nccl-cu12; PyTorch's CUDA wheels bring it), or install libnccl2 " +
     "from NVIDIA's CUDA repository, or point CCLAB_NCCL_LIBRARY at a libnccl.so.2",

@@ -34,6 +34,9 @@ export interface StoreClientOptions {
   readonly timeoutMs?: number;
   /** Connecting and authenticating, together (default timeoutMs). */
   readonly connectTimeoutMs?: number;
+  /** Told every noticeMs (default 5 s) while nothing accepts the connection yet: 'waiting for master host:port ...'. */
+  readonly notice?: (line: string) => void;
+  readonly noticeMs?: number;
   readonly maxFrame?: number;
 }
 
@@ -81,11 +84,20 @@ export class StoreClient implements KVStore {
     const end = Date.now() + timeoutMs;
     let delay = 20;
     let lastCode = "";
+    const noticeMs = options.noticeMs ?? 5000;
+    let nextNotice = Date.now() + noticeMs;
     for (;;) {
+      if (options.notice && Date.now() >= nextNotice) {
+        nextNotice = Date.now() + noticeMs;
+        const left = Math.max(0, Math.round((end - Date.now()) / 1000));
+        options.notice(
+          `waiting for master ${where} (${lastCode || "no answer"}: rank 0, or cclab run, hosts the store there; giving up in ${left} s)`,
+        );
+      }
       const left = end - Date.now();
       if (left <= 0) {
         throw new TimeoutError(
-          `store: nothing accepted a connection at ${where} within ${formatDuration(timeoutMs)} (${lastCode || "no answer"}): ` +
+          `waiting for master ${where}: nothing accepted a connection within ${formatDuration(timeoutMs)} (${lastCode || "no answer"}): ` +
             "is the launcher (or rank 0, which hosts the store without one) running, and MASTER_ADDR/MASTER_PORT right?",
         );
       }
