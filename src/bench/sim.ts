@@ -11,7 +11,7 @@ import type { TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
 import { modelTime } from "../schedule/model.js";
 import { spawn } from "../sim/index.js";
-import { makeCall, rankCall, specOf } from "../specs/index.js";
+import { rankCall, specOf } from "../specs/index.js";
 import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, patterns } from "./data.js";
 import { reduces } from "./measure.js";
