@@ -94,13 +94,17 @@ describe("cclab with --algorithm-file", () => {
   });
 
   it("model compares it with ring and segmented_ring", () => {
-    const one = cclab([
-      ...["model", "allreduce", "--algorithm", "sliced_ring", "--algorithm-file", GOOD],
-      ...["-n", "8", "--bytes", "64M"],
-    ]);
-    expect(one.code, one.out).toBe(0);
-    expect(one.out).toContain("56 communication steps, 448 messages, busiest rank sends 112 MiB");
-    expect(one.out).toMatch(/formula: 4\.98 ms {2}2\(n-1\)·S/);
+    // --algorithm is optional with a file, as in explain: the file's own algorithm.
+    for (const named of [["--algorithm", "sliced_ring"], []]) {
+      const one = cclab([
+        ...["model", "allreduce", ...named, "--algorithm-file", GOOD],
+        ...["-n", "8", "--bytes", "64M"],
+      ]);
+      expect(one.code, one.out).toBe(0);
+      expect(one.out).toContain("allreduce/sliced_ring: n = 8");
+      expect(one.out).toContain("56 communication steps, 448 messages, busiest rank sends 112 MiB");
+      expect(one.out).toMatch(/formula: 4\.98 ms {2}2\(n-1\)·S/);
+    }
     const sweep = cclab([
       ...["model", "allreduce", "--algorithm-file", GOOD, "--algorithms", "ring,segmented_ring,sliced_ring"],
       ...["--sweep-n", "2,4,8", "--bytes", "64M", "--gamma", "0.00002"],

@@ -88,10 +88,12 @@ function paramText(p: ModelParams): string {
 
 async function algorithmsFor(collective: string, o: ModelOptions, sweeping: boolean): Promise<Algorithm[]> {
   collective = specOf(collective, { op: "cclab model" }).name;
-  if (o.algorithmFile) await selectAlgorithms({ collective, algorithmFile: o.algorithmFile });
+  const fromFile = o.algorithmFile ? await selectAlgorithms({ collective, algorithmFile: o.algorithmFile }) : [];
   const site = { op: "model" };
   if (o.algorithms) return o.algorithms.split(",").map((name) => findAlgorithm(collective, name.trim(), site));
   if (o.algorithm) return [findAlgorithm(collective, o.algorithm, site)];
+  // As explain: a file's own algorithms of this collective, when no name is given.
+  if (fromFile.length > 0) return [...fromFile];
   if (sweeping && collective === "allreduce") {
     return [findAlgorithm(collective, "ring", site), findAlgorithm(collective, "double_binary_tree", site)];
   }
