@@ -141,7 +141,9 @@ describe.skipIf(!mpiOk)("cclab run --backend mpi: real process faults", () => {
       r.err.match(/^cclab run: rank (\d) failed first: recv from peer \d at 'ring round 0 recv' timed out/m)?.[1],
     );
     expect(timedOut).toContain(first);
-    expect(r.seconds).toBeLessThan(10);
+    // The delay is 30 s: ending well before it shows the 2 s timeout ended the job. Starting three
+    // ranks (node, tsx, MPI_Init) takes 3-9 s of this on a loaded 2-core machine.
+    expect(r.seconds).toBeLessThan(20);
     console.log(`timeout 2 s: job ended ${r.seconds} s after launch`);
     expect(pids(r.out).filter(alive)).toEqual([]);
   });
