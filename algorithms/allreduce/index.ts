@@ -5,6 +5,8 @@ import { rabenseifner } from "./rabenseifner.js";
 import { recursiveDoubling } from "./recursive_doubling.js";
 import { reduceBroadcast } from "./reduce_broadcast.js";
 import { ring } from "./ring.js";
+import { swingBandwidth } from "./swing_bandwidth.js";
+import { swingLatency } from "./swing_latency.js";
 
 export const algorithms = [
   ring,
@@ -13,4 +15,6 @@ export const algorithms = [
   recursiveDoubling,
   rabenseifner,
   reduceBroadcast,
+  swingLatency,
+  swingBandwidth,
 ];
