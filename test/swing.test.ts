@@ -20,7 +20,7 @@ import {
   tailPartner,
 } from "../algorithms/lib/swing.js";
 import { checkAlgorithm } from "../src/schedule/check.js";
-import { defineAlgorithm, f, partition } from "../src/schedule/dsl.js";
+import { defineAlgorithm, partition } from "../src/schedule/dsl.js";
 import { modelTime } from "../src/schedule/model.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
 import { makeCall } from "../src/specs/index.js";
