@@ -1,6 +1,7 @@
 /** The registered allreduce algorithms, in the order `cclab verify` lists them. */
 import { binaryTreeAllreduce } from "./binary_tree.js";
 import { doubleBinaryTreeAllreduce } from "./double_binary_tree.js";
+import { hierarchical } from "./hierarchical.js";
 import { rabenseifner } from "./rabenseifner.js";
 import { recursiveDoubling } from "./recursive_doubling.js";
 import { reduceBroadcast } from "./reduce_broadcast.js";
@@ -17,4 +18,5 @@ export const algorithms = [
   reduceBroadcast,
   swingLatency,
   swingBandwidth,
+  hierarchical,
 ];
