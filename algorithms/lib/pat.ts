@@ -1,8 +1,11 @@
 /**
  * PAT (Parallel Aggregated Trees, NCCL 2.23+): the op generators NCCL's kernels run for
- * all-gather and reduce-scatter, ported from PatAGAlgorithm and PatRSAlgorithm::getNextOp
- * (NCCL src/include/collectives.h, unchanged in substance from 2.23.4 to 2.29), and the
- * translation of their ops into cclab steps. allgather/pat and reducescatter/pat are built on it.
+ * all-gather and reduce-scatter, restated from PatAGAlgorithm and PatRSAlgorithm::getNextOp
+ * (NCCL src/include/collectives.h) and held op for op to NCCL 2.29's own (test/pat.test.ts), and
+ * the translation of their ops into cclab steps. allgather/pat and reducescatter/pat are built on
+ * it. NCCL 2.23.4 gives the same ops in the same order (checked for n = 2..130); only its
+ * reduce-scatter packs messages differently where n is not a power of two (it skipped the offsets
+ * past n when filling a message, later releases leave their places empty).
  *
  * The idea (S. Jeaugey, "PAT: a new algorithm for all-gather and reduce-scatter operations at
  * scale", arXiv 2506.20252): each rank's block is broadcast down (all-gather) or reduced up
