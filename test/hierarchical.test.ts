@@ -43,6 +43,34 @@ describe("the mesh shape", () => {
       /rank 5.*allreduce\/hierarchical_g4.*groupSize.*divide the 6 ranks; got 4/,
     );
   });
+  it("no group size but a divisor of n: 1.5 and -2 divide 6 arithmetically, 0 divides nothing", () => {
+    const call = rankCall(makeCall({ collective: "allreduce", size: 6, count: 6 }), 5);
+    for (const g of [1.5, -2, 0]) {
+      expect(
+        () =>
+          compile(
+            hierarchicalAllreduce("h", () => g, "bad"),
+            call,
+          ),
+        `g=${g}`,
+      ).toThrow(`got ${g}`);
+    }
+  });
+  it("a variant says its shape, and keeps the rest", () => {
+    const alg = hierarchicalAllreduce("hierarchical_g8", () => 8, "g = 8, a node's GPUs");
+    expect(alg.summary).toContain("(g = 8, a node's GPUs)");
+    expect(hierarchical.summary).toContain("(g = the largest divisor of n not above √n)");
+    expect(alg.limits).toBe(hierarchical.limits);
+    expect(alg.cost.steps.value(64, 64, 1)).toBe(2 * 7 + 2 * 7);
+    expect(alg.cost.steps.value(32, 64, 1)).toBe(2 * 7 + 2 * 3);
+  });
+  it("the cost formulas are exact where n divides the count, bounds elsewhere", () => {
+    expect(hierarchical.cost.exact?.(12, 24, 1)).toBe(true);
+    expect(hierarchical.cost.exact?.(12, 25, 1)).toBe(false);
+    const uneven = checkAlgorithm(hierarchical, makeCall({ collective: "allreduce", size: 12, count: 13 }));
+    expect(uneven.errors).toEqual([]);
+    expect(uneven.sent).toBeLessThan(hierarchical.cost.sent.value(12, 13, 1));
+  });
 });
 
 describe("against the ring", () => {

@@ -21,7 +21,8 @@ import {
 } from "../algorithms/lib/pat.js";
 import { pat as patReduceScatterAlg } from "../algorithms/reducescatter/pat.js";
 import { checkAlgorithm, compileAll } from "../src/schedule/check.js";
-import { makeCall } from "../src/specs/index.js";
+import { compile } from "../src/schedule/plan.js";
+import { makeCall, rankCall } from "../src/specs/index.js";
 
 const FIXTURE = new URL("./fixtures/pat/nccl-ops.txt", import.meta.url);
 
@@ -35,7 +36,7 @@ describe("the op generators are NCCL's", () => {
     .filter((l) => l && !l.startsWith("#"))
     .map((l) => l.split(" "));
   it("the fixture covers both generators, n = 2..64 and beyond", () => {
-    expect(rows.length).toBe(2 * (63 + 8) * 10);
+    expect(rows.length).toBe(2 * (63 + 8) * 11);
   });
   it("every case: the same ops, in the same order, posted by the same ops", () => {
     const bad: string[] = [];
@@ -175,5 +176,43 @@ describe("proved where the n = 1..64 matrix does not reach", () => {
       }
     }
     expect(errors).toEqual([]);
+  });
+});
+
+describe("steps as explain shows them", () => {
+  const labels = (collective: string, n: number, count: number, segment: number) =>
+    compile(
+      collective === "allgather" ? patAllGatherAlg : patReduceScatterAlg,
+      rankCall(makeCall({ collective, size: n, count, segment }), 0),
+    ).steps.map((s) => s.label);
+  it("a block cut into chunks names the chunk's elements", () => {
+    expect(labels("allgather", 2, 300, 128)).toEqual([
+      "copy own block",
+      "copySend blocks +0 on dim 0 (elements 0..127)",
+      "copySend blocks +0 on dim 0 (elements 128..255)",
+      "copySend blocks +0 on dim 0 (elements 256..299)",
+    ]);
+    expect(labels("reducescatter", 4, 1, 128)).toEqual([
+      "send blocks +3,+1 on dim 0",
+      "recvReduce blocks +2",
+      "send blocks +2 on dim 1",
+      "recvReduce blocks +0,+0 into the output",
+    ]);
+  });
+  it("no step is empty", () => {
+    for (const collective of ["allgather", "reducescatter"]) {
+      for (const [n, count, segment] of [
+        [5, 7, 1],
+        [8, 300, 128],
+        [13, 1, 200],
+      ] as const) {
+        for (const plan of compileAll(
+          collective === "allgather" ? patAllGatherAlg : patReduceScatterAlg,
+          makeCall({ collective, size: n, count, segment }),
+        )) {
+          expect(plan.steps.filter((s) => s.transfers.length + s.local.length === 0)).toEqual([]);
+        }
+      }
+    }
   });
 });

@@ -14,12 +14,12 @@ import {
   rho,
   type SendStepRule,
   swingChunksAt,
+  swingLayout,
   swingPeer,
   swingReduceScatterAllGather,
   swingSendStep,
-  tailPartner,
 } from "../algorithms/lib/swing.js";
-import { checkAlgorithm } from "../src/schedule/check.js";
+import { checkAlgorithm, compileAll } from "../src/schedule/check.js";
 import { defineAlgorithm, partition } from "../src/schedule/dsl.js";
 import { modelTime } from "../src/schedule/model.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
@@ -118,8 +118,14 @@ describe("the bandwidth-optimal block rule", () => {
 
 describe("the tail fold (libswing's shrink and enlarge)", () => {
   it("the last n - m ranks hand their buffer to the ranks n - m below", () => {
-    expect([0, 1, 2, 3, 4, 5].map((r) => tailPartner(r, 6, 4))).toEqual([-1, -1, 4, 5, 2, 3]);
-    expect([0, 1, 2, 3, 4].map((r) => tailPartner(r, 5, 4))).toEqual([-1, -1, -1, 4, 3]);
+    /** Each rank's first peer and the last, where it folds (else -1 for both). */
+    const fold = (alg: typeof swingLatency, n: number) =>
+      compileAll(alg, makeCall({ collective: "allreduce", size: n, count: n, inPlace: true })).map((p) => {
+        const peers = p.ops.filter((o) => o.kind === "send" || o.kind === "recv").map((o) => o.peer);
+        return p.steps[0]?.label.includes("rank") && !p.steps[0]?.label.includes("with") ? peers[0] : -1;
+      });
+    expect(fold(swingLatency, 6)).toEqual([-1, -1, 4, 5, 2, 3]);
+    expect(fold(swingBandwidth, 5)).toEqual([-1, -1, -1, 4, 3]);
   });
   it("costs two steps and one buffer more, like recursive doubling's fold", () => {
     const call = makeCall({ collective: "allreduce", size: 6, count: 12 });
@@ -164,5 +170,58 @@ describe("in cclab's alpha-beta model (no torus)", () => {
       makeCall({ collective: "allreduce", size: 12, count: 1200 }),
     );
     expect(r.sent).toBeGreaterThan(b.sent);
+  });
+});
+
+describe("the layout: one message each way per step", () => {
+  it("powers of two: every rank's chunks of every step lie together; elsewhere the identity", () => {
+    for (const n of [2, 4, 8, 16, 32, 64]) {
+      const order = swingLayout(n);
+      expect(
+        [...order].sort((a, b) => a - b),
+        `n=${n}`,
+      ).toEqual(Array.from({ length: n }, (_, i) => i));
+      for (let r = 0; r < n; r++) {
+        for (let s = 0; 2 ** s < n; s++) {
+          const at = swingChunksAt(r, s, n)
+            .map((b) => order.indexOf(b))
+            .sort((a, b) => a - b);
+          expect(at, `n=${n} r=${r} s=${s}`).toEqual(at.map((_, j) => (at[0] as number) + j));
+        }
+      }
+    }
+    expect(swingLayout(8)).not.toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(swingLayout(12)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+  });
+  it("no packing on powers of two, packing elsewhere, and never an empty step", () => {
+    const steps = (n: number) =>
+      compileAll(
+        swingBandwidth,
+        makeCall({ collective: "allreduce", size: n, count: 3 * n + 1, inPlace: true }),
+      ).flatMap((p) => p.steps);
+    for (const n of [4, 8, 16]) {
+      expect(
+        steps(n).filter((s) => s.label.startsWith("pack")),
+        `n=${n}`,
+      ).toEqual([]);
+      expect(
+        steps(n).filter((s) => s.local.some((l) => l.kind === "copy")),
+        `n=${n}`,
+      ).toEqual([]);
+    }
+    const six = steps(6);
+    expect(six.some((s) => /^pack chunks \d/.test(s.label))).toBe(true);
+    expect(six.some((s) => /^recvCopySend chunks \d/.test(s.label) && s.local.length > 0)).toBe(true);
+    for (const n of [4, 6, 7, 12])
+      expect(steps(n).filter((s) => s.transfers.length + s.local.length === 0)).toEqual([]);
+  });
+  it("the core needs an even n and one chunk per rank", () => {
+    const r = { buf: "output", offset: 0, count: 8 } as const;
+    expect(() => [...swingReduceScatterAllGather(0, 5, r, partition(8, 5), r, () => r)]).toThrow(
+      /swing: 5 chunks for 5 ranks/,
+    );
+    expect(() => [...swingReduceScatterAllGather(0, 4, r, partition(8, 3), r, () => r)]).toThrow(
+      /swing: 3 chunks for 4 ranks/,
+    );
   });
 });

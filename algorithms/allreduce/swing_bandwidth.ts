@@ -22,14 +22,7 @@
  * (This header is written from the fields below by src/tools/headers.ts.)
  */
 import { defineAlgorithm, f, partition, type Region } from "../../src/schedule/dsl.js";
-import {
-  swingChunksAt,
-  swingLayout,
-  swingPeer,
-  swingReduceScatterAllGather,
-  tailFolded,
-  tailPartner,
-} from "../lib/swing.js";
+import { swingChunksAt, swingLayout, swingPeer, swingReduceScatterAllGather, tailFolded } from "../lib/swing.js";
 
 /** The even number of ranks the core runs on: n, or n - 1 for odd n (the last rank folds into rank n - 2). */
 const core = (n: number) => n - (n % 2);
@@ -43,15 +36,15 @@ function mostSent(n: number, count: number): number {
   const m = core(n);
   // Block b lies at position j of the buffer (swingLayout) and has that position's chunk's size.
   const sizes = partition(count, m).map((x) => x.count);
-  const c: number[] = [];
-  swingLayout(m).forEach((b, j) => {
-    c[b] = sizes[j] as number;
-  });
-  const sum = (xs: number[]) => xs.reduce((a, i) => a + (c[i] as number), 0);
-  let most = n > m ? count : 0;
+  const order = swingLayout(m);
+  const size = (b: number) => sizes[order.indexOf(b)] as number;
+  let most = 0;
   for (let r = 0; r < m; r++) {
-    let sent = count - (c[r] as number) + (tailPartner(r, n, m) >= 0 ? count : 0);
-    for (let s = 0; 2 ** s < m; s++) sent += sum(swingChunksAt(swingPeer(r, s, m), s, m));
+    // Rank m - 1 hands an odd n's last rank the result.
+    let sent = count - size(r) + (r === m - 1 && n > m ? count : 0);
+    for (let s = 0; 2 ** s < m; s++) {
+      for (const b of swingChunksAt(swingPeer(r, s, m), s, m)) sent += size(b);
+    }
     most = Math.max(most, sent);
   }
   return most;

@@ -31,8 +31,8 @@
  * and out of NCCL's connection buffers: a cclab message's chunks are separate transfers of one
  * group that land where they belong, so all-gather needs no buffer at all.
  */
-import { invariant } from "../../src/core/assert.js";
 import {
+  type Chunk,
   copy,
   type LocalOp,
   type Memory,
@@ -89,7 +89,7 @@ export interface PatShape {
   readonly pack: number;
 }
 
-export const log2Up = (n: number): number => (n <= 1 ? 0 : Math.ceil(Math.log2(n)));
+export const log2Up = (n: number): number => Math.ceil(Math.log2(n));
 /** Lowest set bit of s (s > 0): the dimension a chunk at offset s travels on last. */
 export const lowBit = (s: number): number => Math.log2(s & -s);
 
@@ -116,7 +116,7 @@ function mirrorInvert(i: number, max: number): number {
 }
 
 /** The segments of a block: NCCL runs the whole generator once per chunk of `chunk` elements. */
-function* chunks(count: number, chunk: number): Generator<{ offset: number; count: number }> {
+function* chunks(count: number, chunk: number): Generator<Chunk> {
   for (let offset = 0; offset < count; offset += chunk) yield { offset, count: Math.min(chunk, count - offset) };
 }
 
@@ -141,29 +141,35 @@ export function aggregatedSteps(bits: number): number[] {
  */
 export function* patAllGatherOps(n: number, count: number, chunk: number): Generator<PatOp> {
   const { agg, delta, pack } = patShape(n, count, chunk);
-  const op = (c: { offset: number; count: number }, s: number, sendDim: number, post: boolean): PatOp => {
-    const block = sendDim < 0 ? s : s - 2 ** sendDim;
-    return { recvDim: block === 0 ? -1 : lowBit(block), sendDim, block, ...c, post, ahead: 0 };
+  /** Offset s forwarded on its lowest bit; a message ends every `pack` ops and at a loop's last op. */
+  const forward = (c: Chunk, s: number, a: number, next: number): PatOp => {
+    const block = s - (s & -s);
+    const post = a % pack === pack - 1 || next >= n;
+    return { recvDim: block === 0 ? -1 : lowBit(block), sendDim: lowBit(s), block, ...c, post, ahead: 0 };
   };
-  // A message ends every `pack` ops, and at the last op of a loop whose next offset is past n.
-  const ends = (a: number, next: number) => a % pack === pack - 1 || next >= n;
+  /** A block that arrived on its lowest bit and goes nowhere further. */
+  const keep = (c: Chunk, block: number): PatOp => ({
+    recvDim: lowBit(block),
+    sendDim: -1,
+    block,
+    ...c,
+    post: false,
+    ahead: 0,
+  });
+  // NCCL loops a over [0, A) and skips offsets past n; they are a tail of each loop, so the
+  // loops here stop at the first one. (2a+1)·scale·Δ < n, a·Δ + as < n imply a < A.
   for (const c of chunks(count, chunk)) {
     for (let scale = agg / 2; scale >= 1; scale /= 2) {
-      for (let a = 0; a < agg / (2 * scale); a++) {
-        const s = (2 * a + 1) * scale * delta;
-        if (s < n) yield op(c, s, lowBit(s), ends(a, (2 * a + 3) * scale * delta));
+      for (let a = 0; (2 * a + 1) * scale * delta < n; a++) {
+        yield forward(c, (2 * a + 1) * scale * delta, a, (2 * a + 3) * scale * delta);
       }
     }
     for (const as of aggregatedSteps(log2Up(delta))) {
-      for (let a = 0; a < agg; a++) {
-        const s = a * delta + as;
-        if (s < n) yield op(c, s, lowBit(s), ends(a, s + delta));
-        // The last block, when its successor on dimension 0 is past n: received, forwarded nowhere.
-        else if (s - 1 < n && lowBit(s) === 0) yield op(c, s - 1, -1, false);
-      }
-      if (as % 2 === 1) {
-        for (let a = 0; a < agg; a++) if (a * delta + as < n) yield op(c, a * delta + as, -1, false);
-      }
+      let a = 0;
+      for (; a * delta + as < n; a++) yield forward(c, a * delta + as, a, (a + 1) * delta + as);
+      // The last block, when its successor on dimension 0 is past n: received, forwarded nowhere.
+      if (as % 2 === 1 && a * delta + as === n) yield keep(c, n - 1);
+      if (as % 2 === 1) for (let b = 0; b * delta + as < n; b++) yield keep(c, b * delta + as);
     }
   }
 }
@@ -198,13 +204,14 @@ export function* patReduceScatterOps(n: number, count: number, chunk: number): G
       post,
       ahead,
     });
-    const ends = (a: number, last: number) => a % pack === pack - 1 || a === last - 1;
+    // A message ends every `pack` ops (NCCL: "or at the loop's last op", which is the same: A is a multiple of P).
+    const ends = (a: number) => a % pack === pack - 1;
     for (let as = delta - 1; as >= 1; as--) {
       if (as % 2 === 1) {
         // Phase 0: this rank's contributions to the offsets a·Δ + as leave on dimension 0.
         for (let a = 0; a < agg; a++) {
           const s = mirrorInvert(a, agg) * delta + as;
-          if (s < n) yield { recvDim: -1, sendDim: 0, block: s, ...c, post: ends(a, agg), ahead: 0 };
+          if (s < n) yield { recvDim: -1, sendDim: 0, block: s, ...c, post: ends(a), ahead: 0 };
         }
         if (as === 1) break;
       }
@@ -216,13 +223,14 @@ export function* patReduceScatterOps(n: number, count: number, chunk: number): G
         const s = mirrorInvert(a, agg) * delta + as;
         const recvDim = lowBit(s);
         const block = s - 2 ** recvDim;
-        const sendDim = dim(block);
-        if (sendDim >= 0 && as === 2 ** recvDim && newPeer(a, agg)) {
+        // NCCL tests this only where the block goes on (sendDim >= 0); the one block that does not,
+        // block 0, comes at the loop's last op, after which the reset no longer shows.
+        if (as === 2 ** recvDim && newPeer(a, agg)) {
           skipped = a;
           ahead = 0;
         }
         if (block >= n) continue;
-        yield op(s < n ? recvDim : -1, block, recvDim === 0 && sendDim >= 0 && ends(a, agg));
+        yield op(s < n ? recvDim : -1, block, recvDim === 0 && ends(a));
         if (recvDim > 0 && ((a - skipped) % pack) + 1 >= pack) ahead++;
       }
     }
@@ -266,24 +274,10 @@ export function* patReduceScatterOps(n: number, count: number, chunk: number): G
 export function patMessages(n: number, count: number, chunk: number): number {
   const { agg, delta, pack } = patShape(n, count, chunk);
   let m = 0;
-  for (let scale = agg / 2; scale >= 1; scale /= 2) {
-    // Offsets (2a+1)·scale·Δ < n, a < A/(2·scale).
-    m += Math.ceil(Math.min(agg / (2 * scale), Math.ceil((n / (scale * delta) - 1) / 2)) / pack);
-  }
-  // Offsets a·Δ + as < n, a < A.
-  for (let as = 1; as < delta; as++) m += Math.ceil(Math.min(agg, Math.ceil((n - as) / delta)) / pack);
+  // Offsets (2a+1)·scale·Δ < n per far dimension, then a·Δ + as < n per low aggregated step.
+  for (let scale = agg / 2; scale >= 1; scale /= 2) m += Math.ceil(Math.ceil((n / (scale * delta) - 1) / 2) / pack);
+  for (let as = 1; as < delta; as++) m += Math.ceil(Math.ceil((n - as) / delta) / pack);
   return m * Math.ceil(count / chunk);
-}
-
-/** The last op list asked for: every rank of a call asks for the same one. */
-let cached: { key: string; ops: readonly PatOp[] } | undefined;
-function opsOf(kind: "ag" | "rs", n: number, count: number, chunk: number): readonly PatOp[] {
-  const key = `${kind} ${n} ${count} ${chunk}`;
-  if (cached?.key !== key) {
-    const gen = kind === "ag" ? patAllGatherOps(n, count, chunk) : patReduceScatterOps(n, count, chunk);
-    cached = { key, ops: [...gen] };
-  }
-  return cached.ops;
 }
 
 /** '+0,+4': the blocks of a message, as offsets from the rank. */
@@ -303,7 +297,7 @@ export function* patAllGather(c: RankCall, mem: Memory): Schedule {
   const out = (block: number, o: PatOp) => sub(mem.output, mod(rank + block, n) * count + o.offset, o.count);
   if (!c.inPlace) yield step("copy own block", [], [copy(sub(mem.output, rank * count, count), mem.input)]);
   let msg: PatOp[] = [];
-  for (const o of opsOf("ag", n, count, patChunk(c.segment))) {
+  for (const o of patAllGatherOps(n, count, patChunk(c.segment))) {
     // Receive-only ops (NCCL's copies out of its buffers) read what a receive already put in place.
     if (o.sendDim < 0) continue;
     msg.push(o);
@@ -330,72 +324,72 @@ export function* patReduceScatter(c: RankCall, mem: Memory): Schedule {
   const { rank, size: n, count } = c;
   const chunk = patChunk(c.segment);
   const width = Math.min(chunk, count);
-  const segs = Math.ceil(count / chunk);
-  const slots = new Map<number, Region>();
-  /** Slot of message m on dimension d, side 0 (being filled) or 1 (received). */
-  const slot = (side: number, d: number, m: number, i: number, o: PatOp): Region => {
-    const k = (d * 2 + side) * NCCL_STEPS + (m % NCCL_STEPS);
+  const slots = new Map<string, Region>();
+  /** Chunk i of message m's slot on dimension d, on side 'filling' or 'received'. */
+  const slot = (side: string, d: number, m: number, i: number, o: PatOp): Region => {
+    const k = `${side} ${d} ${m % NCCL_STEPS}`;
     let r = slots.get(k);
     if (!r) slots.set(k, (r = mem.scratch(patShape(n, count, chunk).pack * width)));
     return sub(r, i * width, o.count);
   };
   /** A chunk of a message being filled: its partial sum, or (no region yet) this rank's input as it is. */
   type Entry = { readonly op: PatOp; region?: Region };
-  const filling = new Map<number, Entry[]>();
-  const entries = new Map<number, Entry>();
-  const received = new Map<number, Region>();
+  const filling = new Map<string, Entry[]>();
+  const entries = new Map<string, Entry>();
+  const received = new Map<string, Region>();
   const posted: number[] = [];
-  const key = (d: number, block: number, o: PatOp) => (d * n + block) * segs + o.offset / chunk;
+  const key = (d: number, block: number, o: PatOp) => `${d} ${block} ${o.offset}`;
   const own = (o: PatOp) => sub(mem.input, mod(rank + o.block, n) * count + o.offset, o.count);
   const written = new Set<number>();
-  let local: LocalOp[] = [];
-  let reduced: PatOp[] = [];
-  for (const o of opsOf("rs", n, count, chunk)) {
-    const src = o.recvDim >= 0 ? received.get(key(o.recvDim, o.block, o)) : undefined;
-    invariant(o.recvDim < 0 || src, () => `PAT: block +${o.block} is read on dim ${o.recvDim} before it arrives`);
-    if (src) {
-      received.delete(key(o.recvDim, o.block, o));
-      reduced.push(o);
-    }
+  /** The reductions since the last post, with the ops they come from (for the step's label). */
+  let pending: { readonly o: PatOp; readonly op: LocalOp }[] = [];
+  const flush = function* (where: string) {
+    if (pending.length > 0)
+      yield step(
+        `recvReduce blocks ${blocksText(pending.map((p) => p.o))}${where}`,
+        [],
+        pending.map((p) => p.op),
+      );
+    pending = [];
+  };
+  for (const o of patReduceScatterOps(n, count, chunk)) {
+    // What arrived on recvDim for this block (the symmetric receive of an earlier post).
+    const src = received.get(key(o.recvDim, o.block, o));
     if (o.sendDim < 0) {
       // The own block: its first partial sum is reduced with the own contribution, the rest into it.
-      invariant(src, "PAT: a partial sum for the output with no receive");
       const dst = sub(mem.output, o.offset, o.count);
-      local.push(written.has(o.offset) ? reduce(dst, src) : reduce(dst, src, own(o)));
+      pending.push({ o, op: written.has(o.offset) ? reduce(dst, src as Region) : reduce(dst, src as Region, own(o)) });
       written.add(o.offset);
     } else {
       const m = (posted[o.sendDim] ?? 0) + o.ahead;
-      const list = filling.get(o.sendDim * 1e6 + m) ?? [];
-      filling.set(o.sendDim * 1e6 + m, list);
+      const list = filling.get(`${o.sendDim} ${m}`) ?? [];
+      filling.set(`${o.sendDim} ${m}`, list);
       let e = entries.get(key(o.sendDim, o.block, o));
       if (!e) {
         e = { op: o };
         list.push(e);
         entries.set(key(o.sendDim, o.block, o), e);
       }
-      if (src && e.region) local.push(reduce(e.region, src));
+      if (src && e.region) pending.push({ o, op: reduce(e.region, src) });
       else if (src) {
-        e.region = slot(0, o.sendDim, m, list.indexOf(e), o);
-        local.push(reduce(e.region, src, own(o)));
+        e.region = slot("filling", o.sendDim, m, list.indexOf(e), o);
+        pending.push({ o, op: reduce(e.region, src, own(o)) });
       }
     }
     if (!o.post) continue;
-    if (local.length > 0) yield step(`recvReduce blocks ${blocksText(reduced)}`, [], local);
-    local = [];
-    reduced = [];
+    yield* flush("");
     const d = o.sendDim;
     const m = posted[d] ?? 0;
     posted[d] = m + 1;
-    const list = filling.get(d * 1e6 + m) ?? [];
-    filling.delete(d * 1e6 + m);
+    const list = filling.get(`${d} ${m}`) ?? [];
     const transfers: Transfer[] = list.map((e) => send(mod(rank + 2 ** d, n), e.region ?? own(e.op)));
     list.forEach((e, i) => {
       entries.delete(key(d, e.op.block, e.op));
-      const r = slot(1, d, m, i, e.op);
+      const r = slot("received", d, m, i, e.op);
       transfers.push(recv(mod(rank - 2 ** d, n), r));
       received.set(key(d, mod(e.op.block - 2 ** d, n), e.op), r);
     });
     yield step(`send blocks ${blocksText(list.map((e) => e.op))} on dim ${d}${chunkText(o, count)}`, transfers);
   }
-  if (local.length > 0) yield step(`recvReduce blocks ${blocksText(reduced)} into the output`, [], local);
+  yield* flush(" into the output");
 }

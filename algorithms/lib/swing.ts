@@ -64,21 +64,13 @@ function firstStep(neg: number): number {
  */
 export function swingSendStep(r: number, b: number, k: number, n: number): number {
   invariant(r !== b, "swingSendStep: a rank never sends its own block");
-  return stepsByDistance(k, n)[mod(b % 2 === 1 ? b - r : r - b, n)] as number;
-}
-
-/** swingSendStep by signed distance mod n, for one (k, n): the last table asked for, as every rank of a call asks for the same. */
-let table: { k: number; n: number; steps: Int8Array } | undefined;
-function stepsByDistance(k: number, n: number): Int8Array {
-  if (table?.k === k && table.n === n) return table.steps;
-  const steps = new Int8Array(n).fill(-1);
-  for (let d = 1; d < n; d++) {
-    for (let x = d - 2 * n; x < 2 * n; x += n) {
-      if (x !== 0 && fitsNegabinary(x, k)) steps[d] = Math.max(steps[d] as number, firstStep(negabinary(x)));
-    }
+  const d = mod(b % 2 === 1 ? b - r : r - b, n);
+  let latest = -1;
+  // The forms d - 2n, d - n, d, d + n: every one that k negabinary digits can hold.
+  for (let x = d - 2 * n; x < 2 * n; x += n) {
+    if (fitsNegabinary(x, k)) latest = Math.max(latest, firstStep(negabinary(x)));
   }
-  table = { k, n, steps };
-  return steps;
+  return latest;
 }
 
 /** Which step rank r sends block b on, among n ranks in k steps. */
@@ -93,18 +85,10 @@ export function swingChunksAt(r: number, s: number, n: number, rule: SendStepRul
 }
 
 /**
- * Where n is not the size the core runs on (m < n): the last n - m ranks hand their whole buffer
+ * The core of `m` ranks, where n is not that size: the last n - m ranks hand their whole buffer
  * to the rank n - m below them and take the result back at the end (libswing's
- * shrink_non_power_of_two / enlarge_non_power_of_two: a near neighbour, not a far one). Returns
- * this rank's partner, or -1.
+ * shrink_non_power_of_two / enlarge_non_power_of_two: a near neighbour, not a far one).
  */
-export function tailPartner(rank: number, n: number, m: number): number {
-  const extra = n - m;
-  if (rank >= m) return rank - extra;
-  return rank + extra >= m ? rank + extra : -1;
-}
-
-/** The core of `m` ranks wrapped in the tail fold: partners fold in before and out after. */
 export function* tailFolded(
   rank: number,
   n: number,
@@ -113,15 +97,16 @@ export function* tailFolded(
   tmp: () => Region,
   core: () => Schedule,
 ): Schedule {
-  const partner = tailPartner(rank, n, m);
+  const extra = n - m;
   if (rank >= m) {
-    yield step(`send to rank ${partner}`, [send(partner, out)]);
-    yield step(`recv result from rank ${partner}`, [recv(partner, out)]);
+    yield step(`send to rank ${rank - extra}`, [send(rank - extra, out)]);
+    yield step(`recv result from rank ${rank - extra}`, [recv(rank - extra, out)]);
     return;
   }
-  if (partner >= 0) yield step(`recvReduce rank ${partner}'s buffer`, [recv(partner, tmp())], [reduce(out, tmp())]);
+  const folded = rank + extra >= m;
+  if (folded) yield step(`recvReduce rank ${rank + extra}'s buffer`, [recv(rank + extra, tmp())], [reduce(out, tmp())]);
   yield* core();
-  if (partner >= 0) yield step(`send result to rank ${partner}`, [send(partner, out)]);
+  if (folded) yield step(`send result to rank ${rank + extra}`, [send(rank + extra, out)]);
 }
 
 /** Latency-optimal Swing among n ranks, n a power of two: log2 n whole-buffer exchanges with π(r, s). */
@@ -154,7 +139,7 @@ export function swingLayout(n: number, rule: SendStepRule = swingSendStep): numb
       const part = order.slice(at, at + window.size);
       order.splice(at, window.size, ...part.filter((b) => !away.has(b)), ...part.filter((b) => away.has(b)));
     }
-    for (let r = 0; r < n; r++) for (const b of swingChunksAt(r, s, n, rule)) kept[r]?.delete(b);
+    for (let r = 0; r < n; r++) for (const b of swingChunksAt(r, s, n, rule)) (kept[r] as Set<number>).delete(b);
   }
   return order;
 }
@@ -178,7 +163,7 @@ export function* swingReduceScatterAllGather(
   invariant(n % 2 === 0 && chunks.length === n, () => `swing: ${chunks.length} chunks for ${n} ranks`);
   const k = Math.ceil(Math.log2(n));
   const order = swingLayout(n, rule);
-  const pos: number[] = [];
+  const pos = new Int32Array(n);
   order.forEach((b, j) => {
     pos[b] = j;
   });
