@@ -3,9 +3,13 @@
 // TypedArrays (or ArrayBuffers) addressed by byte offset, kept alive while a request is pending.
 // Errors return (MPI_ERRORS_RETURN) and are thrown as JS errors carrying engine/code/engineMessage,
 // which src/native/load.ts turns into EngineError. Nothing here blocks except wait() and the
-// built-in collectives (the oracle); the TypeScript side polls test/testsome from the event loop.
+// built-in collectives (the oracle); progress() spins for at most its budget, and the TypeScript
+// side calls it from the event loop.
 #include <mpi.h>
 
+#include <sched.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -290,6 +294,24 @@ Napi::Value CommSplit(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(comms.size() - 1));
 }
 
+// commDup(comm) -> handle: a communicator of the same ranks whose messages never meet comm's
+// (one per channel of a collective, and one for collectives apart from user point-to-point).
+Napi::Value CommDup(const Napi::CallbackInfo& info) {
+  MPI_Comm out = MPI_COMM_NULL;
+  Check(info.Env(), MPI_Comm_dup(Comm(info, 0), &out), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(out, MPI_ERRORS_RETURN);
+  comms.push_back(out);
+  return Napi::Number::New(info.Env(), static_cast<double>(comms.size() - 1));
+}
+
+// tagUpperBound() -> MPI_TAG_UB (at least 32767 by the standard; Open MPI: 2^31 - 1).
+Napi::Value TagUpperBound(const Napi::CallbackInfo& info) {
+  int* ub = nullptr;
+  int flag = 0;
+  Check(info.Env(), MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag), "MPI_Comm_get_attr");
+  return Napi::Number::New(info.Env(), flag && ub ? *ub : 32767);
+}
+
 Napi::Value CommFree(const Napi::CallbackInfo& info) {
   const int h = Int(info, 0, "comm");
   if (h == 0) throw Napi::Error::New(info.Env(), "MPI_COMM_WORLD cannot be freed");
@@ -430,7 +452,8 @@ Napi::Value Testsome(const Napi::CallbackInfo& info) {
     const int i = index[k];
     Napi::Object o = Napi::Object::New(env);
     o.Set("request", handle[i]);
-    const int err = rc == MPI_ERR_IN_STATUS ? st[i].MPI_ERROR : MPI_SUCCESS;
+    // MPI_Testsome fills statuses by completion position k, not by request index i.
+    const int err = rc == MPI_ERR_IN_STATUS ? st[k].MPI_ERROR : MPI_SUCCESS;
     if (err != MPI_SUCCESS) {
       Napi::Object e = Napi::Object::New(env);
       e.Set("code", err);
@@ -438,14 +461,78 @@ Napi::Value Testsome(const Napi::CallbackInfo& info) {
       o.Set("error", e);
     } else {
       int bytes = 0;
-      MPI_Get_count(&st[i], MPI_BYTE, &bytes);
+      MPI_Get_count(&st[k], MPI_BYTE, &bytes);
       o.Set("bytes", bytes);
+      o.Set("tag", st[k].MPI_TAG);
     }
     out.Set(static_cast<uint32_t>(k), o);
     requests.erase(handle[i]);
   }
   // Requests still pending keep their (unchanged) handles; MPI only rewrote completed ones.
   return out;
+}
+
+// progress(requests: Int32Array, budgetUs, yieldCpu) -> Int32Array of 4 entries per completed
+// request: [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)]. MPI_Testsome over
+// the requests until one completes or budgetUs have passed (sched_yield between tries when the
+// ranks outnumber the cores), so one call moves a batch of transfers without giving the event
+// loop a turn per message, yet never holds it longer than the budget. Completed handles are freed.
+Napi::Value Progress(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsNumber())
+    throw Napi::TypeError::New(env, "progress(requests: Int32Array, budgetUs, yieldCpu)");
+  Napi::Int32Array ids = info[0].As<Napi::Int32Array>();
+  const size_t n = ids.ElementLength();
+  const double budgetUs = info[1].As<Napi::Number>().DoubleValue();
+  const bool yieldCpu = info[2].ToBoolean();
+  std::vector<MPI_Request> reqs(n);
+  for (size_t i = 0; i < n; i++) reqs[i] = Find(info, ids[i]).request;
+  std::vector<int> index(n > 0 ? n : 1);
+  std::vector<MPI_Status> st(n > 0 ? n : 1);
+  int done = 0;
+  int rc = MPI_SUCCESS;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    if (n == 0) break;
+    rc = MPI_Testsome(static_cast<int>(n), reqs.data(), &done, index.data(), st.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) Throw(env, rc, "MPI_Testsome");
+    if (done == MPI_UNDEFINED) done = 0;
+    if (done > 0) break;
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    if (us >= budgetUs) break;
+    if (yieldCpu) sched_yield();
+  }
+  Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(done) * 4);
+  for (int k = 0; k < done; k++) {
+    const int i = index[k];
+    int bytes = 0;
+    const int err = rc == MPI_ERR_IN_STATUS ? st[k].MPI_ERROR : MPI_SUCCESS;
+    if (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE) MPI_Get_count(&st[k], MPI_BYTE, &bytes);
+    out[4 * k] = i;
+    out[4 * k + 1] = bytes;
+    out[4 * k + 2] = st[k].MPI_TAG;
+    out[4 * k + 3] = err;
+    requests.erase(ids[i]);
+  }
+  // Requests still pending keep their handles; MPI rewrote only the completed ones.
+  return out;
+}
+
+// cancel(request) -> true if the request was cancelled, false if it had completed first. The
+// request is waited for either way (MPI_Cancel then MPI_Wait) and its handle freed, so nothing is
+// left posted into a buffer its owner has taken back.
+Napi::Value Cancel(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int id = Int(info, 0, "request");
+  Pending& p = Find(info, id);
+  MPI_Status st;
+  int rc = MPI_Cancel(&p.request);
+  if (rc == MPI_SUCCESS) rc = MPI_Wait(&p.request, &st);
+  requests.erase(id);
+  if (rc != MPI_SUCCESS) Throw(env, rc, "MPI_Cancel");
+  int cancelled = 0;
+  MPI_Test_cancelled(&st, &cancelled);
+  return Napi::Boolean::New(env, cancelled != 0);
 }
 
 // wait(request) -> bytes. Blocks the event loop: for tests and tools, never for the backend.
@@ -647,6 +734,8 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"size", Size},
       {"commSplit", CommSplit},
       {"commFree", CommFree},
+      {"commDup", CommDup},
+      {"tagUpperBound", TagUpperBound},
       {"isend", Isend},
       {"irecv", Irecv},
       {"improbe", Improbe},
@@ -654,6 +743,8 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"mrecvDiscard", MrecvDiscard},
       {"test", Test},
       {"testsome", Testsome},
+      {"progress", Progress},
+      {"cancel", Cancel},
       {"wait", Wait},
       {"pendingCount", PendingCount},
       {"barrier", Barrier},

@@ -49,53 +49,72 @@ void LoopAliased(T* d, const T* s, size_t n) {
   for (size_t i = 0; i < n; i++) d[i] = Op<C, T>::f(d[i], s[i]);
 }
 
+// NCCL's reduceCopy: d = a op s, a third operand so the first need not be copied into d first.
 template <Combine C, typename T>
-void Run(void* d, const void* s, size_t n, bool aliased) {
-  if (aliased) LoopAliased<C, T>(static_cast<T*>(d), static_cast<const T*>(s), n);
-  else Loop<C, T>(static_cast<T*>(d), static_cast<const T*>(s), n);
+void Loop3(T* __restrict d, const T* __restrict a, const T* __restrict s, size_t n) {
+  for (size_t i = 0; i < n; i++) d[i] = Op<C, T>::f(a[i], s[i]);
+}
+// d may be a or s (element i is read before it is written); no restrict then.
+template <Combine C, typename T>
+void Loop3Aliased(T* d, const T* a, const T* s, size_t n) {
+  for (size_t i = 0; i < n; i++) d[i] = Op<C, T>::f(a[i], s[i]);
+}
+
+template <Combine C, typename T>
+void Run(void* d, const void* a, const void* s, size_t n, bool aliased) {
+  if (a == d) {
+    if (aliased) LoopAliased<C, T>(static_cast<T*>(d), static_cast<const T*>(s), n);
+    else Loop<C, T>(static_cast<T*>(d), static_cast<const T*>(s), n);
+  } else if (aliased) {
+    Loop3Aliased<C, T>(static_cast<T*>(d), static_cast<const T*>(a), static_cast<const T*>(s), n);
+  } else {
+    Loop3<C, T>(static_cast<T*>(d), static_cast<const T*>(a), static_cast<const T*>(s), n);
+  }
 }
 
 template <Combine C, bool BF>
-void RunHalf(void* dv, const void* sv, size_t n) {
+void RunHalf(void* dv, const void* av, const void* sv, size_t n) {
   uint16_t* d = static_cast<uint16_t*>(dv);
+  const uint16_t* a = static_cast<const uint16_t*>(av);
   const uint16_t* s = static_cast<const uint16_t*>(sv);
-  for (size_t i = 0; i < n; i++) d[i] = HalfOp<C, BF>(d[i], s[i]);
+  for (size_t i = 0; i < n; i++) d[i] = HalfOp<C, BF>(a[i], s[i]);
 }
 
 template <Combine C>
-bool Dispatch(DT dt, void* d, const void* s, size_t n, bool aliased) {
+bool Dispatch(DT dt, void* d, const void* a, const void* s, size_t n, bool aliased) {
   constexpr bool bitwise = C == Combine::Band || C == Combine::Bor || C == Combine::Bxor;
   switch (dt) {
-    case DT::I8: Run<C, int8_t>(d, s, n, aliased); return true;
-    case DT::U8: Run<C, uint8_t>(d, s, n, aliased); return true;
-    case DT::I32: Run<C, int32_t>(d, s, n, aliased); return true;
-    case DT::U32: Run<C, uint32_t>(d, s, n, aliased); return true;
-    case DT::I64: Run<C, int64_t>(d, s, n, aliased); return true;
-    case DT::U64: Run<C, uint64_t>(d, s, n, aliased); return true;
+    case DT::I8: Run<C, int8_t>(d, a, s, n, aliased); return true;
+    case DT::U8: Run<C, uint8_t>(d, a, s, n, aliased); return true;
+    case DT::I32: Run<C, int32_t>(d, a, s, n, aliased); return true;
+    case DT::U32: Run<C, uint32_t>(d, a, s, n, aliased); return true;
+    case DT::I64: Run<C, int64_t>(d, a, s, n, aliased); return true;
+    case DT::U64: Run<C, uint64_t>(d, a, s, n, aliased); return true;
     default: break;
   }
   if constexpr (bitwise) {
     return false;
   } else {
     switch (dt) {
-      case DT::F16: RunHalf<C, false>(d, s, n); return true;
-      case DT::BF16: RunHalf<C, true>(d, s, n); return true;
-      case DT::F32: Run<C, float>(d, s, n, aliased); return true;
-      case DT::F64: Run<C, double>(d, s, n, aliased); return true;
+      case DT::F16: RunHalf<C, false>(d, a, s, n); return true;
+      case DT::BF16: RunHalf<C, true>(d, a, s, n); return true;
+      case DT::F32: Run<C, float>(d, a, s, n, aliased); return true;
+      case DT::F64: Run<C, double>(d, a, s, n, aliased); return true;
       default: return false;
     }
   }
 }
 
-bool ReduceHost(DT dt, Combine c, void* d, const void* s, size_t n, bool aliased) {
+// d = a op s, element-wise; a == d is the two-operand d = d op s. `aliased`: the regions overlap.
+bool ReduceHost(DT dt, Combine c, void* d, const void* a, const void* s, size_t n, bool aliased) {
   switch (c) {
-    case Combine::Sum: return Dispatch<Combine::Sum>(dt, d, s, n, aliased);
-    case Combine::Prod: return Dispatch<Combine::Prod>(dt, d, s, n, aliased);
-    case Combine::Min: return Dispatch<Combine::Min>(dt, d, s, n, aliased);
-    case Combine::Max: return Dispatch<Combine::Max>(dt, d, s, n, aliased);
-    case Combine::Band: return Dispatch<Combine::Band>(dt, d, s, n, aliased);
-    case Combine::Bor: return Dispatch<Combine::Bor>(dt, d, s, n, aliased);
-    case Combine::Bxor: return Dispatch<Combine::Bxor>(dt, d, s, n, aliased);
+    case Combine::Sum: return Dispatch<Combine::Sum>(dt, d, a, s, n, aliased);
+    case Combine::Prod: return Dispatch<Combine::Prod>(dt, d, a, s, n, aliased);
+    case Combine::Min: return Dispatch<Combine::Min>(dt, d, a, s, n, aliased);
+    case Combine::Max: return Dispatch<Combine::Max>(dt, d, a, s, n, aliased);
+    case Combine::Band: return Dispatch<Combine::Band>(dt, d, a, s, n, aliased);
+    case Combine::Bor: return Dispatch<Combine::Bor>(dt, d, a, s, n, aliased);
+    case Combine::Bxor: return Dispatch<Combine::Bxor>(dt, d, a, s, n, aliased);
   }
   return false;
 }
@@ -155,9 +174,10 @@ uint8_t* Elements(const Napi::Env& env, const HostSpan& s, DT dt, size_t off, si
   return s.base + off * b;
 }
 
+// reduce(dtype, combine, dst, dOff, src, sOff, count[, a, aOff]): dst = dst op src, or dst = a op src.
 Napi::Value Reduce(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 7) throw Napi::TypeError::New(env, "reduce(dtype, combine, dst, dOff, src, sOff, count)");
+  if (info.Length() < 7) throw Napi::TypeError::New(env, "reduce(dtype, combine, dst, dOff, src, sOff, count[, a, aOff])");
   const DT dt = DTypeArg(env, info[0]);
   Combine c;
   if (!info[1].IsString() || !ParseCombine(info[1].As<Napi::String>().Utf8Value(), &c))
@@ -167,8 +187,18 @@ Napi::Value Reduce(const Napi::CallbackInfo& info) {
   uint8_t* d = Elements(env, ds, dt, Index(env, info[3], "dOff"), count, "dst");
   const uint8_t* s = Elements(env, ss, dt, Index(env, info[5], "sOff"), count, "src");
   const size_t bytes = count * DTBytes(dt);
-  const bool aliased = d < s + bytes && s < d + bytes;
-  if (!ReduceHost(dt, c, d, s, count, aliased))
+  const uint8_t* a = d;
+  if (info.Length() >= 9 && !info[7].IsUndefined()) {
+    const HostSpan as = Span(env, info[7], "a");
+    a = Elements(env, as, dt, Index(env, info[8], "aOff"), count, "a");
+  }
+  const auto overlap = [bytes](const uint8_t* x, const uint8_t* y) { return x < y + bytes && y < x + bytes; };
+  // d = d op s runs element by element in order, so any overlap is defined; with a third operand
+  // only whole-region aliasing is (d is s, or d is a), which is all plans ever make.
+  if (a != d && ((overlap(d, s) && d != s) || overlap(d, a)))
+    throw Napi::RangeError::New(env, "reduce: dst partly overlaps an operand");
+  const bool aliased = overlap(d, s) || (a != d && overlap(a, s));
+  if (!ReduceHost(dt, c, d, a, s, count, aliased))
     throw Napi::TypeError::New(env, "reduce op is bitwise and does not apply to a floating-point dtype");
   return env.Undefined();
 }

@@ -36,11 +36,30 @@ export function checkView(rank: number, v: unknown, op: string, arg = "view"): V
       `view [${offset}, ${offset + count}) is outside its buffer of ${v.buffer.count} elements`,
     );
   }
+  // A transferred ArrayBuffer (postMessage, structuredClone, ArrayBuffer.prototype.transfer) leaves
+  // the typed array empty while the buffer still claims its count: reading it gives undefined/NaN.
+  if (isHostBuffer(v.buffer) && v.buffer.data.length !== v.buffer.count) {
+    throw new InvalidArgumentError(
+      site,
+      `its memory was detached (the ArrayBuffer was transferred, e.g. to a worker or with ArrayBuffer.prototype.transfer): ` +
+        `the ${v.buffer.dtype} buffer of ${v.buffer.count} elements now has ${v.buffer.data.length}`,
+    );
+  }
   return v;
 }
 
-/** checkView, and the memory must be the host's (the sim and mpi backends). */
-export function checkHostView(rank: number, v: unknown, op: string, arg: string, backend: string): HostView {
+/**
+ * checkView, and the memory must be the host's (the sim and mpi backends). `shared: false` for
+ * engines that cannot address a SharedArrayBuffer (Node-API gives native code no pointer to one).
+ */
+export function checkHostView(
+  rank: number,
+  v: unknown,
+  op: string,
+  arg: string,
+  backend: string,
+  options: { shared?: boolean } = {},
+): HostView {
   const checked = checkView(rank, v, op, arg);
   if (!isHostBuffer(checked.buffer)) {
     throw new InvalidArgumentError(
@@ -48,7 +67,18 @@ export function checkHostView(rank: number, v: unknown, op: string, arg: string,
       `the ${backend} backend works on host memory; this buffer is on ${checked.buffer.location}`,
     );
   }
+  if (options.shared === false && isShared(checked.buffer.data.buffer)) {
+    throw new InvalidArgumentError(
+      { rank, op, arg },
+      `the ${backend} backend cannot hand memory of a SharedArrayBuffer to its engine (Node-API gives native code ` +
+        `no pointer to one); copy it into an ordinary buffer first, e.g. tensor(dtype, sharedArray)`,
+    );
+  }
   return checked as HostView;
+}
+
+function isShared(b: ArrayBufferLike): boolean {
+  return typeof SharedArrayBuffer !== "undefined" && b instanceof SharedArrayBuffer;
 }
 
 /** Validates split's `ranks` on `rank` of a comm of `size`: non-empty, in range, no repeats. */
@@ -68,6 +98,21 @@ export function checkSplitRanks(rank: number, size: number, ranks: readonly numb
     if (seen.has(r)) throw new InvalidArgumentError(site, `rank ${r} appears twice in [${ranks.join(", ")}]`);
     seen.add(r);
   }
+}
+
+/** Two ranks passed different lists to the same split call (sim and mpi say it the same way). */
+export function splitMismatch(
+  rank: number,
+  ranks: readonly number[],
+  otherRank: number,
+  otherRanks: readonly number[],
+): InvalidArgumentError {
+  const list = (xs: readonly number[]) => `[${xs.join(", ")}]`;
+  return new InvalidArgumentError(
+    { rank, op: "split", arg: "ranks" },
+    `rank ${rank} passed ${list(ranks)} but rank ${otherRank} passed ${list(otherRanks)} to the same split call; ` +
+      `every rank must pass the same list, in the same order of calls (torch.distributed.new_group)`,
+  );
 }
 
 /** group's `ops`: an array whose every entry is a send or a recv (peers and views are checked per op). */

@@ -4,7 +4,8 @@
  *
  * Semantics every backend keeps:
  * - Between one pair of ranks, messages match in posting order (non-overtaking, as NCCL and MPI).
- * - A matched send/recv whose element counts or dtypes differ is a MismatchError naming both ranks.
+ * - A matched send/recv whose element counts or dtypes differ is a MismatchError naming both ranks;
+ *   so is one whose collective calls (OpOptions.call: collective, op, root) differ.
  * - `group` posts its operations together and completes them together (ncclGroupStart/End,
  *   torch's batch_isend_irecv); isend/irecv posted before a wait progress together too.
  * - Ranks and peers are ranks of this communicator (0..size-1), not world ranks.
@@ -21,6 +22,30 @@ export interface OpOptions {
    * `channels` is true; elsewhere every channel is one.
    */
   readonly channel?: number;
+  /**
+   * The collective call a transfer belongs to (the executor sets it). When a send and a receive
+   * that both carry one match, backends compare them: ranks that called different collectives,
+   * or the same one with a different op or root, fail with a MismatchError naming both ranks and
+   * the argument, instead of exchanging data that is then silently wrong.
+   */
+  readonly call?: CallTag;
+}
+
+export interface CallTag {
+  /** 'allreduce/ring'. */
+  readonly collective: string;
+  /** The reduction op's name ('sum', 'max', ...). */
+  readonly op: string;
+  readonly root: number;
+}
+
+/** The fields in which two calls differ, e.g. ['op (sum vs max)']; empty if they agree. */
+export function callDiff(a: CallTag, b: CallTag): string[] {
+  const out: string[] = [];
+  if (a.collective !== b.collective) out.push(`collective (${a.collective} vs ${b.collective})`);
+  if (a.op !== b.op) out.push(`op (${a.op} vs ${b.op})`);
+  if (a.root !== b.root) out.push(`root (${a.root} vs ${b.root})`);
+  return out;
 }
 
 export interface P2POp {

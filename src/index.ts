@@ -1,6 +1,7 @@
 /** cclab's public API: core types, the point-to-point interface, the collectives, the specs, the schedule language and the tools behind the CLI. */
 export * from "./collectives/api.js";
 export { chooseAlgorithm, RULES } from "./collectives/auto.js";
+export { allGatherObject, broadcastObject } from "./collectives/objects.js";
 export { reference } from "./collectives/reference.js";
 export type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "./comm.js";
 export * from "./core/index.js";

@@ -1,7 +1,7 @@
 /**
  * CommLayer: a Comm that wraps another (the runtime's guard, fault injection, tracing). Every
  * call goes straight to `inner` unless the layer overrides it, so a layer states only what it
- * changes. findLayer (runtime/guard.ts) walks `inner` to find a layer of a given kind.
+ * changes. findLayer walks `inner` to find a layer of a given kind.
  */
 import type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "./comm.js";
 import type { DataBuffer, View } from "./core/buffer.js";
@@ -70,4 +70,14 @@ export abstract class CommLayer implements Comm {
   destroy(): void {
     this.inner.destroy();
   }
+}
+
+/** Unwraps a layered comm chain (guard, faults, tracing) to the first layer that passes `is`. */
+export function findLayer<T>(comm: Comm, is: (c: Comm) => c is Comm & T): (Comm & T) | null {
+  let c: Comm | undefined = comm;
+  for (let i = 0; c && i < 16; i++) {
+    if (is(c)) return c;
+    c = (c as { inner?: Comm }).inner;
+  }
+  return null;
 }

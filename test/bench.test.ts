@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { countWrong, expectedOutput, fillPeriodic, PERIOD, patterns } from "../src/bench/data.js";
+import { floorsLine, parseFloors } from "../src/bench/floors.js";
 import {
   algBandwidth,
   benchChartSvg,
@@ -275,7 +276,7 @@ describe("cclab bench --backend sim", () => {
         outOfPlace: { timeUs: 10, algbw: 0.1, busbw: 0.15, wrong: 0 },
         inPlace: { timeUs: 10, algbw: 0.1, busbw: 0.15, wrong: 0 },
         builtin: { timeUs: 5, algbw: 0.2, busbw: 0.3, wrong: 0 },
-        ratio: 0.5,
+        ratio: { median: 0.5, mean: 0.5 },
       })),
       outOfBounds: 0,
       builtinWrong: 0,
@@ -331,8 +332,26 @@ describe("cclab bench --backend nccl", () => {
 
 const noMpi = mpiSkipReason("cclab bench mpi test");
 
+describe("--floors' output is checked before it is printed", () => {
+  const good = { bytes: 4096, reps: 20, pingPongUs: 0.4, sendrecvGBps: 7, memcpyGBps: 50, sumFloat32GBps: 8 };
+  it("a well-formed line is read, whatever the program printed before it", () => {
+    expect(parseFloors(`noise\n${JSON.stringify(good)}\n`)).toEqual(good);
+    expect(floorsLine(good)).toBe(
+      "# floors (C on this machine, 2 ranks, median of 20): MPI ping-pong 0.40 us (half round trip, 8 B); at 4096 B: MPI_Sendrecv 7.00 GB/s, memcpy 50.00 GB/s, float32 sum 8.00 GB/s",
+    );
+  });
+  it.each([
+    ["no JSON", "MPI_Init failed", /printed no JSON line \(got 'MPI_Init failed'\)/],
+    ["a negative figure", JSON.stringify({ ...good, memcpyGBps: -1 }), /memcpyGBps is -1, not a positive number/],
+    ["a missing figure", JSON.stringify({ ...good, pingPongUs: undefined }), /pingPongUs is undefined/],
+    ["infinity as text", JSON.stringify({ ...good, sumFloat32GBps: "inf" }), /sumFloat32GBps is "inf"/],
+  ])("%s is refused", (_what, text, message) => {
+    expect(() => parseFloors(text)).toThrow(message);
+  });
+});
+
 describe.skipIf(noMpi !== "")("cclab bench --backend mpi", () => {
-  it("-n 2 -b 1K -e 4K relaunches under mpirun and prints hand-rolled and MPI_Allreduce side by side", () => {
+  it("-n 2 -b 1K -e 4K --floors relaunches under mpirun and prints the C floors, hand-rolled and MPI_Allreduce side by side", () => {
     const r = spawnSync(
       process.execPath,
       [
@@ -353,6 +372,7 @@ describe.skipIf(noMpi !== "")("cclab bench --backend mpi", () => {
         "5",
         "-w",
         "1",
+        "--floors",
         "--no-progress",
       ],
       { encoding: "utf8", timeout: 90_000 },
@@ -360,13 +380,22 @@ describe.skipIf(noMpi !== "")("cclab bench --backend mpi", () => {
     const out = `${r.stdout}\n${r.stderr}`;
     expect(r.status, out).toBe(0);
     expect(out).toMatch(/MPI_Allreduce \(built-in\)/);
+    expect(r.stdout).toMatch(
+      /# floors \(C on this machine, 2 ranks, median of 20\): MPI ping-pong \d+\.\d+ us .* at 4096 B: MPI_Sendrecv \d+\.\d+ GB\/s, memcpy \d+\.\d+ GB\/s, float32 sum \d+\.\d+ GB\/s/,
+    );
     const rows = rowsOf(r.stdout.split("\n"));
     expect(rows.map((x) => x[0])).toEqual(["1024", "2048", "4096"]);
     for (const x of rows) {
-      expect(x).toHaveLength(16);
+      // nccl-tests' 13 columns, the built-in's time and busbw, the rounds' min/median/max, the
+      // built-in's median and the ratio by median and by mean.
+      expect(x).toHaveLength(21);
       expect([x[8], x[12]]).toEqual(["0", "0"]);
       expect(Number(x[13])).toBeGreaterThan(0);
-      expect(Number(x[15])).toBeGreaterThan(0);
+      const [min, median, max] = [x[15], x[16], x[17]].map(Number) as [number, number, number];
+      expect(min).toBeLessThanOrEqual(median);
+      expect(median).toBeLessThanOrEqual(max);
+      expect(Number(x[19])).toBeGreaterThan(0);
+      expect(Number(x[20])).toBeGreaterThan(0);
     }
     expect(out).toContain("# Out of bounds values : 0 OK");
     expect(out).toMatch(/# Peak memory per rank at 4 KiB/);

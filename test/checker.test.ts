@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { ring as allreduceRing } from "../algorithms/allreduce/ring.js";
 import { dissemination } from "../algorithms/barrier/dissemination.js";
 import { checkAlgorithm } from "../src/schedule/check.js";
-import { type Algorithm, copy, f, recv, type Step, send, step } from "../src/schedule/dsl.js";
+import { type Algorithm, copy, f, recv, region, type Step, send, step } from "../src/schedule/dsl.js";
 import { makeCall } from "../src/specs/index.js";
 import type { CollectiveCall, RankCall } from "../src/specs/types.js";
 
@@ -219,6 +219,21 @@ describe("the checker rejects what is wrong", () => {
     };
     expect(errorsOf(alg, { size: 2, count: 2, inPlace: true }).join("\n")).toMatch(
       /rank 0, step 0 \('copy input'\): copy out\[0:2\] <- out\[0:2\] copies memory onto itself/,
+    );
+  });
+
+  it("a copy whose source and destination overlap (in place, through the aliasing) is refused", () => {
+    const alg: Algorithm = {
+      ...allreduceRing,
+      name: "shifted-copy",
+      *schedule(c, mem) {
+        // In place, input and output are one memory: in[0:3] -> out[1:4] overlaps at [1:3].
+        yield step("shift", [], [copy(region("output", 1, 3), region("input", 0, 3))]);
+        yield* allreduceRing.schedule(c, mem);
+      },
+    };
+    expect(errorsOf(alg, { size: 2, count: 4, inPlace: true }).join("\n")).toMatch(
+      /rank 0, step 0 \('shift'\): copy out\[1:4\] <- in\[0:3\] overlaps itself/,
     );
   });
 

@@ -1,7 +1,7 @@
 /**
  * The differential tests on the mpi backend (issue 4): `cclab verify --backend mpi` launches
  * mpirun once per size (np = 2, 3, 4, 5) and every registered algorithm runs fast-check cases
- * against MPI's own collective on the same inputs (src/backends/mpi/differential.ts). A
+ * against MPI's own collective on the same inputs (src/verify/mpi-cases.ts). A
  * deliberately broken ring all-reduce (test/fixtures/mpi/broken-ring.ts) must be caught, with a
  * replay command that reproduces the failure. Skips, saying why, where MPI is not available.
  *
@@ -10,9 +10,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { agrees } from "../src/backends/mpi/differential.js";
-import { mpiSizes } from "../src/backends/mpi/verify.js";
 import { allAlgorithms } from "../src/schedule/registry.js";
+import { mpiSizes } from "../src/verify/mpi.js";
+import { agrees } from "../src/verify/mpi-cases.js";
 import { mpiSkipReason } from "./support/mpi.js";
 
 const skip = mpiSkipReason("mpi differential tests") !== "";

@@ -39,7 +39,24 @@ describe.skipIf(skip)("mpi backend point-to-point under mpirun", () => {
       expect(out, out).not.toMatch(/FAIL/);
       expect(r.status, out).toBe(0);
       for (let rank = 0; rank < np; rank++) expect(out).toContain(`done ${rank}/${np}`);
-      expect(out.match(/^ok /gm)?.length).toBe(np * 9);
+      expect(out.match(/^ok /gm)?.length).toBe(np * 10);
+    });
+  }
+});
+
+describe.skipIf(skip)("mpi backend's fast path for whole plans under mpirun", () => {
+  for (const np of [2, 3]) {
+    it(`np=${np}: mixed with the per-operation path, apart from user messages, mismatches and timeouts named`, () => {
+      const { cmd, args } = mpirunCommand(np, [process.execPath, "--import", "tsx", "test/fixtures/mpi/plan.ts"]);
+      const r = spawnSync(cmd, args, {
+        encoding: "utf8",
+        timeout: 60_000,
+        env: { ...process.env, CCLAB_TIMEOUT: "30" },
+      });
+      const out = `${r.stdout}\n${r.stderr}`;
+      expect(out, out).not.toMatch(/FAIL/);
+      expect(r.status, out).toBe(0);
+      expect(out.match(/^ok /gm)?.length, out).toBe(np * 4);
     });
   }
 });

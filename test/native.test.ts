@@ -193,6 +193,40 @@ describe.skipIf(!addon)("native reductions equal the TypeScript reference", () =
     });
   }
 
+  it.each(DTYPES)("%s: dst = a op src in one pass equals copying a then reducing (NCCL's reduceCopy)", (dtype) => {
+    const combine = combinesFor(dtype)[0] as Combine;
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 0, max: 130 })
+          .chain((n) => fc.tuple(fc.constant(n), valuesFor(dtype, n), valuesFor(dtype, n))),
+        ([n, ab, sb]) => {
+          const a = arrayOf(dtype, n, ab);
+          const src = arrayOf(dtype, n, sb);
+          const want = clone(a);
+          reduceArrays(dtype, combine, want, 0, src, 0, n);
+          const nat = new (dtypeInfo(dtype).array)(n + 3);
+          addon!.reduce(dtype, combine, nat, 3, src, 0, n, a, 0);
+          expect(bytesOf(nat.subarray(3) as TypedArray)).toEqual(bytesOf(want));
+          expect(bytesOf(a)).toEqual(bytesOf(arrayOf(dtype, n, ab)));
+          // dst may be src itself: dst = a op dst.
+          const inSrc = clone(src);
+          addon!.reduce(dtype, combine, inSrc, 0, inSrc, 0, n, a, 0);
+          expect(bytesOf(inSrc)).toEqual(bytesOf(want));
+          const via = new (dtypeInfo(dtype).array)(n);
+          reduceHost(dtype, combine, via, 0, src, 0, n, a, 0);
+          expect(bytesOf(via)).toEqual(bytesOf(want));
+        },
+      ),
+      { numRuns: 20 },
+    );
+  });
+
+  it("refuses a dst that partly overlaps a third operand", () => {
+    const d = new Float32Array(8);
+    expect(() => addon!.reduce("float32", "sum", d, 0, new Float32Array(4), 0, 4, d, 2)).toThrow(/partly overlaps/);
+  });
+
   it("handles offsets and dst aliasing src", () => {
     const d = new Int32Array([1, 2, 3, 4, 5, 6]);
     addon!.reduce("int32", "sum", d, 2, d, 0, 4); // overlapping, element by element in order

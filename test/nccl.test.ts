@@ -12,7 +12,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { runNcclAlgorithm } from "../src/backends/nccl/differential.js";
 import {
   initNccl,
   NCCL_HINTS,
@@ -24,14 +23,16 @@ import {
   toDevice,
   writeDevice,
 } from "../src/backends/nccl/index.js";
-import { explainUnavailable, ncclSizes, verifyNccl } from "../src/backends/nccl/verify.js";
+import { allReduce } from "../src/collectives/api.js";
 import { tensor, view } from "../src/core/buffer.js";
 import { EngineError, InvalidArgumentError, TimeoutError } from "../src/core/errors.js";
+import { MemoryStore } from "../src/kvstore.js";
 import { loadNative, tryLoad } from "../src/native/load.js";
 import { resetNcclSearchCache } from "../src/native/nccl.js";
 import type { NativeNccl } from "../src/native/types.js";
-import { MemoryStore } from "../src/runtime/store.js";
 import { allAlgorithms } from "../src/schedule/registry.js";
+import { explainUnavailable, ncclSizes, verifyNccl } from "../src/verify/nccl.js";
+import { runNcclAlgorithm } from "../src/verify/nccl-cases.js";
 import { P2P_CASES, TIMEOUT_CASE } from "./gpu/p2p-cases.js";
 import { FakeNcclWorld, runFakeRanks } from "./support/nccl-fake.js";
 
@@ -403,6 +404,38 @@ describe("the backend on the fake engine (no GPU)", () => {
       await runFakeRanks(4, (c) => fn(c), { inProgressPolls: 2 });
     });
   }
+
+  it("a collective's whole plan is enqueued stream-ordered: one group per step, no host wait until synchronize", async () => {
+    const n = 4;
+    await runFakeRanks(n, async (c, fake) => {
+      const input = Array.from({ length: 1000 }, (_, i) => c.rank * 1000 + i);
+      const buf = await toDevice(c, tensor("float32", input));
+      // Every way the host can wait on the device, counted from here on.
+      const waits: string[] = [];
+      let groups = 0;
+      const spy = fake as unknown as Record<string, (...a: unknown[]) => unknown>;
+      for (const m of ["streamSynchronize", "streamQuery", "eventQuery", "eventSynchronize"]) {
+        const f = spy[m];
+        if (typeof f !== "function") continue;
+        spy[m] = (...a: unknown[]) => {
+          waits.push(m);
+          return f.apply(fake, a);
+        };
+      }
+      const groupEnd = fake.groupEnd.bind(fake);
+      fake.groupEnd = () => {
+        groups++;
+        return groupEnd();
+      };
+      await allReduce(c, buf, { algorithm: "ring" });
+      expect(waits).toEqual([]);
+      expect(groups).toBe(2 * (n - 1));
+      await c.synchronize();
+      const got = await readDevice(buf);
+      const want = input.map((_, i) => (1000 * n * (n - 1)) / 2 + n * i);
+      expect([...got]).toEqual(want);
+    });
+  });
 
   it(TIMEOUT_CASE[0], async () => {
     const aborts: string[] = [];

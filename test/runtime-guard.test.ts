@@ -10,7 +10,7 @@ import { AbortError, InvalidArgumentError, MismatchError, RankError, TimeoutErro
 import { checkFingerprint, compareFingerprints, type Fingerprint } from "../src/runtime/checked.js";
 import { countDelta, InjectedFault, parseFaults, withFaults } from "../src/runtime/faults.js";
 import { AbortWatch, defaultTimeoutMs, GuardedComm, guard } from "../src/runtime/guard.js";
-import { MemoryStore, makeToken, StoreClient, StoreServer } from "../src/runtime/store.js";
+import { MemoryStore, makeToken, StoreClient, StoreServer } from "../src/runtime/store/index.js";
 import { spawn } from "../src/sim/index.js";
 
 const one = (comm: Comm) => ({ buffer: comm.alloc("int32", 1), offset: 0, count: 1 });
@@ -28,14 +28,14 @@ async function outcome(p: Promise<unknown>): Promise<{ error: unknown; at: numbe
 describe("guard: timeouts and aborts", () => {
   it("a stuck send times out on its rank (TimeoutError naming rank, op, peer, step); the others abort at once", async () => {
     const store = new MemoryStore();
-    const watch = new AbortWatch(store, "j");
+    const watch = new AbortWatch(store);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const results: { error: unknown; at: number }[] = [];
     const t0 = Date.now();
     await outcome(
       spawn(3, async (raw) => {
-        const comm = guard(raw, { store, rank: raw.rank, timeoutMs: 1000, job: "j", watch });
+        const comm = guard(raw, { store, rank: raw.rank, timeoutMs: 1000, watch });
         const v = one(comm);
         let p: Promise<void>;
         if (comm.rank === 0) p = comm.send(v, 1, { label: "allreduce/ring step 3" });
@@ -71,14 +71,14 @@ describe("guard: timeouts and aborts", () => {
 
   it("publishes the abort through a TCP store, so a rank in another process would see it", async () => {
     const token = makeToken();
-    const server = await StoreServer.start({ token });
-    const c0 = await StoreClient.connect({ host: "127.0.0.1", port: server.port, token, rank: 0 });
-    const c1 = await StoreClient.connect({ host: "127.0.0.1", port: server.port, token, rank: 1 });
+    const server = await StoreServer.start({ token, world: 2 });
+    const c0 = await StoreClient.connect({ host: "127.0.0.1", port: server.port, token, role: { rank: 0 } });
+    const c1 = await StoreClient.connect({ host: "127.0.0.1", port: server.port, token, role: { rank: 1 } });
     try {
       await outcome(
         spawn(2, async (raw) => {
           const store = raw.rank === 0 ? c0 : c1;
-          const comm = guard(raw, { store, rank: raw.rank, timeoutMs: raw.rank === 0 ? 300 : 60_000, job: "tcp" });
+          const comm = guard(raw, { store, rank: raw.rank, timeoutMs: raw.rank === 0 ? 300 : 60_000 });
           // Both receive first: a real deadlock; only rank 0's short timeout ends it, rank 1 hears via the store.
           const o = await outcome(comm.recv(one(comm), 1 - raw.rank, { label: "step 0" }));
           if (raw.rank === 0) expect(o.error).toBeInstanceOf(TimeoutError);
@@ -98,7 +98,7 @@ describe("guard: timeouts and aborts", () => {
     const store = new MemoryStore();
     await outcome(
       spawn(2, async (raw) => {
-        const comm = new GuardedComm(raw, { store, rank: raw.rank, timeoutMs: 5000, job: "w" });
+        const comm = new GuardedComm(raw, { store, rank: raw.rank, timeoutMs: 5000 });
         if (raw.rank === 0) {
           const w = comm.irecv(one(comm), 1, { label: "tree step 1" });
           await comm.abort("rank 0 failed: Error: boom");
@@ -118,6 +118,7 @@ describe("guard: timeouts and aborts", () => {
     expect(defaultTimeoutMs({})).toBe(300_000);
     expect(defaultTimeoutMs({ CCLAB_TIMEOUT: "2.5" })).toBe(2500);
     expect(() => defaultTimeoutMs({ CCLAB_TIMEOUT: "soon" })).toThrow(InvalidArgumentError);
+    expect(() => defaultTimeoutMs({ CCLAB_TIMEOUT: "Infinity" })).toThrow(/positive, finite number of seconds/);
   });
 });
 
@@ -145,7 +146,9 @@ describe("checked mode", () => {
     for (let seq = 0; seq < 3; seq++) {
       await Promise.all([0, 1, 2].map((r) => checkFingerprint(store, r, 3, fp({ seq }), { timeoutMs: 2000 })));
     }
-    expect(await store.check(["check/world/2/0"])).toBe(false); // the last reader cleaned up
+    // Each rank removed its key of a call once every rank had moved past it.
+    expect(await store.check(["rank/0/check/world/0", "rank/0/check/world/1"])).toBe(false);
+    expect(await store.check(["rank/0/check/world/2"])).toBe(true);
   });
 
   it("a count mismatch fails on every rank, naming the ranks and values", async () => {
@@ -191,14 +194,15 @@ describe("faults", () => {
     );
     expect(() => parseFaults("kill:rank=1")).toThrow(/kill needs at=/);
     expect(() => parseFaults("kill:rank=1,at=0")).toThrow(/at counts operations from 1/);
-    expect(() => parseFaults("delay:rank=1,ms=x")).toThrow(/ms must be an integer/);
+    expect(() => parseFaults("delay:rank=1,ms=x")).toThrow(/ms must be a decimal integer/);
+    expect(() => parseFaults("kill:rank=0x1,at=1")).toThrow(/rank must be a decimal integer, got '0x1'/);
     expect(countDelta(parseFaults("count:rank=3,delta=2"), 3)).toBe(2);
   });
 
   it("kill: the rank throws at its k-th operation and the others are aborted (sim)", async () => {
     const faults = parseFaults("kill:rank=2,at=2");
     const store = new MemoryStore();
-    const watch = new AbortWatch(store, "k");
+    const watch = new AbortWatch(store);
     const errors: unknown[] = [];
     const o = await outcome(
       spawn(3, async (raw) => {

@@ -10,7 +10,6 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { builtinNotOracle } from "../src/backends/mpi/differential.js";
 import { mpirunCommand } from "../src/backends/mpi/index.js";
 import { allReduce } from "../src/collectives/api.js";
 import type { Comm } from "../src/comm.js";
@@ -21,6 +20,7 @@ import { type Combine, checkOpFitsDType, type ReduceOp, reduceArrays, scaleArray
 import { loadNative } from "../src/native/load.js";
 import { algorithmsOf } from "../src/schedule/registry.js";
 import { spawn } from "../src/sim/index.js";
+import { builtinNotOracle } from "../src/verify/mpi-cases.js";
 import type { Case } from "../src/verify/property.js";
 import { mpiSkipReason } from "./support/mpi.js";
 import { runFakeRanks } from "./support/nccl-fake.js";

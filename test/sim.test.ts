@@ -133,7 +133,7 @@ describe.each(ALL)("point-to-point under '%s'", (semantics) => {
 });
 
 describe("send completion models", () => {
-  it("under 'nccl' a send waits for its receive; 'buffered' and small 'mpi-eager' sends complete at post", async () => {
+  it("under 'nccl' a send waits for its receive; 'buffered' and small 'mpi-eager' sends complete at post (and a run that never receives them fails)", async () => {
     // Rank 1 never receives: the send either completes alone or is reported as stuck.
     const run = (semantics: Semantics, bytes: number) =>
       spawn(
@@ -147,8 +147,11 @@ describe("send completion models", () => {
         },
         { semantics, eagerLimitBytes: 64 },
       );
-    expect((await run("buffered", 1000))[0]).toBe("sent");
-    expect((await run("mpi-eager", 64))[0]).toBe("sent");
+    // The send completes at post, but nobody ever receives it: the run fails, since its data is lost.
+    const lost =
+      "rank 0 send(to 1) of 1000 x uint8 was never received: rank 1 finished without posting a matching recv; its data is lost";
+    await expect(run("buffered", 1000)).rejects.toThrow(`rank 0 failed: MismatchError: ${lost}`);
+    await expect(run("mpi-eager", 64)).rejects.toThrow(/rank 0 send\(to 1\) of 64 x uint8 was never received/);
     const stuck = (await run("mpi-eager", 65))[0];
     expect(stuck).toContain(
       "rank 0 waits in send(to 1, 65 x uint8), but rank 1 has finished without posting the matching recv",

@@ -6,11 +6,13 @@ import { rabenseifner } from "./rabenseifner.js";
 import { recursiveDoubling } from "./recursive_doubling.js";
 import { reduceBroadcast } from "./reduce_broadcast.js";
 import { ring } from "./ring.js";
+import { segmentedRing } from "./segmented_ring.js";
 import { swingBandwidth } from "./swing_bandwidth.js";
 import { swingLatency } from "./swing_latency.js";
 
 export const algorithms = [
   ring,
+  segmentedRing,
   doubleBinaryTreeAllreduce,
   binaryTreeAllreduce,
   recursiveDoubling,

@@ -12,6 +12,7 @@ import {
   recv,
   reduce,
   type Schedule,
+  segments,
   send,
   step,
   sub,
@@ -28,30 +29,48 @@ export interface RingReduceScatter {
    * step reduces chunk `rank`: after it, acc(n-2, rank) holds the reduction over all ranks.
    */
   readonly acc: (k: number, j: number) => Region;
-  /** Where step k receives (at least the largest chunk). */
-  readonly tmp: (k: number) => Region;
+  /** Where step k receives its segment i (at least the segment's size). */
+  readonly tmp: (k: number, i: number) => Region;
+  /** Pipelining unit: chunks move in segments of at most this many elements (default: whole chunks). */
+  readonly segment?: number;
 }
+
+/**
+ * One ring step moves chunk `s` out and chunk `r` in, segment by segment: the pairs (segment i
+ * out, segment i in), one step each. The two chunks may differ by one element, so by a segment.
+ */
+function* segmentPairs(s: Chunk, r: Chunk, segment: number): Iterable<[number, Chunk | undefined, Chunk | undefined]> {
+  const out = segments(s.count, segment);
+  const inn = segments(r.count, segment);
+  for (let i = 0; i < Math.max(out.length, inn.length); i++) yield [i, out[i], inn[i]];
+}
+
+const segmentLabel = (i: number, segmented: boolean) => (segmented ? ` segment ${i}` : "");
 
 /**
  * n-1 steps: at step k send to next the chunk reduced at step k-1 (at k = 0: this rank's own
  * contribution to chunk rank-1), receive from prev chunk rank-k-2 and reduce it with this rank's
  * contribution into acc (recvReduceSend). Reading the contribution straight from the input means
- * no rank copies its input first.
+ * no rank copies its input first. Segmented, each step is one per segment, and the dataflow
+ * order sends segment i on as soon as it is reduced, while later segments are still arriving.
  */
 export function* ringReduceScatter(rank: number, size: number, a: RingReduceScatter): Schedule {
   invariant(a.chunks.length === size, () => `ringReduceScatter: ${a.chunks.length} chunks for ${size} ranks`);
   const { next, prev } = ring(rank, size);
+  const segment = a.segment ?? Number.POSITIVE_INFINITY;
   const own = (j: number) => chunkOf(a.input, a.chunks[j] as Chunk);
   for (let k = 0; k < size - 1; k++) {
     const s = mod(rank - k - 1, size);
     const r = mod(rank - k - 2, size);
-    const c = a.chunks[r] as Chunk;
-    const tmp = sub(a.tmp(k), 0, c.count);
-    yield step(
-      `recvReduceSend chunk ${r}`,
-      [send(next, k === 0 ? own(s) : a.acc(k - 1, s)), recv(prev, tmp)],
-      [reduce(a.acc(k, r), tmp, own(r))],
-    );
+    const from = k === 0 ? own(s) : a.acc(k - 1, s);
+    for (const [i, out, inn] of segmentPairs(a.chunks[s] as Chunk, a.chunks[r] as Chunk, segment)) {
+      const tmp = inn && sub(a.tmp(k, i), 0, inn.count);
+      yield step(
+        `recvReduceSend chunk ${r}${segmentLabel(i, a.segment !== undefined)}`,
+        [...(out ? [send(next, chunkOf(from, out))] : []), ...(inn && tmp ? [recv(prev, tmp)] : [])],
+        inn && tmp ? [reduce(chunkOf(a.acc(k, r), inn), tmp, chunkOf(own(r), inn))] : [],
+      );
+    }
   }
 }
 
@@ -59,17 +78,29 @@ export function* ringReduceScatter(rank: number, size: number, a: RingReduceScat
  * In place over buf: on entry rank i's chunk i holds its data; for n-1 steps each rank forwards
  * to next the chunk it received last from prev (recvCopySend), so after n-1 steps every rank
  * holds every chunk. Empty chunks travel as zero-length messages, so every rank takes n-1 steps.
+ * With `segment`, chunks move in segments, each forwarded as soon as it has arrived.
  */
-export function* ringAllGather(rank: number, size: number, buf: Region, chunks: readonly Chunk[]): Schedule {
+export function* ringAllGather(
+  rank: number,
+  size: number,
+  buf: Region,
+  chunks: readonly Chunk[],
+  segment?: number,
+): Schedule {
   invariant(chunks.length === size, () => `ringAllGather: ${chunks.length} chunks for ${size} ranks`);
   const { next, prev } = ring(rank, size);
   for (let k = 0; k < size - 1; k++) {
     const s = mod(rank - k, size);
     const r = mod(rank - k - 1, size);
-    yield step(`recvCopySend chunk ${r}`, [
-      send(next, chunkOf(buf, chunks[s] as Chunk)),
-      recv(prev, chunkOf(buf, chunks[r] as Chunk)),
-    ]);
+    const from = chunkOf(buf, chunks[s] as Chunk);
+    const into = chunkOf(buf, chunks[r] as Chunk);
+    const pairs = segmentPairs(chunks[s] as Chunk, chunks[r] as Chunk, segment ?? Number.POSITIVE_INFINITY);
+    for (const [i, out, inn] of pairs) {
+      yield step(`recvCopySend chunk ${r}${segmentLabel(i, segment !== undefined)}`, [
+        ...(out ? [send(next, chunkOf(from, out))] : []),
+        ...(inn ? [recv(prev, chunkOf(into, inn))] : []),
+      ]);
+    }
   }
 }
 

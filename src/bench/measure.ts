@@ -16,7 +16,8 @@ import { makeCall, rankCall, specOf } from "../specs/index.js";
 import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, type Patterns, patterns } from "./data.js";
 import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
-import { type BenchProgress, resolveAlgorithm } from "./plan.js";
+import { type BenchProgress, benchAlgorithms, resolveAlgorithm } from "./plan.js";
+import { ROUNDS, ratios, roundSizes, type Spread, spread, warmupCalls } from "./stats.js";
 import type {
   BenchCollective,
   BenchComm,
@@ -130,30 +131,31 @@ interface Variant {
   run(): unknown;
 }
 
-/** Rounds of timing; each round runs every variant's batch once, so load that drifts hits them alike. */
-export const ROUNDS = 4;
-
 /**
- * Times `iters` calls of each variant (µs per call, the maximum over ranks of each rank's mean),
- * as nccl-tests times a batch of back-to-back calls after a barrier, but in ROUNDS interleaved
- * batches (hand-rolled out of place, in place, built-in, then again): on a shared machine the
- * ratio between them then reflects the algorithms, not which one ran while something else did.
+ * Times `iters` calls of each variant in ROUNDS interleaved rounds (hand-rolled out of place, in
+ * place, built-in, then again): each round is a batch of back-to-back calls after a barrier, as
+ * nccl-tests times one batch, and its time per call is the maximum over ranks. On a shared
+ * machine the ratio between variants then reflects the algorithms, not which one ran while
+ * something else did, and the spread over rounds (stats.ts) shows how steady it was.
  */
-async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<number[]> {
-  const total = variants.map(() => 0);
-  const rounds = Math.min(ROUNDS, iters);
-  for (let r = 0; r < rounds; r++) {
-    const batch = Math.floor(iters / rounds) + (r < iters % rounds ? 1 : 0);
+async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<Spread[]> {
+  const calls = roundSizes(iters, ROUNDS);
+  const perRound = variants.map(() => [] as number[]);
+  for (const batch of calls) {
     for (const [k, v] of variants.entries()) {
       await bc.barrier();
       const t0 = performance.now();
       for (let i = 0; i < batch; i++) await v.run();
       await bc.comm.synchronize();
-      total[k] = (total[k] as number) + (performance.now() - t0) * 1000;
+      (perRound[k] as number[]).push(((performance.now() - t0) * 1000) / batch);
     }
   }
-  const out: number[] = [];
-  for (const t of total) out.push(await bc.maxOverRanks(t / iters));
+  const out: Spread[] = [];
+  for (const rounds of perRound) {
+    const worst: number[] = [];
+    for (const t of rounds) worst.push(await bc.maxOverRanks(t));
+    out.push(spread(worst, calls));
+  }
   return out;
 }
 
@@ -182,12 +184,13 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
   let handPeak = 0;
   let allPeak = 0;
   const engineName = builtinName(bc.engine, o.collective);
-  progress.start(shapes.length * 3);
+  progress.start(shapes.length * (2 * benchAlgorithms(o).length + 1));
 
+  const requested = benchAlgorithms(o);
   for (const [index, { count, size }] of shapes.entries()) {
-    const alg = resolveAlgorithm(o, n, count);
+    const algs = requested.map((a) => resolveAlgorithm(o, n, count, a));
     const last = index === shapes.length - 1;
-    const hand = (inPlace: boolean): Variant => {
+    const hand = (alg: string, inPlace: boolean): Variant => {
       const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
       const call = makeCall({
         collective: o.collective,
@@ -203,16 +206,22 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
     };
     const outBufs = viewsFor(mem, comm, o.collective, count, o.root, false);
     const b = builtinCall(comm, o, count, outBufs);
-    const variants: Variant[] = [hand(false), hand(true), { bufs: outBufs, result: b.result, run: b.run }];
+    // Per algorithm out of place and in place, then the built-in: all timed in the same rounds.
+    const variants: Variant[] = [
+      ...algs.flatMap((alg) => [hand(alg, false), hand(alg, true)]),
+      { bufs: outBufs, result: b.result, run: b.run },
+    ];
+    const builtinAt = variants.length - 1;
 
     // Warm-up, hand-rolled first. At the largest size it is also the memory probe: as many calls
     // as the timed loop makes, then the RSS high-water mark before the built-in has run there.
     await prepare(bc, p, outBufs);
-    const warm = last ? Math.max(o.warmupIters, o.iters) : o.warmupIters;
-    for (const v of variants.slice(0, 2)) for (let i = 0; i < warm; i++) await v.run();
+    const warmup = warmupCalls(o.warmupIters, size);
+    const warm = last ? Math.max(warmup, o.iters) : warmup;
+    for (const v of variants.slice(0, builtinAt)) for (let i = 0; i < warm; i++) await v.run();
     await comm.synchronize();
     if (last) handPeak = await bc.maxOverRanks(maxRss() - baseline);
-    for (let i = 0; i < o.warmupIters; i++) await b.run();
+    for (let i = 0; i < warmup; i++) await b.run();
 
     const us = await timeInterleaved(bc, variants, o.iters);
     const measured: Measurement[] = [];
@@ -222,24 +231,33 @@ export async function measure(bc: BenchComm, o: BenchOptions, progress: BenchPro
       await v.run();
       await comm.synchronize();
       const wrong = await bc.sumOverRanks(await check(bc, p, o, count, v.result));
-      const t = us[k] as number;
-      measured.push({ timeUs: t, algbw: algBandwidth(size, t), busbw: busBandwidth(o.collective, n, size, t), wrong });
-      progress.tick(`${size} B ${k === 0 ? "out of place" : k === 1 ? "in place" : engineName}`);
+      const t = us[k] as Spread;
+      measured.push({
+        timeUs: t.mean,
+        algbw: algBandwidth(size, t.mean),
+        busbw: busBandwidth(o.collective, n, size, t.mean),
+        wrong,
+        spread: t,
+      });
+      const what = k === builtinAt ? engineName : `${algs[k >> 1]} ${k % 2 === 0 ? "out of place" : "in place"}`;
+      progress.tick(`${size} B ${what}`);
     }
     if (last) allPeak = await bc.maxOverRanks(maxRss() - baseline);
-    const [outOfPlace, inPlace, builtin] = measured as [Measurement, Measurement, Measurement];
-    rows.push({
-      size,
-      count,
-      type: o.dtype,
-      redop: reduces(o.collective) ? opLabel(o.op) : "none",
-      root: specOf(o.collective).rooted ? o.root : -1,
-      algorithm: alg,
-      outOfPlace,
-      inPlace,
-      builtin,
-      ratio: builtin.algbw > 0 ? outOfPlace.algbw / builtin.algbw : null,
-    });
+    const builtin = measured[builtinAt] as Measurement;
+    for (const [a, alg] of algs.entries()) {
+      rows.push({
+        size,
+        count,
+        type: o.dtype,
+        redop: reduces(o.collective) ? opLabel(o.op) : "none",
+        root: specOf(o.collective).rooted ? o.root : -1,
+        algorithm: alg,
+        outOfPlace: measured[2 * a] as Measurement,
+        inPlace: measured[2 * a + 1] as Measurement,
+        builtin,
+        ratio: ratios(us[2 * a] as Spread, us[builtinAt]),
+      });
+    }
   }
   progress.stop();
   const messageBytes = shapes.length ? (shapes[shapes.length - 1] as { size: number }).size : 0;

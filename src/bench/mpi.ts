@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { mpiAvailable, mpirunCommand } from "../backends/mpi/index.js";
+import { FLOORS_ENV, measureFloors } from "./floors.js";
 import { runRanks } from "./run.js";
 import type { BenchIO, BenchOptions } from "./types.js";
 
@@ -39,7 +40,15 @@ export async function benchMpi(o: BenchOptions, io: BenchIO, nranksGiven: boolea
     io.err(`to get it: ${a.hint}`);
     return 2;
   }
-  if (!insideMpiJob()) return relaunch(o.nranks, o, io);
+  if (!insideMpiJob()) {
+    if (o.floors) {
+      // Measured here, before the job: mpirun cannot be started from inside one of its ranks.
+      const bytes = Math.min(o.maxBytes, 64 * 1024 * 1024);
+      io.err(`cclab bench: measuring the floors in C (mpirun -np 2 ${bytes} bytes)...`);
+      process.env[FLOORS_ENV] = JSON.stringify(measureFloors(bytes));
+    }
+    return relaunch(o.nranks, o, io);
+  }
 
   const { initMpi } = await import("../backends/mpi/index.js");
   const comm = await initMpi();

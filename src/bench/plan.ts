@@ -25,7 +25,7 @@ export async function loadAlgorithms(o: BenchOptions): Promise<void> {
 
 /** Throws, naming the flag, where the options cannot describe a run. */
 export function checkOptions(o: BenchOptions): void {
-  if (o.algorithm !== "auto") findAlgorithm(o.collective, o.algorithm, { op: "bench" });
+  benchAlgorithms(o);
   if (!Number.isInteger(o.root) || o.root < 0 || o.root >= o.nranks) {
     throw new RangeError(`-r/--root must be a rank in [0, ${o.nranks}), got ${o.root}`);
   }
@@ -33,8 +33,21 @@ export function checkOptions(o: BenchOptions): void {
 }
 
 /** The algorithm's name for this size ('auto' picks as the front API would). */
-export function resolveAlgorithm(o: BenchOptions, n: number, count: number): string {
-  return o.algorithm === "auto" ? chooseFor(o.collective, n, count, o.dtype).algorithm : o.algorithm;
+/**
+ * The algorithms one bench compares: `--algorithm ring,segmented_ring` times both (and the
+ * built-in) interleaved in the same rounds, one row per algorithm and size.
+ */
+export function benchAlgorithms(o: BenchOptions): string[] {
+  const names = o.algorithm
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  for (const name of names) if (name !== "auto") findAlgorithm(o.collective, name, { op: "bench" });
+  return names.length > 0 ? names : ["auto"];
+}
+
+export function resolveAlgorithm(o: BenchOptions, n: number, count: number, requested = o.algorithm): string {
+  return requested === "auto" ? chooseFor(o.collective, n, count, o.dtype).algorithm : requested;
 }
 
 export function algorithmFor(o: BenchOptions, n: number, count: number): Algorithm {

@@ -2,12 +2,16 @@
  * nccl-tests' output, so tools that read all_reduce_perf logs read cclab's too: '#' header
  * lines, one row per size (size, count, type, redop, root, then time/algbw/busbw/#wrong out of
  * place and in place), then "# Out of bounds values : N OK|FAILED" and "# Avg bus bandwidth".
- * cclab adds the engine's own collective's time and busbw and the algbw ratio on the right.
+ * cclab adds, on the right, the engine's own collective's time and busbw, the spread of the
+ * hand-rolled out-of-place time over the timing rounds (min, median, max; the built-in's median)
+ * and the algbw ratio by median and by mean (stats.ts says why both). Comparing algorithms
+ * (`--algorithm a,b`), a last column names each row's algorithm.
  * The table is laid out by cli-table3 without borders.
  */
 import Table from "cli-table3";
 import { bytesText } from "../viz/svg.js";
-import { ROUNDS } from "./measure.js";
+import { floorsLine } from "./floors.js";
+import { ROUNDS } from "./stats.js";
 import type { BenchResult, BenchRow, Measurement } from "./types.js";
 
 /** nccl-tests' time format: 2 decimals below 100 µs, 1 below 10 ms, none above. */
@@ -41,7 +45,7 @@ const EMPTY_CHARS = {
 };
 
 /** Minimum widths as nccl-tests' printf formats (%12li %12li %8s %6s %6i, then %7s %6s %6s %6s per variant). */
-const WIDTHS = [11, 12, 8, 6, 6, 7, 6, 6, 6, 7, 6, 6, 6, 7, 6, 6];
+const WIDTHS = [11, 12, 8, 6, 6, 7, 6, 6, 6, 7, 6, 6, 6, 7, 6, 7, 7, 7, 7, 6, 6];
 
 function variantCells(m: Measurement): string[] {
   return [timeCell(m.timeUs), bw(m.algbw), bw(m.busbw), wrongCell(m.wrong)];
@@ -59,7 +63,11 @@ function rowCells(r: BenchRow, withBuiltin: boolean): string[] {
   ];
   if (withBuiltin) {
     const b = r.builtin;
-    cells.push(b ? timeCell(b.timeUs) : "N/A", b ? bw(b.busbw) : "N/A", r.ratio === null ? "N/A" : ratioCell(r.ratio));
+    const s = r.outOfPlace.spread;
+    cells.push(b ? timeCell(b.timeUs) : "N/A", b ? bw(b.busbw) : "N/A");
+    cells.push(...(s ? [timeCell(s.min), timeCell(s.median), timeCell(s.max)] : ["N/A", "N/A", "N/A"]));
+    cells.push(b?.spread ? timeCell(b.spread.median) : "N/A");
+    cells.push(r.ratio ? ratioCell(r.ratio.median) : "N/A", r.ratio ? ratioCell(r.ratio.mean) : "N/A");
   }
   return cells;
 }
@@ -67,6 +75,7 @@ function rowCells(r: BenchRow, withBuiltin: boolean): string[] {
 /** The header and rows, as lines ('#' before header lines, ' ' before rows, as nccl-tests). */
 export function tableLines(result: BenchResult): string[] {
   const withBuiltin = result.builtinName !== null;
+  const withAlgorithm = result.algorithm.includes(",");
   const pad = (cells: string[]) => cells.map((c, i) => c.padStart(WIDTHS[i] ?? 0));
   const table = new Table({
     chars: EMPTY_CHARS,
@@ -78,16 +87,26 @@ export function tableLines(result: BenchResult): string[] {
     group("", 5),
     group("out-of-place", 4),
     group("in-place", 4),
-    ...(withBuiltin ? [group(`${result.builtinName} (built-in)`, 3)] : []),
+    ...(withBuiltin
+      ? [
+          group(`${result.builtinName} (built-in)`, 2),
+          group("out-of-place rounds", 3),
+          group("built-in", 1),
+          group("ratio", 2),
+        ]
+      : []),
+    ...(withAlgorithm ? [group("", 1)] : []),
   ]);
   const names = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong"];
   names.push("time", "algbw", "busbw", "#wrong");
-  if (withBuiltin) names.push("time", "busbw", "ratio");
+  if (withBuiltin) names.push("time", "busbw", "min", "median", "max", "median", "median", "mean");
+  if (withAlgorithm) names.push("algorithm");
   table.push(pad(names));
   const units = ["(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""];
-  if (withBuiltin) units.push("(us)", "(GB/s)", "(algbw)");
+  if (withBuiltin) units.push("(us)", "(GB/s)", "(us)", "(us)", "(us)", "(us)", "(algbw)", "(algbw)");
+  if (withAlgorithm) units.push("");
   table.push(pad(units));
-  for (const r of result.rows) table.push(pad(rowCells(r, withBuiltin)));
+  for (const r of result.rows) table.push(pad([...rowCells(r, withBuiltin), ...(withAlgorithm ? [r.algorithm] : [])]));
   const lines = table
     .toString()
     .split("\n")
@@ -116,10 +135,12 @@ export function reportLines(result: BenchResult, sizes: { min: number; max: numb
     );
   } else {
     out.push(
-      `# time: wall clock per call, the maximum over ranks of the mean of ${result.iters} calls, timed back to back after a barrier in ${Math.min(ROUNDS, result.iters)} rounds interleaving out of place, in place and built-in; ${result.warmupIters} warm-up calls each`,
-      `# built-in: ${result.builtinName} on the same buffers in the same run, out of place; ratio = hand-rolled out-of-place algbw / built-in algbw`,
+      `# time: wall clock per call, nccl-tests' mean over ${result.iters} calls timed in ${Math.min(ROUNDS, result.iters)} rounds of back-to-back calls after a barrier (each round's time the maximum over ranks), rounds interleaving out of place, in place and built-in; at least ${result.warmupIters} warm-up calls each (200 up to 256 KiB, for the JIT)`,
+      `# rounds: the out-of-place rounds' min, median and max per call; built-in: ${result.builtinName} on the same buffers in the same run, out of place (its median)`,
+      "# ratio = hand-rolled out-of-place algbw / built-in algbw, from the rounds' medians (steady against a rare stall) and from the means (nccl-tests')",
     );
   }
+  if (result.floors) out.push(floorsLine(result.floors));
   const algs = [...new Set(result.rows.map((r) => r.algorithm))];
   if (alg === "auto" && algs.length)
     out.push(`# auto chose: ${algs.join(", ")} (see the JSON rows for which size took which)`);

@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { opLabel } from "../core/op.js";
 import { benchChartSvg } from "./chart.js";
+import { FLOORS_ENV, type Floors, parseFloors } from "./floors.js";
 import { benchCommOf, type DeviceTransfer, measure } from "./measure.js";
 import { type BenchProgress, NO_PROGRESS, progressBar } from "./plan.js";
 import { averageBusBw, builtinWrong, outOfBounds, reportLines } from "./report.js";
@@ -14,7 +15,7 @@ import type { BenchIO, BenchOptions, BenchResult, BenchRow, CommWithBuiltin, Mem
 export function resultOf(
   o: BenchOptions,
   rows: BenchRow[],
-  extra: { builtinName: string | null; memory?: MemoryReport },
+  extra: { builtinName: string | null; memory?: MemoryReport; floors?: Floors },
 ): BenchResult {
   const sim = o.backend === "sim";
   return {
@@ -36,6 +37,7 @@ export function resultOf(
     builtinWrong: builtinWrong(rows),
     avgBusBw: averageBusBw(rows),
     ...(extra.memory ? { memory: extra.memory } : {}),
+    ...(extra.floors ? { floors: extra.floors } : {}),
   };
 }
 
@@ -69,7 +71,10 @@ export async function runRanks(
   const bc = benchCommOf(comm, engine, device);
   const opts = { ...o, nranks: comm.size };
   const run = await measure(bc, opts, rankProgress(opts, comm.rank, `bench ${o.collective}`));
-  const result = resultOf(opts, run.rows, { builtinName: run.builtinName, memory: run.memory });
+  // --floors on mpi: measured by the launching process before mpirun (floors.ts), handed down.
+  const given = process.env[FLOORS_ENV];
+  const floors = given ? parseFloors(given) : undefined;
+  const result = resultOf(opts, run.rows, { builtinName: run.builtinName, memory: run.memory, floors });
   if (comm.rank === 0) return emit(result, opts, io);
   return result.outOfBounds > 0 ? 1 : 0;
 }

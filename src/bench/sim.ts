@@ -16,7 +16,7 @@ import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, patterns } from "./data.js";
 import { reduces } from "./measure.js";
 import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
-import { algorithmFor, type BenchProgress } from "./plan.js";
+import { algorithmFor, type BenchProgress, benchAlgorithms } from "./plan.js";
 import type { BenchOptions, BenchRow, Measurement } from "./types.js";
 
 function host(v: View): TypedArray {
@@ -24,7 +24,14 @@ function host(v: View): TypedArray {
   return v.buffer.data.subarray(v.offset, v.offset + v.count) as TypedArray;
 }
 
+/** Every algorithm of --algorithm a,b,...: rows by size, then in the order given. */
 export async function benchSim(o: BenchOptions, progress: BenchProgress): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const algorithm of benchAlgorithms(o)) rows.push(...(await benchSimOne({ ...o, algorithm }, progress)));
+  return rows.sort((a, b) => a.size - b.size);
+}
+
+async function benchSimOne(o: BenchOptions, progress: BenchProgress): Promise<BenchRow[]> {
   const n = o.nranks;
   const shapes = sizeSweep(o.minBytes, o.maxBytes, o.stepFactor).map((b) => shapeOf(o.collective, n, b, o.dtype));
   const checked = shapes.map((s) => s.size <= o.simMaxBytes);

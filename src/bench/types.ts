@@ -8,6 +8,8 @@ import type { View } from "../core/buffer.js";
 import type { DType, TypedArray } from "../core/dtype.js";
 import type { ReduceOp } from "../core/op.js";
 import { COLLECTIVES, type Collective, specOf } from "../specs/index.js";
+import type { Floors } from "./floors.js";
+import type { Spread } from "./stats.js";
 
 export const BENCH_BACKENDS = ["sim", "mpi", "nccl"] as const;
 export type BenchBackend = (typeof BENCH_BACKENDS)[number];
@@ -43,6 +45,8 @@ export interface BenchOptions {
   readonly gamma: number;
   /** sim: sizes above this are modelled but not executed (#wrong N/A). */
   readonly simMaxBytes: number;
+  /** mpi: measure the machine's floors in C first (floors.ts) and print them above the table. */
+  readonly floors?: boolean;
 }
 
 /** One timed variant of one size. `wrong` is null where the data was not checked. */
@@ -52,6 +56,8 @@ export interface Measurement {
   readonly algbw: number;
   readonly busbw: number;
   readonly wrong: number | null;
+  /** Measured backends: the rounds' min, median and max, and the mean (timeUs), µs per call. */
+  readonly spread?: Spread;
 }
 
 export interface BenchRow {
@@ -69,8 +75,8 @@ export interface BenchRow {
   readonly inPlace: Measurement;
   /** The backend's own collective on the same buffers, out of place (absent on sim). */
   readonly builtin: Measurement | null;
-  /** Hand-rolled out-of-place algbw / built-in algbw (> 1: hand-rolled is faster). */
-  readonly ratio: number | null;
+  /** Hand-rolled out-of-place algbw / built-in algbw (> 1: hand-rolled is faster), from the rounds' medians and from the means. */
+  readonly ratio: { readonly median: number; readonly mean: number } | null;
 }
 
 export interface MemoryReport {
@@ -112,6 +118,8 @@ export interface BenchResult {
   /** nccl-tests' average: the mean busbw over every row's out-of-place and in-place results. */
   readonly avgBusBw: number;
   readonly memory?: MemoryReport;
+  /** --floors: what the machine does in C, measured before the run. */
+  readonly floors?: Floors;
 }
 
 /**

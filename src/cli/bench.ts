@@ -56,6 +56,7 @@ interface BenchFlags {
   beta: number;
   gamma: number;
   simMaxBytes: number;
+  floors?: boolean;
 }
 
 export function registerBench(program: Command): void {
@@ -85,6 +86,7 @@ export function registerBench(program: Command): void {
     .option("--json <file>", "write every row and the memory figure as JSON")
     .option("--chart <file.svg>", "write busbw against size, hand-rolled and built-in, as SVG")
     .option("--no-progress", "no progress bar")
+    .option("--floors", "mpi: first measure this machine's floors in C (MPI ping-pong, Sendrecv, memcpy, float32 sum)")
     .option("--alpha <us>", "sim: latency per message, microseconds", numberOption("--alpha"), 5)
     .option("--beta <x>", "sim: microseconds per byte, or a bandwidth like 25GB/s", parseBeta, betaFromGBps(25))
     .option("--gamma <us-per-byte>", "sim: local reduction cost, microseconds per byte", numberOption("--gamma"), 0)
@@ -126,6 +128,7 @@ export function registerBench(program: Command): void {
           beta: f.beta,
           gamma: f.gamma,
           simMaxBytes: f.simMaxBytes,
+          floors: f.floors === true,
         },
         undefined,
         f.nranks !== undefined,

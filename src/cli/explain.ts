@@ -1,8 +1,8 @@
 /** `cclab explain <collective> --algorithm <name> -n 4`: the step table, from the schedule itself. */
 import type { Command } from "commander";
 import { explain, explainCall } from "../schedule/explain.js";
+import { selectAlgorithms } from "../verify/load.js";
 import { intOption } from "./options.js";
-import { selectAlgorithms } from "./verify.js";
 
 export function registerExplain(program: Command): void {
   program

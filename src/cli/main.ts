@@ -3,6 +3,7 @@ import { Command } from "commander";
 import { registerBench } from "./bench.js";
 import { registerExplain } from "./explain.js";
 import { registerModel } from "./model.js";
+import { registerMsccl } from "./msccl.js";
 import { registerRun } from "./run.js";
 import { registerTrace } from "./trace.js";
 import { registerVerify } from "./verify.js";
@@ -28,6 +29,7 @@ registerTrace(program);
 registerModel(program);
 registerRun(program);
 registerBench(program);
+registerMsccl(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -13,9 +13,9 @@ import type { Algorithm } from "../schedule/dsl.js";
 import { betaFromGBps, formulaTime, MODEL_MAX_RANKS, type ModelParams, modelTime } from "../schedule/model.js";
 import { findAlgorithm } from "../schedule/registry.js";
 import { makeCall, specOf } from "../specs/index.js";
+import { selectAlgorithms } from "../verify/load.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
 import { intOption, numberOption, sizeOption } from "./options.js";
-import { selectAlgorithms } from "./verify.js";
 
 /** '25GB/s' or '25 GB/s' -> µs per byte; a plain number is already µs per byte. */
 export function parseBeta(value: string): number {

@@ -5,7 +5,7 @@
  */
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../core/errors.js";
-import { insideJob } from "../runtime/env.js";
+import { insideJob, readJobEnv } from "../runtime/env.js";
 import { BACKENDS, type LaunchBackend, launch } from "../runtime/launch.js";
 import { SEMANTICS } from "../sim/index.js";
 import { LABEL_MODES, type LabelMode } from "../viz/labels.js";
@@ -29,18 +29,26 @@ interface RunFlags {
   seed?: string;
 }
 
+/** A count as the user typed it: decimal digits only ('', '0x3', '3e0', ' 3 ' are refused, not read as numbers). */
 function int(flag: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n)) throw new InvalidArgumentError({ op: "run", arg: flag }, `must be an integer, got '${v}'`);
-  return n;
+  if (!/^\d{1,9}$/.test(v)) {
+    throw new InvalidArgumentError({ op: "run", arg: flag }, `must be a decimal integer, got ${JSON.stringify(v)}`);
+  }
+  return Number(v);
 }
 
+/** Seconds as decimal digits (with a fraction), positive and finite: 'Infinity' and '1e9' are refused. */
 function seconds(flag: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!(n > 0))
-    throw new InvalidArgumentError({ op: "run", arg: flag }, `must be a positive number of seconds, got '${v}'`);
+  const n = /^\d{1,12}(\.\d{1,6})?$/.test(v) ? Number(v) : Number.NaN;
+  if (!(n > 0)) {
+    const why = /^\+?inf/i.test(v) ? " (there is no 'wait forever': give a long finite timeout)" : "";
+    throw new InvalidArgumentError(
+      { op: "run", arg: flag },
+      `must be a positive number of seconds, got ${JSON.stringify(v)}${why}`,
+    );
+  }
   return n * 1000;
 }
 
@@ -86,6 +94,14 @@ export async function runCommand(program: string, args: string[], flags: RunFlag
       throw new InvalidArgumentError(
         { op: "run", arg: "--backend" },
         "inside an existing job, use a process backend (mpi or nccl)",
+      );
+    }
+    const n = int("-n", flags.nprocPerNode)!;
+    const job = readJobEnv();
+    if (n !== job.size) {
+      throw new InvalidArgumentError(
+        { op: "run", arg: "-n" },
+        `cclab run -n ${n}, but ${job.source} started ${job.size} ranks: inside a job, -n must match its size`,
       );
     }
     process.env.CCLAB_BACKEND = flags.backend;
@@ -159,6 +175,9 @@ export function registerRun(program: Command): void {
     .option("--seed <n>", "sim: the scheduler's seed (the same seed replays the same interleaving; default 1)")
     .passThroughOptions()
     .action(async (prog: string, args: string[], flags: RunFlags) => {
-      process.exitCode = await runCommand(prog, args, flags);
+      const code = await runCommand(prog, args, flags);
+      // The job is over: what its (simulated) ranks left behind, timers or callbacks, must neither
+      // keep this process up nor crash it after the summary.
+      process.exit(code);
     });
 }

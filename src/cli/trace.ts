@@ -17,8 +17,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Command, Option } from "commander";
-import { allGatherObject } from "../collectives/api.js";
 import { allocate, invoke } from "../collectives/dispatch.js";
+import { allGatherObject } from "../collectives/objects.js";
 import type { Comm } from "../comm.js";
 import { view, zeros } from "../core/buffer.js";
 import { dtypeInfo } from "../core/dtype.js";
@@ -31,6 +31,7 @@ import { rankCall } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
 import { type DeadlockRecord, Trace, type TraceEvent } from "../trace.js";
 import { mergeTraces, withTracing } from "../tracing.js";
+import { selectAlgorithms } from "../verify/load.js";
 import { deadlockDot, deadlockSvg } from "../viz/deadlock.js";
 import { LABEL_MODES, type LabelMode } from "../viz/labels.js";
 import { pageView, stepPageHtml } from "../viz/page.js";
@@ -40,7 +41,6 @@ import { stepThrough } from "../viz/steps.js";
 import { traceTable } from "../viz/table.js";
 import { traceSvg } from "../viz/trace.js";
 import { intOption } from "./options.js";
-import { selectAlgorithms } from "./verify.js";
 
 export interface TraceCall {
   readonly size: number;

@@ -1,8 +1,9 @@
 /**
  * The front API, in the spirit of torch.distributed: allReduce(comm, buf, { op, algorithm }),
- * broadcast, reduce, gather, scatter, allGather, reduceScatter, allToAll(+v), barrier and the
- * object versions. Arguments are validated here, once, with messages naming the rank, the
- * operation and the argument; past this point only internal invariants are asserted.
+ * broadcast, reduce, gather, scatter, allGather, reduceScatter, allToAll(+v) and barrier (the
+ * object versions are objects.ts). Arguments are validated here, once (args.ts), with messages
+ * naming the rank, the operation and the argument; past this point only internal invariants are
+ * asserted.
  *
  * Buffers may be typed arrays (a Float32Array is float32), cclab buffers or views.
  *
@@ -11,23 +12,21 @@
  * with b's messages never meeting a's. Each call's plan (its operations and their dependencies)
  * is compiled once per call shape and reused, so a repeated call generates no schedule.
  */
-import { deserialize, serialize } from "node:v8";
-import { checkView } from "../checks.js";
 import type { Comm } from "../comm.js";
-import { asView, type DataBuffer, HostBuffer, isHostBuffer, isView, overlaps, type View } from "../core/buffer.js";
-import { type DType, dtypeInfo, type TypedArray } from "../core/dtype.js";
+import { overlaps, type View } from "../core/buffer.js";
+import { type DType, dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
-import { checkOpFitsDType, opLabel, parseOp, type ReduceOp } from "../core/op.js";
+import { checkOpFitsDType, opLabel, type ReduceOp } from "../core/op.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { execute } from "../schedule/executor.js";
-import { compile, type Plan } from "../schedule/plan.js";
-import { algorithmsOf, findAlgorithm } from "../schedule/registry.js";
+import { findAlgorithm } from "../schedule/registry.js";
 import { type Collective, DEFAULT_SEGMENT_BYTES, specOf } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
-import { type Choice, chooseAlgorithm } from "./auto.js";
+import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
+import { chooseFor, planFor } from "./plans.js";
 
-/** What the front API takes as a buffer: a typed array, a cclab buffer, or a view of one. */
-export type Buf = DataBuffer | View | TypedArray;
+export type { Buf } from "./args.js";
+export { chooseFor, planFor, planStats } from "./plans.js";
 
 export interface CollectiveOptions {
   /** A registered algorithm's name, or 'auto' (default): see auto.ts for the table. */
@@ -45,126 +44,6 @@ export interface RootOptions {
   /** Rank of the root in this communicator; default 0. */
   readonly root?: number;
 }
-
-const site = (comm: Comm, op: string, arg?: string) => ({ rank: comm.rank, op, arg });
-
-const ARRAY_DTYPES: ReadonlyMap<unknown, DType> = new Map<unknown, DType>([
-  [Float32Array, "float32"],
-  [Float64Array, "float64"],
-  [Int8Array, "int8"],
-  [Uint8Array, "uint8"],
-  [Int32Array, "int32"],
-  [Uint32Array, "uint32"],
-  [BigInt64Array, "int64"],
-  [BigUint64Array, "uint64"],
-]);
-
-/** A buffer argument as a view, checked: a typed array wraps (no copy), a buffer or view is bounds-checked. */
-export function viewArg(comm: Comm, name: string, arg: string, b: unknown): View {
-  if (ArrayBuffer.isView(b) && !(b instanceof DataView)) {
-    const dtype = ARRAY_DTYPES.get(b.constructor);
-    if (!dtype) {
-      const why =
-        b instanceof Uint16Array
-          ? "a Uint16Array could hold float16 or bfloat16 bits: wrap it as new HostBuffer('float16', array) or tensor('bfloat16', values)"
-          : `${b.constructor.name} has no cclab dtype`;
-      throw new InvalidArgumentError(site(comm, name, arg), why);
-    }
-    return checkView(comm.rank, asView(new HostBuffer(dtype, b as TypedArray)), name, arg);
-  }
-  if (isView(b)) return checkView(comm.rank, b, name, arg);
-  const isBuffer = typeof b === "object" && b !== null && "dtype" in b && "count" in b && "location" in b;
-  if (!isBuffer) {
-    throw new InvalidArgumentError(
-      site(comm, name, arg),
-      `expected a typed array (Float32Array, Int32Array, ...), a cclab buffer or a view, got ${describe(b)}`,
-    );
-  }
-  return checkView(comm.rank, asView(b as DataBuffer), name, arg);
-}
-
-function describe(x: unknown): string {
-  if (x === null || x === undefined) return String(x);
-  if (typeof x === "object") return x.constructor?.name ?? "object";
-  return `${typeof x} ${JSON.stringify(x)}`;
-}
-
-function checkMember(comm: Comm, name: string): void {
-  if (comm.rank < 0) {
-    throw new InvalidArgumentError(
-      { op: name, arg: "comm" },
-      `this process is not a member of the group (world ranks ${comm.worldRanks.join(", ")})`,
-    );
-  }
-}
-
-function checkRoot(comm: Comm, name: string, root: unknown): number {
-  const r = root ?? 0;
-  if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= comm.size) {
-    throw new InvalidArgumentError(
-      site(comm, name, "options.root"),
-      `root must be an integer rank in [0, ${comm.size}), got ${typeof r === "string" ? JSON.stringify(r) : String(r)}`,
-    );
-  }
-  return r;
-}
-
-/** `b` as a view of exactly `want` elements, of `dtype` (the dtype of the call's `against` buffer). */
-function sizedArg(
-  comm: Comm,
-  name: string,
-  arg: string,
-  b: unknown,
-  want: number,
-  dtype: DType,
-  against = "input",
-): View {
-  if (b === undefined) throw new InvalidArgumentError(site(comm, name, arg), `is required here (${want} elements)`);
-  const v = viewArg(comm, name, arg, b);
-  if (v.count !== want)
-    throw new InvalidArgumentError(site(comm, name, arg), `must have ${want} elements, has ${v.count}`);
-  if (v.buffer.dtype !== dtype) {
-    throw new InvalidArgumentError(
-      site(comm, name, arg),
-      `dtype ${v.buffer.dtype} differs from the ${against}'s ${dtype}`,
-    );
-  }
-  return v;
-}
-
-// ---- picking the algorithm and the plan, once per call shape ----
-
-const names = new Map<string, readonly string[]>();
-
-/** Which algorithm 'auto' picks for a call of this shape, and why. */
-export function chooseFor(collective: Collective, size: number, count: number, dtype: DType): Choice {
-  let available = names.get(collective);
-  if (!available) names.set(collective, (available = algorithmsOf(collective).map((a) => a.name)));
-  const c = chooseAlgorithm(collective, size, count * dtypeInfo(dtype).bytes, available);
-  if (!c)
-    throw new InvalidArgumentError({ op: collective, arg: "algorithm" }, `no ${collective} algorithm is registered`);
-  return c;
-}
-
-const PLAN_CACHE_LIMIT = 4096;
-const plans = new WeakMap<Algorithm, Map<string, Plan>>();
-
-/** The compiled plan of `alg` for this rank's call, built once per call shape. */
-export function planFor(alg: Algorithm, c: RankCall): Plan {
-  let byShape = plans.get(alg);
-  if (!byShape) plans.set(alg, (byShape = new Map()));
-  const key = `${c.rank} ${c.size} ${c.count} ${c.root} ${c.dtype} ${c.op.name} ${c.op.scalar} ${c.inPlace} ${c.segment} ${c.sendCounts} ${c.recvCounts}`;
-  let plan = byShape.get(key);
-  if (!plan) {
-    if (byShape.size >= PLAN_CACHE_LIMIT) byShape.clear();
-    byShape.set(key, (plan = compile(alg, c)));
-    planStats.compiled++;
-  }
-  return plan;
-}
-
-/** Counts plan compilations (a repeated call shape compiles nothing): for tests and bench. */
-export const planStats = { compiled: 0 };
 
 interface Call {
   /** The front API's name for messages: 'allReduce'. */
@@ -325,13 +204,6 @@ function start(comm: Comm, name: string, build: () => Call): Promise<void> {
   } catch (e) {
     return Promise.reject(e);
   }
-}
-
-function opFor(comm: Comm, name: string, options: ReduceOptions, dtype: DType): ReduceOp {
-  const raw = options.op ?? "sum";
-  const op = parseOp(typeof raw === "string" ? raw.toLowerCase() : raw, site(comm, name, "options.op"));
-  checkOpFitsDType(op, dtype, site(comm, name, "options.op"));
-  return op;
 }
 
 /** torch.distributed.all_reduce: in place on `buf`, or into options.output. */
@@ -510,66 +382,4 @@ export function barrier(comm: Comm, options: CollectiveOptions = {}): Promise<vo
     dtype: specOf("barrier").defaultDtype,
     options,
   }));
-}
-
-function hostBytes(comm: Comm, name: string, b: DataBuffer): Uint8Array {
-  if (!isHostBuffer(b)) {
-    throw new InvalidArgumentError(
-      site(comm, name),
-      `object collectives need host memory; backend '${comm.backend}' gave ${b.location}`,
-    );
-  }
-  return b.data as Uint8Array;
-}
-
-function serialized(comm: Comm, name: string, obj: unknown): Uint8Array {
-  try {
-    return serialize(obj);
-  } catch (e) {
-    throw new InvalidArgumentError(
-      site(comm, name, "obj"),
-      `cannot be serialised (v8.serialize): ${(e as Error).message}`,
-    );
-  }
-}
-
-/** torch.distributed.broadcast_object_list for one object: returns the root's object on every rank (v8.serialize). */
-export async function broadcastObject<T>(
-  comm: Comm,
-  obj: T,
-  options: CollectiveOptions & RootOptions = {},
-): Promise<T> {
-  const name = "broadcastObject";
-  checkMember(comm, name);
-  const root = checkRoot(comm, name, options.root);
-  const bytes = comm.rank === root ? serialized(comm, name, obj) : undefined;
-  const len = comm.alloc("int64", 1);
-  if (bytes) (len as HostBuffer).data[0] = BigInt(bytes.length);
-  await broadcast(comm, len, { ...options, root });
-  const n = Number((len as HostBuffer).data[0]);
-  const payload = comm.alloc("uint8", n);
-  const host = hostBytes(comm, name, payload);
-  if (bytes) host.set(bytes);
-  await broadcast(comm, payload, { ...options, root });
-  return deserialize(host) as T;
-}
-
-/** torch.distributed.all_gather_object: every rank's object, in rank order, on every rank. */
-export async function allGatherObject<T>(comm: Comm, obj: T, options: CollectiveOptions = {}): Promise<T[]> {
-  const name = "allGatherObject";
-  checkMember(comm, name);
-  const bytes = serialized(comm, name, obj);
-  const mine = comm.alloc("int64", 1);
-  const lens = comm.alloc("int64", comm.size);
-  (mine as HostBuffer).data[0] = BigInt(bytes.length);
-  await allGather(comm, lens, mine, options);
-  const sizes = [...((lens as HostBuffer).data as BigInt64Array)].map(Number);
-  const max = Math.max(0, ...sizes);
-  // Pad every object to the longest, as torch does, so one fixed-size all-gather carries them.
-  const padded = comm.alloc("uint8", max);
-  hostBytes(comm, name, padded).set(bytes);
-  const all = comm.alloc("uint8", max * comm.size);
-  await allGather(comm, all, padded, options);
-  const host = hostBytes(comm, name, all);
-  return sizes.map((s, r) => deserialize(host.subarray(r * max, r * max + s)) as T);
 }

@@ -98,6 +98,15 @@ export class EngineError extends CclabError {
   }
 }
 
+/**
+ * An algorithm file is malformed or wrong (an MSCCL XML program: bad XML, a send with no
+ * matching receive, a missing dependency, a result that is not the collective); the message
+ * names the file, the GPU, the threadblock and the step.
+ */
+export class AlgorithmFileError extends CclabError {
+  override name = "AlgorithmFileError";
+}
+
 /** A backend or engine is not available on this machine; the message says how to get it. */
 export class UnavailableError extends CclabError {
   override name = "UnavailableError";

@@ -9,7 +9,10 @@ import { native } from "./load.js";
 /** Below this many elements the call into C++ costs more than the loop it saves. */
 const NATIVE_MIN = 64;
 
-/** dst[dOff..] = dst (combine) src[sOff..] for count elements. */
+/**
+ * dst[dOff..] = dst (combine) src[sOff..] for count elements; with `a`, dst = a[aOff..] (combine)
+ * src (NCCL's reduceCopy: no copy of a into dst first). dst may be src or a, never partly.
+ */
 export function reduceHost(
   dtype: DType,
   combine: Combine,
@@ -18,10 +21,23 @@ export function reduceHost(
   src: TypedArray,
   sOff: number,
   count: number,
+  a?: TypedArray,
+  aOff = 0,
 ): void {
   const addon = count >= NATIVE_MIN ? native() : undefined;
-  if (addon) addon.reduce(dtype, combine, dst, dOff, src, sOff, count);
-  else reduceArrays(dtype, combine, dst, dOff, src, sOff, count);
+  if (addon) {
+    addon.reduce(dtype, combine, dst, dOff, src, sOff, count, a, aOff);
+    return;
+  }
+  if (a && !(a === dst && aOff === dOff)) {
+    // Where src is dst, reduce a into it instead (the ops commute bit for bit, semantics.md A3).
+    if (src === dst && sOff === dOff) {
+      reduceArrays(dtype, combine, dst, dOff, a, aOff, count);
+      return;
+    }
+    dst.set(a.subarray(aOff, aOff + count) as never, dOff);
+  }
+  reduceArrays(dtype, combine, dst, dOff, src, sOff, count);
 }
 
 /** dst[dOff..] = src[sOff..] * mul / div for count elements. */

@@ -22,6 +22,7 @@ export type NativeBuf = TypedArray | ArrayBuffer;
 export interface TestResult {
   readonly request: number;
   readonly bytes?: number;
+  readonly tag?: number;
   readonly error?: { readonly code: number; readonly message: string };
 }
 
@@ -49,7 +50,11 @@ export interface NativeMpi {
   size(comm: number): number;
   /** color < 0 is MPI_UNDEFINED; returns the new communicator's handle, or -1 for MPI_COMM_NULL. */
   commSplit(comm: number, color: number, key: number): number;
+  /** MPI_Comm_dup: the same ranks, messages apart from comm's (channels, collectives). */
+  commDup(comm: number): number;
   commFree(comm: number): void;
+  /** MPI_TAG_UB. */
+  tagUpperBound(): number;
 
   isend(buf: NativeBuf, byteOffset: number, bytes: number, dest: number, tag: number, comm: number): number;
   irecv(buf: NativeBuf, byteOffset: number, bytes: number, source: number, tag: number, comm: number): number;
@@ -59,6 +64,14 @@ export interface NativeMpi {
   /** null while pending, else the bytes transferred; the request handle is freed on completion. */
   test(request: number): number | null;
   testsome(requests: readonly number[]): TestResult[];
+  /**
+   * MPI_Testsome over `requests` until one completes or budgetUs pass (sched_yield between tries
+   * when yieldCpu): 4 entries per completed request, [position in requests, bytes, tag, error
+   * code (0 = success)]. Completed handles are freed.
+   */
+  progress(requests: Int32Array, budgetUs: number, yieldCpu: boolean): Int32Array;
+  /** MPI_Cancel + MPI_Wait: true if cancelled, false if it had completed; the handle is freed. */
+  cancel(request: number): boolean;
   /** Blocks the event loop: for tests and tools only. */
   wait(request: number): number;
   pendingCount(): number;
@@ -150,7 +163,7 @@ export interface NativeMpi {
 
 export interface NativeAddon {
   engines(): NativeEngines;
-  /** dst[dOff..] = dst (combine) src[sOff..] for count elements (offsets in elements). */
+  /** dst[dOff..] = (a ?? dst)[aOff..] (combine) src[sOff..] for count elements (offsets in elements). */
   reduce(
     dtype: DType,
     combine: Combine,
@@ -159,6 +172,8 @@ export interface NativeAddon {
     src: TypedArray,
     sOff: number,
     count: number,
+    a?: TypedArray,
+    aOff?: number,
   ): void;
   /** dst[dOff..] = src[sOff..] * mul / div for count elements (offsets in elements). */
   scale(

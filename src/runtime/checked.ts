@@ -4,11 +4,14 @@
  * mismatched count, root, dtype, op or collective fails on every rank with one message naming the
  * ranks and fields that differ, before any data moves (instead of a hang or silent corruption).
  */
+
 import type { CollectiveEvent, Comm } from "../comm.js";
 import { AbortError, InvalidArgumentError, MismatchError, TimeoutError } from "../core/errors.js";
+import { formatDuration } from "../core/timer.js";
+import { type KVStore, ownKey } from "../kvstore.js";
 import { CommLayer } from "../layer.js";
+import { type PlanRunner, planRunnerOf } from "../schedule/executor.js";
 import type { AbortWatch } from "./guard.js";
-import type { KVStore } from "./store.js";
 
 /** What every rank compares: the call the front API announces (src/comm.ts). */
 export type Fingerprint = CollectiveEvent;
@@ -17,7 +20,9 @@ const FIELDS = ["seq", "collective", "algorithm", "count", "dtype", "op", "root"
 
 export interface CheckOptions {
   timeoutMs?: number;
-  /** Keeps subcommunicators apart on the store, e.g. their world ranks joined: 'g0,2,4'. Default 'world'. */
+  /** World ranks of the communicator's members (each writes its fingerprint under its own key). Default 0..size-1. */
+  worldRanks?: readonly number[];
+  /** Keeps subcommunicators apart on the store, e.g. their world ranks joined: '0,2,4'. Default 'world'. */
   scope?: string;
   /** Fail at once (AbortError) when the job is aborted while waiting for the others' fingerprints. */
   watch?: AbortWatch;
@@ -76,6 +81,7 @@ export async function checkFingerprint(
   }
   if (size === 1) return;
   const scope = options.scope ?? "world";
+  const world = options.worldRanks ?? Array.from({ length: size }, (_, r) => r);
   let perScope = calls.get(store);
   if (!perScope) calls.set(store, (perScope = new Map()));
   // Keys follow this rank's own call count, not fp.seq, so a differing seq is reported, not waited on.
@@ -83,8 +89,9 @@ export async function checkFingerprint(
   const counterKey = `${scope}#${rank}`;
   const n = perScope.get(counterKey) ?? 0;
   perScope.set(counterKey, n + 1);
-  const base = `check/${scope}/${n}`;
-  const keys = Array.from({ length: size }, (_, r) => `${base}/${r}`);
+  // Each rank writes only its own key (a TCP store binds every connection to one rank).
+  const key = (r: number, call: number) => ownKey(world[r]!, `check/${scope}/${call}`);
+  const keys = Array.from({ length: size }, (_, r) => key(r, n));
   await store.set(keys[rank]!, JSON.stringify(fp));
 
   const timeoutMs = options.timeoutMs ?? 300_000;
@@ -96,17 +103,15 @@ export async function checkFingerprint(
     const missing: number[] = [];
     for (let r = 0; r < size; r++) if (!(await store.check([keys[r]!]))) missing.push(r);
     throw new TimeoutError(
-      `${what}: ${rankList(missing)} did not reach this collective within ${timeoutMs / 1000} s ` +
+      `${what}: ${rankList(missing)} did not reach this collective within ${formatDuration(timeoutMs)} ` +
         `(they called a different number of collectives, or are stuck)`,
     );
   }
   const fps = (await Promise.all(keys.map((k) => store.get(k, timeoutMs)))).map(
     (b) => JSON.parse(b.toString("utf8")) as Fingerprint,
   );
-  // The last reader removes this call's keys; nobody reads them again.
-  if ((await store.add(`${base}/read`, 1)) === size) {
-    await Promise.all([...keys, `${base}/read`].map((k) => store.delete(k)));
-  }
+  // Every rank has published call n, so every rank has read call n - 1: nobody needs this rank's key of it.
+  if (n > 0) await store.delete(key(rank, n - 1));
   const diffs = compareFingerprints(fps);
   if (diffs.length) {
     throw new MismatchError(`${what}: ranks disagree on the call, no data moved: ${diffs.join("; ")}`);
@@ -147,11 +152,16 @@ export class CheckedComm extends CommLayer {
   ) {
     super(inner);
   }
+  /** Checked mode compares calls before they start: the plans themselves may take the fast path. */
+  get planRunner(): PlanRunner | undefined {
+    return planRunnerOf(this.inner);
+  }
   override async beforeCollective(e: CollectiveEvent): Promise<void> {
     await super.beforeCollective(e);
     if (this.rank < 0) return;
     await checkFingerprint(this.options.store, this.rank, this.size, e, {
       timeoutMs: this.options.timeoutMs,
+      worldRanks: this.worldRanks,
       scope: this.worldRanks.join(","),
       watch: this.options.watch,
     });

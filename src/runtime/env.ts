@@ -1,9 +1,10 @@
 /**
  * Where this process sits in a job, read from the environment the way torchrun's env:// does:
  * RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE/MASTER_ADDR/MASTER_PORT, or what mpirun (Open MPI,
- * MPICH's PMI) or Slurm's srun set when they, not cclab, started the job.
+ * MPICH's PMI) or Slurm's srun set when they, not cclab, started the job. The store token comes
+ * only from CCLAB_STORE_TOKEN (cclab run hands its ranks a random one); nothing is derived from
+ * job ids, which other users can read.
  */
-import { createHash } from "node:crypto";
 import { InvalidArgumentError } from "../core/errors.js";
 
 /** torch's default rendezvous port. */
@@ -18,17 +19,23 @@ export interface JobEnv {
   readonly source: string;
   readonly masterAddr: string;
   readonly masterPort: number;
-  /** The store token; derived from the job id when an outside launcher gave none. */
-  readonly token: string;
-  readonly job: string;
-  /** The launcher hosts the store; otherwise rank 0 does. */
+  /** MASTER_ADDR or MASTER_PORT was set: the job asked for a store (rank 0 hosts it without a launcher). */
+  readonly masterGiven: boolean;
+  /** CCLAB_STORE_TOKEN, if set. */
+  readonly token: string | undefined;
+  /** cclab run started this rank and hosts the store. */
   readonly storeHosted: boolean;
+  /** The cclab launcher's pid (CCLAB_LAUNCHER_PID): the rank does not outlive it. */
+  readonly launcherPid: number | undefined;
 }
+
+/** The token of a store on loopback with no CCLAB_STORE_TOKEN: torchrun's trusted single host. */
+export const LOOPBACK_TOKEN = "cclab-loopback-store-no-token";
 
 function int(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const v = env[name];
   if (v === undefined || v === "") return undefined;
-  const n = Number(v);
+  const n = /^\d{1,9}$/.test(v) ? Number(v) : Number.NaN;
   if (!Number.isInteger(n) || n < 0) {
     throw new InvalidArgumentError(
       { op: "init", arg: name },
@@ -55,7 +62,6 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
   let localRank: number | undefined;
   let localSize: number | undefined;
   let source = "";
-  let jobId: string | undefined;
   if (env.RANK !== undefined && env.WORLD_SIZE !== undefined) {
     rank = int(env, "RANK");
     size = int(env, "WORLD_SIZE");
@@ -68,21 +74,18 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
     localRank = int(env, "OMPI_COMM_WORLD_LOCAL_RANK");
     localSize = int(env, "OMPI_COMM_WORLD_LOCAL_SIZE");
     source = "openmpi";
-    jobId = env.OMPI_MCA_ess_base_jobid ?? env.OMPI_MCA_orte_ess_jobid;
   } else if (env.PMI_RANK !== undefined) {
     rank = int(env, "PMI_RANK");
     size = int(env, "PMI_SIZE");
     localRank = int(env, "MPI_LOCALRANKID");
     localSize = int(env, "MPI_LOCALNRANKS");
     source = "pmi";
-    jobId = env.PMI_ID ?? env.PMI_JOBID;
   } else if (env.SLURM_PROCID !== undefined && env.SLURM_NTASKS !== undefined) {
     rank = int(env, "SLURM_PROCID");
     size = int(env, "SLURM_NTASKS");
     localRank = int(env, "SLURM_LOCALID");
     localSize = int(env, "SLURM_NTASKS_PER_NODE");
     source = "slurm";
-    jobId = env.SLURM_JOB_ID && `${env.SLURM_JOB_ID}.${env.SLURM_STEP_ID ?? ""}`;
   }
   if (rank === undefined || size === undefined) {
     throw new InvalidArgumentError(
@@ -96,18 +99,13 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
   }
   const masterAddr = env.MASTER_ADDR || "127.0.0.1";
   const masterPort = int(env, "MASTER_PORT") ?? DEFAULT_MASTER_PORT;
-  const job = env.CCLAB_JOB_ID || jobId || `${masterAddr}:${masterPort}`;
-  let token = env.CCLAB_STORE_TOKEN;
-  if (!token) {
-    if (!jobId) {
-      throw new InvalidArgumentError(
-        { rank, op: "init", arg: "CCLAB_STORE_TOKEN" },
-        "no store token: export CCLAB_STORE_TOKEN=$(openssl rand -hex 16) to every rank (cclab run sets it)",
-      );
-    }
-    // Started by mpirun/srun without cclab run: every rank derives the same token from the job id.
-    token = createHash("sha256").update(`cclab-store:${jobId}`).digest("hex").slice(0, 32);
+  if (masterPort > 65535) {
+    throw new InvalidArgumentError(
+      { rank, op: "init", arg: "MASTER_PORT" },
+      `must be a port number, got ${masterPort}`,
+    );
   }
+  const launcherPid = int(env, "CCLAB_LAUNCHER_PID");
   return {
     rank,
     size,
@@ -116,10 +114,23 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
     source,
     masterAddr,
     masterPort,
-    token,
-    job,
+    masterGiven: Boolean(env.MASTER_ADDR || env.MASTER_PORT),
+    token: env.CCLAB_STORE_TOKEN || undefined,
     storeHosted: env.CCLAB_STORE_HOSTED === "1",
+    launcherPid: launcherPid && launcherPid > 1 ? launcherPid : undefined,
   };
+}
+
+/** The token a rank presents: CCLAB_STORE_TOKEN, or none needed on loopback; a store on the network needs one. */
+export function storeToken(job: JobEnv): string {
+  if (job.token) return job.token;
+  if (isLoopback(job.masterAddr) && !job.storeHosted) return LOOPBACK_TOKEN;
+  throw new InvalidArgumentError(
+    { rank: job.rank, op: "init", arg: "CCLAB_STORE_TOKEN" },
+    job.storeHosted
+      ? "cclab run hosts the store but gave this rank no token (CCLAB_STORE_TOKEN is unset)"
+      : `a store reachable at ${job.masterAddr} needs a token: export CCLAB_STORE_TOKEN=$(openssl rand -hex 16) to every rank`,
+  );
 }
 
 /** True for addresses of this machine only, where the store need not listen beyond loopback. */

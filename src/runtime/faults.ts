@@ -8,12 +8,15 @@
  *   count:rank=3,delta=1 rank 3 acts as if called with count+1 (the front API asks countDelta;
  *                        on the wire, each of its transfers is off by delta, or only the at-th)
  * An operation is one call of send, recv, isend, irecv or group, counted from 1 per process.
+ * A fault that names a rank outside the job is refused at launch; one that never fired by the end
+ * of its rank's run fails that rank, saying so (an experiment that did not happen is not a pass).
  */
 
 import type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "../comm.js";
 import { view as makeView, type View } from "../core/buffer.js";
 import { CclabError, InvalidArgumentError } from "../core/errors.js";
-import { CommLayer } from "../layer.js";
+import { deadline } from "../core/timer.js";
+import { CommLayer, findLayer } from "../layer.js";
 
 export type Fault =
   | { readonly kind: "kill"; readonly rank: number; readonly at: number }
@@ -50,8 +53,8 @@ export function parseFaults(specs: string | readonly string[]): Fault[] {
       if (!k || v === undefined || rest.length) throw bad(`'${kv}' is not key=value`);
       if (![...shape.need, ...shape.allow].includes(k))
         throw bad(`${kind} takes ${[...shape.need, ...shape.allow].join(", ")}, not '${k}'`);
-      const n = Number(v);
-      if (!Number.isInteger(n)) throw bad(`${k} must be an integer, got '${v}'`);
+      const n = /^-?\d{1,15}$/.test(v) ? Number(v) : Number.NaN;
+      if (!Number.isSafeInteger(n)) throw bad(`${k} must be a decimal integer, got '${v}'`);
       fields.set(k, n);
     }
     for (const k of shape.need) if (!fields.has(k)) throw bad(`${kind} needs ${k}=`);
@@ -76,6 +79,26 @@ export function faultsFromEnv(env: NodeJS.ProcessEnv = process.env): Fault[] {
   return env.CCLAB_FAULT ? parseFaults(env.CCLAB_FAULT) : [];
 }
 
+/** The spec a fault was parsed from, e.g. 'kill:rank=2,at=3'. */
+export function formatFault(f: Fault): string {
+  const fields = Object.entries(f)
+    .filter(([k, v]) => k !== "kind" && v !== undefined)
+    .map(([k, v]) => `${k}=${v}`);
+  return `${f.kind}:${fields.join(",")}`;
+}
+
+/** Refuses faults naming a rank the job does not have (they would silently never fire). */
+export function checkFaultRanks(faults: readonly Fault[], world: number, arg = "--fault"): void {
+  for (const f of faults) {
+    if (f.rank >= world) {
+      throw new InvalidArgumentError(
+        { op: "run", arg },
+        `${formatFault(f)} names rank ${f.rank}, but the job has ranks 0..${world - 1}`,
+      );
+    }
+  }
+}
+
 /** The count change a `count` fault asks of this rank's collectives (0 if none); for the front API. */
 export function countDelta(faults: readonly Fault[], rank: number): number {
   let d = 0;
@@ -97,20 +120,33 @@ interface Counter {
 
 export class FaultyComm extends CommLayer {
   private readonly mine: readonly Fault[];
+  /** Shared with the comms split from this one, as the counter is. */
+  private readonly fired: Set<Fault>;
 
   constructor(
     inner: Comm,
     faults: readonly Fault[],
     private readonly options: FaultOptions,
     private readonly counter: Counter = { n: 0 },
+    fired?: Set<Fault>,
   ) {
     super(inner);
     this.mine = faults.filter((f) => f.rank === options.rank);
+    this.fired = fired ?? new Set();
+  }
+
+  /** One line per fault of this rank that never fired (its rank made fewer operations than `at`). */
+  unfired(): string[] {
+    return this.mine
+      .filter((f) => !this.fired.has(f))
+      .map((f) => `fault ${formatFault(f)} never fired: rank ${f.rank} made ${this.counter.n} operations`);
   }
 
   /** A count fault shifts only what this rank announces, so checked mode can be shown catching it. */
   override beforeCollective(e: CollectiveEvent): Promise<void> {
-    return super.beforeCollective({ ...e, count: e.count + countDelta(this.mine, this.options.rank) });
+    const delta = countDelta(this.mine, this.options.rank);
+    if (delta !== 0) for (const f of this.mine) if (f.kind === "count" && f.at === undefined) this.fired.add(f);
+    return super.beforeCollective({ ...e, count: e.count + delta });
   }
 
   /** Counts the operation, dies if told to; returns its delay and count change. */
@@ -119,6 +155,7 @@ export class FaultyComm extends CommLayer {
     let delayMs = 0;
     let delta = 0;
     for (const f of this.mine) {
+      if (f.at === undefined || f.at === k) this.fired.add(f);
       if (f.kind === "kill" && f.at === k) {
         const msg = `injected fault: rank ${this.options.rank} killed at its operation ${k} (${what})`;
         if (this.options.mode === "exit") {
@@ -142,15 +179,15 @@ export class FaultyComm extends CommLayer {
     return makeView(v.buffer, v.offset, Math.max(0, n));
   }
 
-  private readonly sleeping = new Set<{ timer: NodeJS.Timeout; reject: (e: Error) => void }>();
+  private readonly sleeping = new Set<{ cancel: () => void; reject: (e: Error) => void }>();
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve, reject) => {
       const s = {
-        timer: setTimeout(() => {
+        cancel: deadline(ms, () => {
           this.sleeping.delete(s);
           resolve();
-        }, ms),
+        }),
         reject,
       };
       this.sleeping.add(s);
@@ -160,7 +197,7 @@ export class FaultyComm extends CommLayer {
   /** Cancels pending delays (the job is over; their operations would never be used). */
   stop(): void {
     for (const s of this.sleeping) {
-      clearTimeout(s.timer);
+      s.cancel();
       s.reject(new InjectedFault(`injected delay on rank ${this.options.rank} cancelled: the job ended`));
     }
     this.sleeping.clear();
@@ -200,7 +237,7 @@ export class FaultyComm extends CommLayer {
   }
   async split(ranks: readonly number[]): Promise<Comm> {
     const sub = await this.inner.split(ranks);
-    return new FaultyComm(sub, this.mine, this.options, this.counter);
+    return new FaultyComm(sub, this.mine, this.options, this.counter, this.fired);
   }
 }
 
@@ -208,4 +245,9 @@ export class FaultyComm extends CommLayer {
 export function withFaults(comm: Comm, faults: readonly Fault[], options: FaultOptions): Comm {
   if (!faults.some((f) => f.rank === options.rank)) return comm;
   return new FaultyComm(comm, faults, options);
+}
+
+/** The faults of this comm's rank that never fired, one line each (none without faults). */
+export function unfiredFaults(comm: Comm): string[] {
+  return findLayer(comm, (c): c is FaultyComm => c instanceof FaultyComm)?.unfired() ?? [];
 }

@@ -1,16 +1,22 @@
 /**
  * Timeouts and aborts for any backend: `guard(comm, { store, rank })` returns a Comm whose every
- * blocking call races a deadline and the job's abort key on the store. A call that runs past its
+ * blocking call races a deadline and the job's abort on the store. A call that runs past its
  * deadline fails with TimeoutError (naming rank, operation, peer and the op's label, i.e. the
  * algorithm step) and publishes the abort, so every other rank's pending and later calls fail
- * within moments with AbortError naming who aborted and why. Backends stay unchanged.
+ * within moments with AbortError naming who aborted and why. Without a store (MPI started by a
+ * plain mpirun) the abort stays local and `onAbort` (MPI_Abort) ends the job. Backends stay unchanged.
  */
 
 import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
 import type { View } from "../core/buffer.js";
 import { AbortError, InvalidArgumentError, TimeoutError } from "../core/errors.js";
-import { CommLayer } from "../layer.js";
-import type { KVStore, StoreClient } from "./store.js";
+import { checkTimeoutMs, deadline, formatDuration } from "../core/timer.js";
+import { ABORT_KEY, type AbortRecord, type KVStore, parseAbort } from "../kvstore.js";
+import { CommLayer, findLayer } from "../layer.js";
+import { type PlanRunner, planRunnerOf } from "../schedule/executor.js";
+import type { StoreClient } from "./store/index.js";
+
+export { findLayer };
 
 export const DEFAULT_TIMEOUT_MS = 300_000;
 
@@ -18,40 +24,40 @@ export const DEFAULT_TIMEOUT_MS = 300_000;
 export function defaultTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.CCLAB_TIMEOUT;
   if (raw === undefined || raw === "") return DEFAULT_TIMEOUT_MS;
-  const s = Number(raw);
+  return secondsFromEnv(raw, "CCLAB_TIMEOUT");
+}
+
+/** The least time ranks get to join a job: they start at different times (Node and the program load for seconds on a busy machine). */
+export const JOIN_FLOOR_MS = 30_000;
+
+/**
+ * How long joining may take (connecting to the store, AUTH, waiting for every rank):
+ * CCLAB_JOIN_TIMEOUT seconds if set, else the operation timeout but at least 30 s (torchrun
+ * likewise gives its rendezvous its own timeout).
+ */
+export function joinTimeoutMs(timeoutMs: number, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.CCLAB_JOIN_TIMEOUT;
+  if (raw === undefined || raw === "") return Math.max(timeoutMs, JOIN_FLOOR_MS);
+  return secondsFromEnv(raw, "CCLAB_JOIN_TIMEOUT");
+}
+
+function secondsFromEnv(raw: string, name: string): number {
+  const s = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isFinite(s) || s <= 0) {
     throw new InvalidArgumentError(
-      { op: "init", arg: "CCLAB_TIMEOUT" },
-      `must be a positive number of seconds, got ${JSON.stringify(raw)}`,
+      { op: "init", arg: name },
+      `must be a positive, finite number of seconds, got ${JSON.stringify(raw)}`,
     );
   }
   return s * 1000;
 }
 
-/** The job's abort key on the store. */
-export function abortKey(job: string): string {
-  return `abort/${job}`;
-}
-
-export interface AbortInfo {
-  /** The rank that aborted (timed out, failed, or died). */
-  readonly rank: number;
-  readonly reason: string;
-}
+/** Who aborted and why (the store's record). */
+export type AbortInfo = AbortRecord;
 
 /** Publishes an abort unless one is already there; returns the abort that won (the first). */
-export async function publishAbort(store: KVStore, job: string, info: AbortInfo): Promise<AbortInfo> {
-  const v = await store.setIfAbsent(abortKey(job), JSON.stringify(info));
-  return parseAbort(v);
-}
-
-export function parseAbort(v: Buffer): AbortInfo {
-  try {
-    const o = JSON.parse(v.toString("utf8")) as Partial<AbortInfo>;
-    return { rank: typeof o.rank === "number" ? o.rank : -1, reason: String(o.reason ?? "unknown reason") };
-  } catch {
-    return { rank: -1, reason: v.toString("utf8") };
-  }
+export async function publishAbort(store: KVStore, info: AbortInfo): Promise<AbortInfo> {
+  return store.abort(info.rank, info.reason);
 }
 
 /**
@@ -63,11 +69,10 @@ export class AbortWatch {
   private readonly listeners = new Set<(info: AbortInfo) => void>();
   private stopped = false;
 
-  constructor(
-    readonly store: KVStore,
-    readonly job: string,
-  ) {
-    store.get(abortKey(job), Number.POSITIVE_INFINITY).then(
+  /** `store` null: aborts stay in this process (fire()). */
+  constructor(readonly store: KVStore | null) {
+    if (!store) return;
+    store.get(ABORT_KEY, Number.POSITIVE_INFINITY).then(
       (v) => this.fire(parseAbort(v)),
       (e: unknown) => {
         if (!this.stopped) this.fire({ rank: -1, reason: e instanceof Error ? e.message : String(e) });
@@ -104,17 +109,25 @@ export class AbortWatch {
 }
 
 export interface GuardOptions {
-  store: KVStore;
+  /** The job's store; null: no store (aborts are local, onAbort ends the job). */
+  store: KVStore | null;
   /** This process's world rank, as the messages name it. */
   rank: number;
   /** Per blocking call; default CCLAB_TIMEOUT or 300 s. */
   timeoutMs?: number;
-  /** Job id: the abort key is abort/<job>. Default CCLAB_JOB_ID or 'job'. */
-  job?: string;
   /** Share one watcher between guards of the same job (the launcher's sim ranks, split comms). */
   watch?: AbortWatch;
   /** Backend-specific abort (ncclCommAbort, MPI_Abort), called once when this comm is aborted. */
   onAbort?: (info: AbortInfo) => void;
+  /** Counts this rank's calls in progress (shared with split comms): the sim launcher asks who is stuck elsewhere. */
+  activity?: { inFlight: number };
+  /**
+   * Whether a call in progress keeps the process alive (default true: a process rank blocked in a
+   * call waits for the network, and must stay up to hear an abort). The sim launcher says false:
+   * there a rank blocked in a call waits on other ranks of the same process, and when nothing is
+   * left to run, it names the rank stuck outside cclab (beforeExit) instead of waiting out the timeout.
+   */
+  holdProcess?: boolean;
 }
 
 interface Site {
@@ -145,19 +158,22 @@ export class GuardedComm extends CommLayer {
     private readonly options: GuardOptions,
   ) {
     super(inner);
-    this.timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
-    if (!(this.timeoutMs > 0)) {
-      throw new InvalidArgumentError(
-        { rank: options.rank, op: "guard", arg: "timeoutMs" },
-        `must be positive, got ${this.timeoutMs}`,
-      );
-    }
-    this.watch = options.watch ?? new AbortWatch(options.store, options.job ?? process.env.CCLAB_JOB_ID ?? "job");
+    this.timeoutMs = checkTimeoutMs(options.timeoutMs ?? defaultTimeoutMs(), {
+      rank: options.rank,
+      op: "guard",
+      arg: "timeoutMs",
+    });
+    this.watch = options.watch ?? new AbortWatch(options.store);
     this.unwatch = this.watch.on((info) => {
       if (this.calledOnAbort) return;
       this.calledOnAbort = true;
       options.onAbort?.(info);
     });
+  }
+
+  /** The job's store (null without one), as this rank's connection to it. */
+  get store(): KVStore | null {
+    return this.options.store;
   }
 
   private peerName(peer: number, dir: "to" | "from"): string {
@@ -172,21 +188,26 @@ export class GuardedComm extends CommLayer {
     if (already) return Promise.reject(new AbortError(`${describe(me, site)}: aborted: ${whoAborted(already)}`));
     return new Promise<T>((resolve, reject) => {
       let settled = false;
+      const activity = this.options.activity;
+      if (activity) activity.inFlight++;
       const finish = (f: () => void) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        if (activity) activity.inFlight--;
+        cancelTimer();
         off();
         f();
       };
-      const timer = setTimeout(() => {
-        const secs = this.timeoutMs / 1000;
-        const msg = `${describe(me, site)} timed out after ${secs} s; the communicator is aborted`;
-        finish(() => reject(new TimeoutError(msg)));
-        // The others learn from the store; the first abort published wins and names its rank.
-        this.watch.fire({ rank: me, reason: msg });
-        publishAbort(this.options.store, this.watch.job, { rank: me, reason: msg }).catch(() => {});
-      }, this.timeoutMs);
+      const cancelTimer = deadline(
+        this.timeoutMs,
+        () => {
+          const msg = `${describe(me, site)} timed out after ${formatDuration(this.timeoutMs)}; the communicator is aborted`;
+          finish(() => reject(new TimeoutError(msg)));
+          // The others learn from the store; the first abort published wins and names its rank.
+          this.publish({ rank: me, reason: msg });
+        },
+        { ref: this.options.holdProcess ?? true },
+      );
       const off = this.watch.on((info) => {
         if (settled) return;
         finish(() => reject(new AbortError(`${describe(me, site)}: aborted: ${whoAborted(info)}`)));
@@ -224,6 +245,31 @@ export class GuardedComm extends CommLayer {
       test: () => w.test(),
     };
   }
+  private guardedRunner: { inner: PlanRunner; outer: PlanRunner } | undefined;
+
+  /**
+   * The backend's plan runner (the MPI fast path), a whole collective raced against this guard's
+   * deadline and abort, as torch times a collective; the loser's transfers are cancelled.
+   */
+  get planRunner(): PlanRunner | undefined {
+    const inner = planRunnerOf(this.inner);
+    if (!inner) return undefined;
+    if (this.guardedRunner?.inner !== inner) {
+      const outer: PlanRunner = {
+        runPlan: (plan, views, options) => {
+          const stop = new AbortController();
+          return this.run({ op: plan.alg.collective, label: options.label }, () =>
+            inner.runPlan(plan, views, { ...options, signal: stop.signal }),
+          ).catch((e: unknown) => {
+            stop.abort(e);
+            throw e;
+          });
+        },
+      };
+      this.guardedRunner = { inner, outer };
+    }
+    return this.guardedRunner.outer;
+  }
   override isend(view: View, peer: number, options?: OpOptions): Work {
     const site = { op: "isend", peer: this.peerName(peer, "to"), label: options?.label };
     return this.guardWork(site, () => this.inner.isend(view, peer, options));
@@ -245,11 +291,17 @@ export class GuardedComm extends CommLayer {
   override synchronize(): Promise<void> {
     return this.run({ op: "synchronize" }, () => this.inner.synchronize());
   }
+  /** Fires the abort here and publishes it to the others (no store: here only, and onAbort ends the job). */
+  private publish(info: AbortInfo): void {
+    this.watch.fire(info);
+    this.options.store?.abort(info.rank, info.reason).catch(() => {});
+  }
+
   /** Aborts this job from outside a call (a failed rank publishes its error this way). */
   async abort(reason: string): Promise<AbortInfo> {
     const info = { rank: this.options.rank, reason };
     this.watch.fire(info);
-    return publishAbort(this.options.store, this.watch.job, info);
+    return this.options.store ? this.options.store.abort(info.rank, info.reason) : info;
   }
   override destroy(): void {
     this.unwatch();
@@ -259,14 +311,4 @@ export class GuardedComm extends CommLayer {
 
 export function guard(comm: Comm, options: GuardOptions): GuardedComm {
   return new GuardedComm(comm, options);
-}
-
-/** Unwraps a guarded (or fault-injected) comm chain to the first layer of type T. */
-export function findLayer<T>(comm: Comm, is: (c: Comm) => c is Comm & T): (Comm & T) | null {
-  let c: Comm | undefined = comm;
-  for (let i = 0; c && i < 16; i++) {
-    if (is(c)) return c;
-    c = (c as { inner?: Comm }).inner;
-  }
-  return null;
 }

@@ -1,30 +1,44 @@
 /**
  * env:// initialisation (torch.distributed.init_process_group's default): a process started as
- * one rank (by cclab run, torchrun-style variables, mpirun or srun) joins the rendezvous store,
- * starts its backend and gets a Comm that times out, aborts and notices dead ranks:
+ * one rank (by cclab run, torchrun-style variables, mpirun or srun) joins its job and gets a Comm
+ * that times out, aborts and notices dead ranks:
  *
  *   const comm = await init({ backend: "mpi" });
  *   ... collectives ...
  *   await finalize(comm);
  *
- * `runProgram` is the same for a cclab program module (export main(comm, args)), as the worker runs it.
+ * The order matters: first the store (connect, AUTH, then a rendezvous of every rank, each step
+ * under the timeout and saying who it waits for), then the backend. So a rank hosting the store
+ * never blocks in MPI_Init while others still need it. Under a plain mpirun the mpi backend needs
+ * no store at all: MPI is the rendezvous, mpirun notices dead ranks, and a failure ends the job
+ * through MPI_Abort.
  */
 
-import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Comm } from "../comm.js";
-import { AbortError, CclabError, InvalidArgumentError, UnavailableError } from "../core/errors.js";
+import {
+  AbortError,
+  CclabError,
+  InvalidArgumentError,
+  MismatchError,
+  TimeoutError,
+  UnavailableError,
+} from "../core/errors.js";
+import { checkTimeoutMs, formatDuration } from "../core/timer.js";
+import { joinedKey, type KVStore, ownKey } from "../kvstore.js";
 import { checkedFromEnv, withChecks } from "./checked.js";
-import { isLoopback, type JobEnv, readJobEnv } from "./env.js";
-import { type Fault, faultsFromEnv, withFaults } from "./faults.js";
-import { type AbortInfo, AbortWatch, abortKey, defaultTimeoutMs, GuardedComm, publishAbort } from "./guard.js";
-import { type KVStore, StoreClient, StoreServer } from "./store.js";
+import { isLoopback, type JobEnv, readJobEnv, storeToken } from "./env.js";
+import { checkFaultRanks, type Fault, faultsFromEnv, withFaults } from "./faults.js";
+import { AbortWatch, defaultTimeoutMs, GuardedComm, joinTimeoutMs } from "./guard.js";
+import { type HostedStore, hostStore } from "./store/hosted.js";
+import { StoreClient } from "./store/index.js";
+import { startWatchdog } from "./watchdog.js";
 
 export interface InitOptions {
   /** 'mpi' or 'nccl' (process backends; sim runs inside cclab run). Default CCLAB_BACKEND or 'mpi'. */
   backend?: string;
-  /** Per blocking call; default CCLAB_TIMEOUT seconds or 300 s. */
+  /** Per blocking call, and for every step of joining; default CCLAB_TIMEOUT seconds or 300 s. */
   timeoutMs?: number;
   /** Checked mode; default CCLAB_CHECK. */
   check?: boolean;
@@ -33,12 +47,14 @@ export interface InitOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** What finalize needs besides the comm: the connection, and the server if this rank hosts it. */
+/** What finalize needs besides the comm: the store (if any), the server if this rank hosts it, the backend's own ends. */
 interface Hosting {
   readonly job: JobEnv;
-  readonly store: StoreClient;
-  readonly server: StoreServer | null;
+  readonly store: StoreClient | null;
+  readonly server: HostedStore | null;
   readonly watch: AbortWatch;
+  readonly timeoutMs: number;
+  readonly backend: BackendEnds;
 }
 
 const hosting = new WeakMap<Comm, Hosting>();
@@ -46,8 +62,22 @@ const hosting = new WeakMap<Comm, Hosting>();
 interface BackendModule {
   initMpi?: (...a: unknown[]) => Promise<Comm> | Comm;
   initNccl?: (...a: unknown[]) => Promise<Comm> | Comm;
-  createComm?: (job: JobEnv, store: KVStore) => Promise<Comm> | Comm;
+  createComm?: (job: JobEnv, store: KVStore | null) => Promise<Comm> | Comm;
+  finalizeExplicitly?: () => void;
+  finalizeMpi?: () => void;
+  abortMpi?: (code: number) => void;
+  unreceivedMessages?: () => string[];
 }
+
+/** How a backend ends: after every rank is done, and when this rank fails with no store to tell. */
+interface BackendEnds {
+  /** Messages that reached this rank and were never received (asked once every rank is done). */
+  unreceived(): string[];
+  finalize(): void;
+  abort(): void;
+}
+
+const noEnds: BackendEnds = { unreceived: () => [], finalize() {}, abort() {} };
 
 async function importBackend(path: string, what: string): Promise<BackendModule> {
   try {
@@ -61,29 +91,44 @@ async function importBackend(path: string, what: string): Promise<BackendModule>
 async function startBackend(
   backend: string,
   job: JobEnv,
-  store: KVStore,
+  store: KVStore | null,
   env: NodeJS.ProcessEnv,
   timeoutMs: number,
-): Promise<Comm> {
+): Promise<{ comm: Comm; ends: BackendEnds }> {
   const custom = env.CCLAB_BACKEND_MODULE;
   if (custom) {
     const m = await importBackend(pathToFileURL(resolve(custom)).href, custom);
     if (typeof m.createComm !== "function") {
       throw new InvalidArgumentError({ op: "init", arg: "CCLAB_BACKEND_MODULE" }, `${custom} exports no createComm`);
     }
-    return m.createComm(job, store);
+    return { comm: await m.createComm(job, store), ends: noEnds };
   }
   if (backend === "mpi") {
     const m = await importBackend(new URL("../backends/mpi/index.js", import.meta.url).href, "mpi");
     if (typeof m.initMpi !== "function") throw new UnavailableError("the mpi backend exports no initMpi()");
+    // This rank finalises MPI itself once every rank is done; any other exit must not block in MPI_Finalize.
+    m.finalizeExplicitly?.();
     // The guard's deadline (timeoutMs) governs; MPI's own, which ends in MPI_Abort, is only a backstop.
-    return m.initMpi({ timeoutMs: timeoutMs + 10_000 });
+    const comm = await m.initMpi({ timeoutMs: timeoutMs + 10_000 });
+    if (comm.size !== job.size) {
+      throw new InvalidArgumentError(
+        { rank: job.rank, op: "init", arg: "WORLD_SIZE" },
+        `the environment says ${job.size} ranks (${job.source}) but MPI started ${comm.size}`,
+      );
+    }
+    const ends: BackendEnds = {
+      unreceived: () => m.unreceivedMessages?.() ?? [],
+      finalize: () => m.finalizeMpi?.(),
+      abort: () => m.abortMpi?.(1),
+    };
+    return { comm, ends };
   }
   if (backend === "nccl") {
     const m = await importBackend(new URL("../backends/nccl/index.js", import.meta.url).href, "nccl");
     if (typeof m.initNccl !== "function") throw new UnavailableError("the nccl backend exports no initNccl()");
     // NCCL exchanges its unique id through the store, as torch's ProcessGroupNCCL does.
-    return m.initNccl({ rank: job.rank, size: job.size, localRank: job.localRank, store });
+    const comm = await m.initNccl({ rank: job.rank, size: job.size, localRank: job.localRank, store });
+    return { comm, ends: noEnds };
   }
   throw new InvalidArgumentError(
     { rank: job.rank, op: "init", arg: "backend" },
@@ -91,87 +136,207 @@ async function startBackend(
   );
 }
 
+function rankList(ranks: readonly number[]): string {
+  const shown = ranks.length > 8 ? `${ranks.slice(0, 8).join(", ")}, ...` : ranks.join(", ");
+  return ranks.length === 1 ? `rank ${shown}` : `ranks ${shown}`;
+}
+
+/** Ranks whose key `key(r)` is missing. */
+async function missing(store: KVStore, size: number, key: (r: number) => string): Promise<number[]> {
+  const out: number[] = [];
+  for (let r = 0; r < size; r++) if (!(await store.check([key(r)]))) out.push(r);
+  return out;
+}
+
+/**
+ * Waits until every rank's key exists, racing the job's abort (Infinity: no deadline but the
+ * abort's); says who it waits for every `noticeMs` on stderr, and in the TimeoutError: 'waiting
+ * for ranks 2, 3 to join the store at host:port (2 of 4 ranks arrived)'.
+ */
+async function waitForAll(
+  store: KVStore,
+  watch: AbortWatch,
+  size: number,
+  key: (r: number) => string,
+  what: { who: string; doing: string; timeoutMs: number; noticeMs: number },
+): Promise<void> {
+  const keys = Array.from({ length: size }, (_, r) => key(r));
+  const end = Date.now() + what.timeoutMs;
+  let off = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    off = watch.on((info) => reject(new AbortError(`${what.who}: ${what.doing}: aborted: ${info.reason}`)));
+  });
+  aborted.catch(() => {});
+  try {
+    for (;;) {
+      const slice = Math.min(what.noticeMs, end - Date.now());
+      try {
+        await Promise.race([store.wait(keys, Math.max(1, slice)), aborted]);
+        return;
+      } catch (e) {
+        if (!(e instanceof TimeoutError)) throw e;
+      }
+      const gone = await missing(store, size, key);
+      const status = `waiting for ${rankList(gone)} ${what.doing} (${size - gone.length} of ${size} ranks arrived)`;
+      if (Date.now() >= end) {
+        throw new TimeoutError(`${what.who}: ${status}: timed out after ${formatDuration(what.timeoutMs)}`);
+      }
+      process.stderr.write(`cclab: ${what.who}: ${status}\n`);
+    }
+  } finally {
+    off();
+  }
+}
+
 /** Joins the job this process is a rank of and returns its guarded comm. */
 export async function init(options: InitOptions = {}): Promise<GuardedComm> {
   const env = options.env ?? process.env;
   const job = readJobEnv(env);
-  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs(env);
-  let server: StoreServer | null = null;
-  if (job.rank === 0 && !job.storeHosted) {
-    // No cclab launcher: rank 0 hosts the store, as torchrun's c10d rendezvous does on the master.
-    server = await StoreServer.start({
-      token: job.token,
-      host: isLoopback(job.masterAddr) ? "127.0.0.1" : "0.0.0.0",
-      port: job.masterPort,
-      abortKey: abortKey(job.job),
-    });
-  }
-  const store = await StoreClient.connect({
-    host: job.masterAddr,
-    port: job.masterPort,
-    token: job.token,
+  const who = `rank ${job.rank}`;
+  const timeoutMs = checkTimeoutMs(options.timeoutMs ?? defaultTimeoutMs(env), {
     rank: job.rank,
-    timeoutMs,
+    op: "init",
+    arg: "timeoutMs",
   });
-  // The launcher kills whatever is left of this rank at the end (mpirun's ranks are not in its process group).
-  await store.set(`pid/${job.rank}`, `${hostname()}:${process.pid}`);
-  const watch = new AbortWatch(store, job.job);
+  // Ranks start at different times: joining has its own deadline (at least 30 s, CCLAB_JOIN_TIMEOUT).
+  const joinMs = joinTimeoutMs(timeoutMs, env);
   const backend = options.backend ?? env.CCLAB_BACKEND ?? "mpi";
-  let inner: Comm;
+  const checked = options.check ?? checkedFromEnv(env);
+  const faults = options.faults ?? faultsFromEnv(env);
+  checkFaultRanks(faults, job.size, "CCLAB_FAULT");
+  // This rank dies with its parent (mpirun's daemon, or cclab run) and with the cclab launcher.
+  startWatchdog({
+    who,
+    watched: [
+      { pid: process.ppid, what: "the parent process" },
+      ...(job.launcherPid ? [{ pid: job.launcherPid, what: "the launcher (cclab run)" }] : []),
+    ],
+    stoppedMs: timeoutMs,
+  });
+  // A store unless MPI, started by a plain mpirun/srun, can do without one.
+  const useStore = job.storeHosted || backend !== "mpi" || job.masterGiven || Boolean(env.CCLAB_BACKEND_MODULE);
+  if (!useStore && checked) {
+    throw new InvalidArgumentError(
+      { rank: job.rank, op: "init", arg: "CCLAB_CHECK" },
+      "checked mode compares calls through the rendezvous store, and this job has none: start it with cclab run, " +
+        "or set MASTER_ADDR and MASTER_PORT (rank 0 then hosts the store)",
+    );
+  }
+  let server: HostedStore | null = null;
+  let store: StoreClient | null = null;
+  if (useStore) {
+    const token = storeToken(job);
+    if (job.rank === 0 && !job.storeHosted) {
+      // No cclab launcher: rank 0 hosts the store, as torchrun's c10d rendezvous does on the master,
+      // from a worker thread, so this rank blocking in its backend never stops it answering the others.
+      server = await hostStore({
+        token,
+        world: job.size,
+        host: isLoopback(job.masterAddr) ? "127.0.0.1" : job.masterAddr,
+        port: job.masterPort,
+      });
+    }
+    try {
+      store = await StoreClient.connect({
+        host: job.masterAddr,
+        port: job.masterPort,
+        token,
+        role: { rank: job.rank },
+        timeoutMs,
+        connectTimeoutMs: joinMs,
+      });
+    } catch (e) {
+      await server?.closeWhenDone(0);
+      if (e instanceof CclabError) e.message = `${who}: init: ${e.message}`;
+      throw e;
+    }
+  }
+  const watch = new AbortWatch(store);
+  let started: { comm: Comm; ends: BackendEnds };
   try {
-    inner = await startBackend(backend, job, store, env, timeoutMs);
+    if (store) {
+      await waitForAll(store, watch, job.size, joinedKey, {
+        who,
+        doing: `to join the store at ${store.where}`,
+        timeoutMs: joinMs,
+        noticeMs: 10_000,
+      });
+    }
+    started = await startBackend(backend, job, store, env, timeoutMs);
   } catch (e) {
-    await failRank(store, job, e);
+    if (store) await failRank(store, job, e);
+    watch.stop();
+    await store?.close();
+    await server?.closeWhenDone(timeoutMs);
     throw e;
   }
-  const faults = options.faults ?? faultsFromEnv(env);
-  const checked = withChecks(inner, options.check ?? checkedFromEnv(env), { store, timeoutMs, watch });
-  const comm = new GuardedComm(withFaults(checked, faults, { rank: job.rank, mode: "exit" }), {
+  // Checked mode needs the store (refused above without one).
+  const inner = store ? withChecks(started.comm, checked, { store, timeoutMs, watch }) : started.comm;
+  const comm = new GuardedComm(withFaults(inner, faults, { rank: job.rank, mode: "exit" }), {
     store,
     rank: job.rank,
     timeoutMs,
-    job: job.job,
     watch,
   });
-  hosting.set(comm, { job, store, server, watch });
+  hosting.set(comm, { job, store, server, watch, timeoutMs, backend: started.ends });
   return comm;
 }
 
 /** Publishes this rank's failure as the job's abort (unless it is itself an abort from elsewhere). */
-async function failRank(store: KVStore, job: JobEnv, e: unknown): Promise<AbortInfo> {
+async function failRank(store: KVStore, job: JobEnv, e: unknown): Promise<void> {
+  if (e instanceof AbortError) return;
   const reason = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  return publishAbort(store, job.job, { rank: job.rank, reason: `rank ${job.rank} failed: ${reason}` });
+  await store.abort(job.rank, `rank ${job.rank} failed: ${reason}`).catch(() => {});
 }
 
 /**
- * Leaves the job: says this rank is done and, on the rank hosting the store, keeps it up until
- * every rank is done or the job aborts. `error` marks a failed rank (its abort is published).
+ * For an exit that did not go through finalize (process.exit in the middle of the job, or a main
+ * that never settled): tells the store why, in the one synchronous write an exit handler allows.
+ * The store reports the rank dead anyway when its connection drops; this names the cause.
+ */
+export function abortOnExit(comm: Comm, reason: string): void {
+  const rt = hosting.get(comm);
+  rt?.store?.abortNow(rt.job.rank, reason);
+}
+
+/**
+ * Leaves the job. Without an error: says this rank is done, waits (racing the abort, under the
+ * timeout) until every rank is, checks that no message sent to this rank was left unreceived
+ * (its data would be lost), waits until every rank has checked, and only then finalises the
+ * backend (MPI_Finalize waits for every rank, so it must not start while one may never come).
+ * With an error: publishes it as the job's abort (or, with no store, aborts the job: MPI_Abort).
  */
 export async function finalize(comm: GuardedComm, error?: unknown): Promise<void> {
   const rt = hosting.get(comm);
   if (!rt) return comm.destroy();
-  const { store, server, job, watch } = rt;
-  try {
-    if (error !== undefined) {
-      if (!(error instanceof AbortError)) await failRank(store, job, error);
-    } else {
-      await store.set(`done/${job.rank}`, "1");
-      if (server) {
-        const keys = Array.from({ length: job.size }, (_, r) => `done/${r}`);
-        await new Promise<void>((res) => {
-          const off = watch.on(() => res());
-          store.wait(keys, Number.POSITIVE_INFINITY).then(
-            () => {
-              off();
-              res();
-            },
-            () => res(),
-          );
-        });
+  hosting.delete(comm);
+  const { store, server, job, watch, timeoutMs, backend } = rt;
+  let clean = error === undefined;
+  let failure: unknown;
+  if (!clean) {
+    if (store) await failRank(store, job, error);
+    else backend.abort();
+  } else if (store) {
+    const who = `rank ${job.rank}`;
+    try {
+      await store.set(ownKey(job.rank, "done"), "1");
+      // Ranks finish their programs at different times: no deadline here but the job's abort (a
+      // rank that dies or fails publishes one; a stopped launcher is the watchdog's).
+      const until = { who, timeoutMs: Number.POSITIVE_INFINITY, noticeMs: 60_000 };
+      await waitForAll(store, watch, job.size, (r) => ownKey(r, "done"), { ...until, doing: "to finish" });
+      const lost = backend.unreceived();
+      if (lost.length > 0) {
+        throw new MismatchError(`${lost.join("; ")}: the job ended with data sent and never received`);
       }
+      await store.set(ownKey(job.rank, "clean"), "1");
+      await waitForAll(store, watch, job.size, (r) => ownKey(r, "clean"), { ...until, doing: "to check its messages" });
+    } catch (e) {
+      // This rank lost data, another rank failed, or the store is gone: MPI must not be finalised,
+      // and the caller (the worker) fails this rank with the reason.
+      clean = false;
+      if (!(e instanceof AbortError)) await failRank(store, job, e);
+      failure = e;
     }
-  } catch {
-    // The store is gone; there is nobody left to tell.
   }
   watch.stop();
   try {
@@ -179,8 +344,11 @@ export async function finalize(comm: GuardedComm, error?: unknown): Promise<void
   } catch (e) {
     if (!(e instanceof CclabError)) throw e;
   }
-  await store.close();
-  await server?.close();
+  if (clean) backend.finalize();
+  await store?.close();
+  // Keep serving until every other rank has said goodbye (or died), so none loses its store mid-goodbye.
+  await server?.closeWhenDone(timeoutMs);
+  if (failure !== undefined) throw failure;
 }
 
 export interface ProgramModule {

@@ -87,6 +87,11 @@ export class RankOutput {
     return this.als.run(rank, fn);
   }
 
+  /** The rank whose code (or callback it set up) is running now; undefined outside every rank. */
+  current(): number | undefined {
+    return this.als.getStore();
+  }
+
   /** Emits unterminated lines and restores the streams. */
   close(): void {
     for (const p of this.prefixers.values()) p.flush();

@@ -18,7 +18,7 @@ import { rankCall, specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import { type Algorithm, type Region, regionText } from "./dsl.js";
 import { interpret, type Order } from "./interpret.js";
-import { compile, type Plan, type PlanOp, placer, ScheduleError } from "./plan.js";
+import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
 import { type Cell, flatten, type Sym, SymbolicMemory } from "./symbolic.js";
 
 export interface CheckReport {
@@ -90,12 +90,11 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
   for (const order of ["steps", "dataflow"] as Order[]) {
     // The data is the same in both orders (dataflow only reorders operations that touch
     // different memory, and messages pair in the same order), so cells move in one walk.
-    const sym = new SymbolicMemory(plans, stride, {
-      fail: (r, op, m) => fail(`${stepName(r, op)}: ${m}`),
-      knowledge,
-    });
     const symbolic = (order === "steps") !== knowledge;
-    const out = interpret(plans, symbolic ? sym.effects(order) : {}, order);
+    const sym = symbolic
+      ? new SymbolicMemory(plans, stride, { fail: (r, op, m) => fail(`${stepName(r, op)}: ${m}`), knowledge })
+      : undefined;
+    const out = interpret(plans, sym ? sym.effects(order) : {}, order);
     if (!out.complete) {
       const lines = out.stuck.slice(0, 6).map(({ rank, op }) => {
         const s = plans[rank]?.steps[op.step];
@@ -108,8 +107,7 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
       fail(`deadlock ${how}: ${lines.join("; ")}${out.stuck.length > 6 ? "; ..." : ""}`);
       return report({ stride });
     }
-    if (symbolic)
-      checkResult(call, plans, sym, stride, knowledge, (m) => fail(order === "steps" ? m : `dataflow: ${m}`));
+    if (sym) checkResult(call, plans, sym, stride, knowledge, (m) => fail(order === "steps" ? m : `dataflow: ${m}`));
     if (errors.length > 0) return report({ stride });
   }
 
@@ -179,37 +177,35 @@ function checkChannels(plans: readonly Plan[], fail: (m: string) => void): void 
 
 /** What a plan gets wrong on its own: labels, copies onto themselves, races in a step, writes to the caller's input. */
 function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
-  const place = placer(plan.layout, plan.call.inPlace);
-  const same = (a: Region, b: Region) => {
-    const x = place(a);
-    const y = place(b);
-    return x.mem === y.mem && x.from === y.from && x.to === y.to;
-  };
-  const overlap = (a: Region, b: Region) => {
-    const x = place(a);
-    const y = place(b);
-    return x.mem === y.mem && a.count > 0 && b.count > 0 && x.from < y.to && y.from < x.to;
+  // Where op i's k-th region (0 region, 1 src) lives, from the plan's places (through the aliasing).
+  const { places, ops } = plan;
+  const mem = (i: number, k: number) => places[6 * i + 2 * k] as number;
+  const from = (i: number, k: number) => places[6 * i + 2 * k + 1] as number;
+  const overlap = (i: number, k: number, a: Region, j: number, l: number, b: Region) => {
+    const x = from(i, k);
+    const y = from(j, l);
+    return mem(i, k) === mem(j, l) && a.count > 0 && b.count > 0 && x < y + b.count && y < x + a.count;
   };
   const labelled = new Set<number>();
-  plan.ops.forEach((op, i) => {
+  ops.forEach((op, i) => {
     // Labels are what traces, timeouts and deadlock messages show: every step needs one.
     if (!labelled.has(op.step) && (plan.steps[op.step]?.label ?? "").trim() === "") {
       labelled.add(op.step);
       fail(op, "the step has no label");
     }
     if (op.kind === "copy" && op.src) {
-      if (op.region.count > 0 && same(op.region, op.src)) {
+      if (op.region.count > 0 && mem(i, 0) === mem(i, 1) && from(i, 0) === from(i, 1)) {
         // Harmless on the host, but a wasted kernel or memcpy on a GPU: usually an in-place case missed.
         fail(op, `copy ${regionText(op.region)} <- ${regionText(op.src)} copies memory onto itself`);
-      } else if (overlap(op.region, op.src)) {
+      } else if (overlap(i, 0, op.region, i, 1, op.src)) {
         fail(op, `copy ${regionText(op.region)} <- ${regionText(op.src)} overlaps itself`);
       }
     }
     if (op.kind === "recv") {
       // A receive must not share memory with any other transfer of its step (undefined on real engines).
-      for (let j = i - 1; j >= 0 && plan.ops[j]?.step === op.step; j--) {
-        const o = plan.ops[j] as PlanOp;
-        if ((o.kind === "send" || o.kind === "recv") && overlap(o.region, op.region)) {
+      for (let j = i - 1; j >= 0 && ops[j]?.step === op.step; j--) {
+        const o = ops[j] as PlanOp;
+        if ((o.kind === "send" || o.kind === "recv") && overlap(j, 0, o.region, i, 0, op.region)) {
           fail(
             op,
             `race: ${o.kind} ${regionText(o.region)} and recv ${regionText(op.region)} in one step share memory`,
@@ -217,11 +213,11 @@ function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
         }
       }
     }
-    if (op.kind !== "send") {
+    if (op.kind !== "send" && op.region.count > 0 && mem(i, 0) === 0) {
       // The caller's input is memory 0 (in place it is shared with the output only as protectedInput allows).
-      const p = place(op.region);
-      for (const [from, to] of plan.protectedInput) {
-        if (p.mem === 0 && op.region.count > 0 && p.from < to && from < p.to) {
+      const x = from(i, 0);
+      for (const [lo, hi] of plan.protectedInput) {
+        if (x < hi && lo < x + op.region.count) {
           fail(op, `writes ${regionText(op.region)}, which is the caller's input (it must stay unchanged)`);
           break;
         }

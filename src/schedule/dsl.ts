@@ -85,6 +85,38 @@ export interface Cost {
   exact?(n: number, count: number, segment: number): boolean;
 }
 
+/**
+ * Where an algorithm's schedule is defined, for the few that are not defined for every call: an
+ * imported MSCCL program (src/msccl) is written for one group size, whole chunks and, rooted, one
+ * root. The plan refuses calls outside it (naming `why`); the checker's matrix and the property
+ * tests draw their calls from it.
+ */
+export interface Domain {
+  /** The group sizes it is written for. */
+  readonly sizes: readonly number[];
+  /** Counts are multiples of this (default 1). */
+  readonly countMultiple?: number;
+  /** Rooted collectives: the roots it is written for (default every rank). */
+  readonly roots?: readonly number[];
+  /** What it is, for messages: 'an MSCCL program for 8 GPUs, 16 chunks per loop'. */
+  readonly why: string;
+}
+
+/** Why a call is outside an algorithm's domain, or undefined where it is inside (or has none). */
+export function outsideDomain(
+  alg: Algorithm,
+  c: { readonly size: number; readonly count: number; readonly root: number },
+): string | undefined {
+  const d = alg.domain;
+  if (!d) return undefined;
+  const m = d.countMultiple ?? 1;
+  if (!d.sizes.includes(c.size)) return `n = ${c.size} is outside it: ${d.why} (n = ${d.sizes.join(", ")})`;
+  if (c.count % m !== 0) return `count ${c.count} is outside it: ${d.why} (counts are multiples of ${m})`;
+  if (d.roots && !d.roots.includes(c.root))
+    return `root ${c.root} is outside it: ${d.why} (root ${d.roots.join(", ")})`;
+  return undefined;
+}
+
 export interface Algorithm {
   /** The collective's spec name: 'allreduce'. */
   readonly collective: string;
@@ -104,6 +136,8 @@ export interface Algorithm {
   readonly form?: "in-place";
   /** False where the algorithm has no in-place form. Default true. */
   readonly inPlace?: boolean;
+  /** Where the schedule is defined, if not for every call (imported MSCCL programs). */
+  readonly domain?: Domain;
   /** The steps of one rank's part. Must be a pure function of its arguments. */
   schedule(c: RankCall, mem: Memory): Schedule;
   /** Source file, set by the registry for user-loaded algorithms. */

@@ -15,7 +15,7 @@
  * message-sized dead buffer behind every collective until the next GC. A buffer in use by one call
  * is never handed to a concurrent one on the same comm; that call allocates its own.
  */
-import type { Comm, P2POp, Work } from "../comm.js";
+import type { CallTag, Comm, P2POp, Work } from "../comm.js";
 import { invariant } from "../core/assert.js";
 import { type DataBuffer, type View, view } from "../core/buffer.js";
 import type { DType } from "../core/dtype.js";
@@ -26,6 +26,33 @@ export interface Bound {
   /** The caller's input and output; absent where the layout gives this rank 0 elements. */
   readonly input?: View;
   readonly output?: View;
+}
+
+/** A plan's memories bound to the caller's views and the scratch. */
+export type PlanViews = Readonly<Record<BufferName, View>>;
+
+export interface PlanRunOptions {
+  /** Prefix for step labels in errors. */
+  readonly label: string;
+  /** What every transfer of the call carries, so a peer in another call fails instead of mixing data. */
+  readonly call: CallTag;
+  /** Aborts the run: pending transfers are cancelled and the promise rejects with the reason. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A backend that runs a whole plan itself instead of one Comm call per operation (the MPI
+ * backend's fast path, src/backends/mpi/plan-runner.ts), with the same meaning: the dataflow
+ * order, per-peer program order, zero-length transfers skipped, local operations as here.
+ * A Comm offers one as `planRunner`; layers that must see every operation (tracing, faults)
+ * offer none, so the executor runs the plan through their p2p calls.
+ */
+export interface PlanRunner {
+  runPlan(plan: Plan, views: PlanViews, options: PlanRunOptions): Promise<void>;
+}
+
+export function planRunnerOf(comm: Comm): PlanRunner | undefined {
+  return (comm as { readonly planRunner?: PlanRunner }).planRunner;
 }
 
 export interface ExecuteOptions {
@@ -72,7 +99,9 @@ export async function execute(comm: Comm, plan: Plan, bound: Bound, options: Exe
   };
   try {
     const label = options.label ?? `${plan.alg.collective}/${plan.alg.name}`;
-    await (comm.streamOrdered ? inOrder : run)(comm, plan, views, label);
+    const runner = comm.streamOrdered ? undefined : planRunnerOf(comm);
+    if (runner) await runner.runPlan(plan, views, { label, call: callTag(plan) });
+    else await (comm.streamOrdered ? inOrder : run)(comm, plan, views, label, callTag(plan));
   } finally {
     release();
   }
@@ -112,11 +141,24 @@ function resolver(views: Record<BufferName, View>, prefix: string): (r: Region) 
   };
 }
 
-const stepLabel = (plan: Plan, prefix: string, step: number) =>
+/** What backends compare between a matched send and receive: a rank in another call fails, naming it. */
+const callTag = (plan: Plan): CallTag => ({
+  collective: `${plan.alg.collective}/${plan.alg.name}`,
+  op: plan.call.op.name,
+  root: plan.call.root,
+});
+
+export const stepLabel = (plan: Plan, prefix: string, step: number) =>
   `${prefix} step ${step} (${plan.steps[step]?.label ?? ""})`;
 
 /** Program order, step by step: each step's transfers as one group, then its local operations. */
-async function inOrder(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: string): Promise<void> {
+async function inOrder(
+  comm: Comm,
+  plan: Plan,
+  views: Record<BufferName, View>,
+  prefix: string,
+  call: CallTag,
+): Promise<void> {
   const resolve = resolver(views, prefix);
   const { ops } = plan;
   for (let i = 0; i < ops.length; ) {
@@ -131,7 +173,7 @@ async function inOrder(comm: Comm, plan: Plan, views: Record<BufferName, View>, 
         group.push({ kind: op.kind, peer: op.peer, view: resolve(op.region), label });
       }
     }
-    if (group.length > 0) await comm.group(group, { label });
+    if (group.length > 0) await comm.group(group, { label, call });
     for (let k = i; k < j; k++) {
       const op = ops[k] as PlanOp;
       if (op.kind !== "send" && op.kind !== "recv") local(comm, plan, op, resolve, prefix);
@@ -140,7 +182,7 @@ async function inOrder(comm: Comm, plan: Plan, views: Record<BufferName, View>, 
   }
 }
 
-function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: string): Promise<void> {
+function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: string, call: CallTag): Promise<void> {
   const { ops } = plan;
   const sched = scheduling(plan, comm.channels === true);
   const pending = sched.indeg.slice();
@@ -177,7 +219,7 @@ function run(comm: Comm, plan: Plan, views: Record<BufferName, View>, prefix: st
               finished(j);
               continue;
             }
-            const o = { label: labelOf(t.step), channel: t.channel };
+            const o = { label: labelOf(t.step), channel: t.channel, call };
             const v = resolve(t.region);
             posted.push([j, t.kind === "send" ? comm.isend(v, t.peer, o) : comm.irecv(v, t.peer, o)]);
           }

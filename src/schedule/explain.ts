@@ -27,6 +27,8 @@ export function explainCall(alg: Algorithm, size: number): CollectiveCall {
     inPlace: false,
     segment: 1,
     ...spec.explainCall(size),
+    // An algorithm written for whole units (an imported MSCCL program): one element per unit.
+    ...(alg.domain ? { count: alg.domain.countMultiple ?? 1, root: alg.domain.roots?.[0] ?? 0 } : {}),
   };
 }
 

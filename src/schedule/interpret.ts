@@ -139,6 +139,18 @@ function stepRanges(plan: Plan): StepRanges {
   return r;
 }
 
+const ats = new WeakMap<Plan, readonly At[]>();
+
+/** A plan's operations as effects see them, made once per plan. */
+function atsOf(plan: Plan, rank: number): readonly At[] {
+  let have = ats.get(plan);
+  if (!have || have[0]?.rank !== rank) {
+    have = plan.ops.map((op, index): At => ({ rank, index, op }));
+    ats.set(plan, have);
+  }
+  return have;
+}
+
 const isTransfer = (op: PlanOp): boolean => op.kind === "send" || op.kind === "recv";
 
 /** Runs every rank's plan (plans[r] is rank r's) and reports what completed and when. */
@@ -155,7 +167,7 @@ export function interpret(plans: readonly Plan[], effects: Effects = {}, order: 
       plan,
       sched,
       steps: stepRanges(plan),
-      at: plan.ops.map((op, index): At => ({ rank, index, op })),
+      at: atsOf(plan, rank),
       pending: sched.indeg.slice(),
       /** When each operation became ready, or -1. */
       readyAt: new Float64Array(m).fill(-1),

@@ -28,12 +28,12 @@ import {
   type BufferName,
   copy,
   type Memory,
+  outsideDomain,
   type Region,
   region,
   regionText,
   type Step,
   step,
-  type Transfer,
 } from "./dsl.js";
 
 export class ScheduleError extends Error {
@@ -130,7 +130,10 @@ export function placer(layout: Layout, inPlace: boolean): (r: Region) => Place {
   };
 }
 
-/** Last writer and readers since, per interval of one memory (split at every boundary an operation names). */
+/**
+ * Last writer and readers since, per interval of one memory (split at every boundary an
+ * operation names). Dependencies are collected into a Deps, which drops repeats by stamp.
+ */
 class Intervals {
   private starts: number[] = [0];
   private writer: number[] = [-1];
@@ -138,22 +141,33 @@ class Intervals {
 
   /** Splits so that `at` starts an interval; returns its index. */
   private split(at: number): number {
+    const starts = this.starts;
     let lo = 0;
-    let hi = this.starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if ((this.starts[mid] as number) <= at) lo = mid;
-      else hi = mid - 1;
+    let hi = starts.length - 1;
+    if ((starts[hi] as number) <= at) lo = hi;
+    else {
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if ((starts[mid] as number) <= at) lo = mid;
+        else hi = mid - 1;
+      }
     }
-    if (this.starts[lo] === at) return lo;
-    this.starts.splice(lo + 1, 0, at);
-    this.writer.splice(lo + 1, 0, this.writer[lo] as number);
-    this.readers.splice(lo + 1, 0, [...(this.readers[lo] as number[])]);
+    if (starts[lo] === at) return lo;
+    const rs = this.readers[lo] as number[];
+    if (lo === starts.length - 1) {
+      starts.push(at);
+      this.writer.push(this.writer[lo] as number);
+      this.readers.push(rs.length === 0 ? [] : rs.slice());
+    } else {
+      starts.splice(lo + 1, 0, at);
+      this.writer.splice(lo + 1, 0, this.writer[lo] as number);
+      this.readers.splice(lo + 1, 0, rs.length === 0 ? [] : rs.slice());
+    }
     return lo + 1;
   }
 
   /** Operations [from, to) depends on: the last writer, and also the readers when it writes. */
-  depsOf(from: number, to: number, writes: boolean, into: Set<number>): void {
+  depsOf(from: number, to: number, writes: boolean, into: Deps): void {
     if (from >= to) return;
     const i0 = this.split(from);
     const i1 = this.split(to);
@@ -174,6 +188,28 @@ class Intervals {
         this.readers[i] = [];
       } else (this.readers[i] as number[]).push(op);
     }
+  }
+}
+
+/** One operation's dependencies, each once: seen[op] holds the stamp of the operation that last added it. */
+class Deps {
+  private seen = new Int32Array(64);
+  private stamp = 0;
+  list: number[] = [];
+  /** Starts a new operation's set. */
+  reset(): void {
+    this.stamp++;
+    this.list = [];
+  }
+  add(op: number): void {
+    if (op >= this.seen.length) {
+      const grown = new Int32Array(Math.max(op + 1, 2 * this.seen.length));
+      grown.set(this.seen);
+      this.seen = grown;
+    }
+    if (this.seen[op] === this.stamp) return;
+    this.seen[op] = this.stamp;
+    this.list.push(op);
   }
 }
 
@@ -214,6 +250,8 @@ export function compile(alg: Algorithm, c: RankCall): Plan {
     return finish(alg, call, call, layout, steps, shared, 0);
   }
 
+  const outside = outsideDomain(alg, c);
+  if (outside) throw new ScheduleError(`${alg.collective}/${alg.name}, rank ${c.rank}: ${outside}`);
   let scheduled = call;
   let scratchBase = 0;
   const scale = opScaling(call);
@@ -283,10 +321,30 @@ function finish(
   const place = placer(layout, call.inPlace);
   const mems = [new Intervals(), new Intervals(), new Intervals()];
   const ops: PlanOp[] = [];
+  // places[6i..6i+5]: memory and first element of op i's region, src and with (grown as ops come).
+  let places = new Int32Array(256);
+  const deps = new Deps();
+  /** Records where op `index`'s k-th region lives, and returns it. */
+  const at = (index: number, k: number, r: Region): Place => {
+    const p = place(r);
+    if (6 * index + 6 > places.length) {
+      const grown = new Int32Array(2 * places.length + 6);
+      grown.set(places);
+      places = grown;
+    }
+    places[6 * index + 2 * k] = p.mem;
+    places[6 * index + 2 * k + 1] = p.from;
+    return p;
+  };
+  const none = (index: number, k: number) => {
+    places[6 * index + 2 * k] = -1;
+    places[6 * index + 2 * k + 1] = 0;
+  };
 
   steps.forEach((s, i) => {
-    // The step's transfers are posted together: their dependencies come from before the step.
-    const posted: { t: Transfer; deps: Set<number> }[] = [];
+    // The step's transfers are posted together: their dependencies come from before the step,
+    // so all are worked out before any is recorded.
+    const base = ops.length;
     for (const t of s.transfers) {
       if (!Number.isInteger(t.peer) || t.peer < 0 || t.peer >= call.size) {
         throw new ScheduleError(`${where(i)}: ${t.kind} peer ${t.peer} is not a rank of ${call.size}`);
@@ -295,43 +353,44 @@ function finish(
         throw new ScheduleError(`${where(i)}: ${t.kind} channel ${t.channel} is not a non-negative integer`);
       }
       check(t.region, i, t.kind);
-      const p = place(t.region);
-      const deps = new Set<number>();
+      const index = ops.length;
+      const p = at(index, 0, t.region);
+      none(index, 1);
+      none(index, 2);
+      deps.reset();
       mems[p.mem]!.depsOf(p.from, p.to, t.kind === "recv", deps);
-      posted.push({ t, deps });
+      ops.push({ kind: t.kind, step: i, peer: t.peer, channel: t.channel ?? 0, region: t.region, deps: deps.list });
     }
-    const base = ops.length;
-    posted.forEach(({ t, deps }, k) => {
-      ops.push({
-        kind: t.kind,
-        step: i,
-        peer: t.peer,
-        channel: t.channel ?? 0,
-        region: t.region,
-        deps: [...deps],
-      });
-      const p = place(t.region);
-      mems[p.mem]!.record(p.from, p.to, base + k, t.kind === "recv");
-    });
+    for (let index = base; index < ops.length; index++) {
+      const op = ops[index] as PlanOp;
+      const mem = places[6 * index] as number;
+      const from = places[6 * index + 1] as number;
+      mems[mem]!.record(from, from + op.region.count, index, op.kind === "recv");
+    }
     for (const l of s.local) {
       check(l.dst, i, `${l.kind} destination`);
       check(l.src, i, `${l.kind} source`);
+      const operand = l.kind === "reduce" ? (l.with ?? l.dst) : undefined;
       if (l.kind === "reduce" && l.with) check(l.with, i, "reduce operand");
-      const counts = [l.dst.count, l.src.count, ...(l.kind === "reduce" && l.with ? [l.with.count] : [])];
-      if (counts.some((x) => x !== l.dst.count)) {
+      if (l.src.count !== l.dst.count || (operand && operand.count !== l.dst.count)) {
         throw new ScheduleError(
           `${where(i)}: ${l.kind} into ${regionText(l.dst)} from ${regionText(l.src)} has different counts`,
         );
       }
-      const reads = [l.src, ...(l.kind === "reduce" ? [l.with ?? l.dst] : [])];
-      const deps = new Set<number>();
-      for (const r of reads) {
-        const p = place(r);
-        mems[p.mem]!.depsOf(p.from, p.to, false, deps);
-      }
-      const pd = place(l.dst);
-      mems[pd.mem]!.depsOf(pd.from, pd.to, true, deps);
       const index = ops.length;
+      const pd = at(index, 0, l.dst);
+      const ps = at(index, 1, l.src);
+      // reduce's first operand: `with`, or the destination itself.
+      let pw: Place | undefined;
+      if (l.kind === "reduce" && l.with) pw = at(index, 2, l.with);
+      else {
+        none(index, 2);
+        if (operand) pw = pd;
+      }
+      deps.reset();
+      mems[ps.mem]!.depsOf(ps.from, ps.to, false, deps);
+      if (pw) mems[pw.mem]!.depsOf(pw.from, pw.to, false, deps);
+      mems[pd.mem]!.depsOf(pd.from, pd.to, true, deps);
       ops.push({
         kind: l.kind,
         step: i,
@@ -341,12 +400,10 @@ function finish(
         src: l.src,
         ...(l.kind === "reduce" && l.with ? { with: l.with } : {}),
         ...(l.kind === "scale" ? { mul: l.mul, div: l.div } : {}),
-        deps: [...deps],
+        deps: deps.list,
       });
-      for (const r of reads) {
-        const p = place(r);
-        mems[p.mem]!.record(p.from, p.to, index, false);
-      }
+      mems[ps.mem]!.record(ps.from, ps.to, index, false);
+      if (pw) mems[pw.mem]!.record(pw.from, pw.to, index, false);
       mems[pd.mem]!.record(pd.from, pd.to, index, true);
     }
   });
@@ -361,16 +418,18 @@ function finish(
           [a.offset + layout.outputCount, layout.inputCount],
         ]
       : [];
-  const places = new Int32Array(ops.length * 6);
-  ops.forEach((op, i) => {
-    const regions = [op.region, op.src, op.with];
-    regions.forEach((r, k) => {
-      const p = r ? place(r) : { mem: -1, from: 0 };
-      places[6 * i + 2 * k] = p.mem;
-      places[6 * i + 2 * k + 1] = p.from;
-    });
-  });
-  return { alg, call, layout, steps, shared, ops, scratch, scheduled, protectedInput, places };
+  return {
+    alg,
+    call,
+    layout,
+    steps,
+    shared,
+    ops,
+    scratch,
+    scheduled,
+    protectedInput,
+    places: places.slice(0, 6 * ops.length),
+  };
 }
 
 /** What an executor needs to run a plan as dataflow, computed once per plan. */
@@ -405,12 +464,13 @@ export function scheduling(plan: Plan, channels: boolean): Scheduling {
   const succ = new Int32Array(succStart[m] as number);
   const fill = succStart.slice();
   const queueOf = new Int32Array(m).fill(-1);
-  const ids = new Map<string, number[]>();
+  const ids = new Map<number, number[]>();
+  const size = plan.call.size;
   plan.ops.forEach((op, i) => {
     indeg[i] = op.deps.length;
     for (const d of op.deps) succ[fill[d]!++] = i;
     if (op.kind === "send" || op.kind === "recv") {
-      const k = `${op.kind} ${op.peer} ${channels ? op.channel : 0}`;
+      const k = ((channels ? op.channel : 0) * size + op.peer) * 2 + (op.kind === "send" ? 1 : 0);
       let q = ids.get(k);
       if (!q) ids.set(k, (q = []));
       q.push(i);

@@ -63,7 +63,8 @@ export class SymbolicMemory {
     this.mem = plans.map((p, rank) => {
       const l = p.layout;
       const a = p.call.inPlace ? l.alias : undefined;
-      const input: Sym[] = Array.from({ length: l.inputCount }, (_, i) => rank * stride + i);
+      const input: Sym[] = new Array<Sym>(l.inputCount);
+      for (let i = 0, id = rank * stride; i < l.inputCount; i++) input[i] = id + i;
       // In place the output memory holds the input where they alias (memory 1 or memory 0 is shared).
       const output: Sym[] = new Array<Sym>(Math.max(l.outputCount, a?.kind === "same" ? l.inputCount : 0)).fill(null);
       if (a?.kind === "same") for (let i = 0; i < l.inputCount; i++) output[i] = input[i] as Sym;

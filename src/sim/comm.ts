@@ -5,7 +5,7 @@
  */
 
 import { checkHostView, checkP2POps, checkPeer, checkSplitRanks, type HostView } from "../checks.js";
-import type { Comm, OpOptions, P2POp, Work } from "../comm.js";
+import type { CallTag, Comm, OpOptions, P2POp, Work } from "../comm.js";
 import { type DataBuffer, HostBuffer, sameView, type View } from "../core/buffer.js";
 import { type DType, parseDType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
@@ -50,15 +50,22 @@ export class SimComm implements Comm {
     return label;
   }
 
-  private make(kind: "send" | "recv", v: unknown, peer: unknown, label: string | undefined, op: string): SimOp {
+  private make(
+    kind: "send" | "recv",
+    v: unknown,
+    peer: unknown,
+    label: string | undefined,
+    op: string,
+    call?: CallTag,
+  ): SimOp {
     const hv = checkHostView(this.rank, v, op, "view", "sim");
     const p = checkPeer(this.rank, this.size, peer, op);
-    return new SimOp(kind, this.info, this.me, this.info.members[p]!, this.rank, p, hv, label, this.world.round);
+    return new SimOp(kind, this.info, this.me, this.info.members[p]!, this.rank, p, hv, label, this.world.round, call);
   }
 
   private post(kind: "send" | "recv", v: View, peer: number, options: OpOptions | undefined, name: string): SimOp {
     this.live(name);
-    const op = this.make(kind, v, peer, this.checkLabel(options, name), name);
+    const op = this.make(kind, v, peer, this.checkLabel(options, name), name, options?.call);
     return this.world.post(op);
   }
 
@@ -97,7 +104,7 @@ export class SimComm implements Comm {
     // Validate everything before posting anything: a group is posted whole or not at all.
     const made = ops.map((o: P2POp, i) => {
       const label = this.checkLabel(o, `group ops[${i}] ${o.kind}`) ?? groupLabel;
-      return this.make(o.kind, o.view, o.peer, label, `group ops[${i}] ${o.kind}`);
+      return this.make(o.kind, o.view, o.peer, label, `group ops[${i}] ${o.kind}`, options?.call);
     });
     const posted = made.map((op) => this.world.post(op));
     return this.world.waitAll(this.me, posted);

@@ -5,100 +5,18 @@
  * notices when no rank can progress and explains why (deadlock.ts), and aborts every rank
  * when one fails, so a simulated program never hangs.
  */
-import type { HostBuffer, View } from "../core/buffer.js";
-import { dtypeInfo, type TypedArray } from "../core/dtype.js";
-import { AbortError, DeadlockError, InvalidArgumentError, MismatchError, RankError } from "../core/errors.js";
+import { splitMismatch } from "../checks.js";
+import { callDiff } from "../comm.js";
+import type { View } from "../core/buffer.js";
+import { dtypeInfo } from "../core/dtype.js";
+import { AbortError, DeadlockError, MismatchError, RankError } from "../core/errors.js";
+import { Fifo } from "../core/match.js";
 import { Rng } from "../core/random.js";
 import type { Trace } from "../trace.js";
 import { explainDeadlock, type Wait } from "./deadlock.js";
+import { type CommInfo, copyElements, type Ready, type Semantics, type SimOp, type SimOptions } from "./ops.js";
 
-/**
- * How sends complete:
- * - 'nccl': a send completes only once its receive is posted (rendezvous);
- * - 'mpi-eager': sends of at most eagerLimitBytes complete at post (MPI's eager protocol), larger ones rendezvous;
- * - 'buffered': every send completes at post, as gloo's sends often appear to.
- */
-export type Semantics = "nccl" | "mpi-eager" | "buffered";
-export const SEMANTICS: readonly Semantics[] = ["nccl", "mpi-eager", "buffered"];
-
-export interface SimOptions {
-  /** Default 'nccl'. */
-  readonly semantics?: Semantics;
-  /** For 'mpi-eager': the largest send (in bytes) that completes at post. Default 65536. */
-  readonly eagerLimitBytes?: number;
-  /** Seeds the scheduler: the same seed gives the same interleaving and the same trace. Default 1. */
-  readonly seed?: number;
-  /** Complete only a random non-empty subset of the ready events each round, to explore more interleavings. */
-  readonly chaos?: boolean;
-  /** Receives every transfer and local operation, with logical times (scheduler rounds). */
-  readonly trace?: Trace;
-}
-
-/** A communicator as the engine sees it: a matching context and its members' world ranks. */
-export interface CommInfo {
-  readonly id: number;
-  /** World ranks of the members, in communicator-rank order. */
-  readonly members: readonly number[];
-  /** 'world' or 'group [0, 2]' (world ranks), for messages. */
-  readonly name: string;
-}
-
-type OpState = "pending" | "done" | "failed";
-
-/** One posted send or receive. Peers and ranks are world ranks; `commRank`/`commPeer` are the caller's. */
-export class SimOp {
-  state: OpState = "pending";
-  error: unknown;
-  /** The payload copied at post, for sends that complete before their receive exists. */
-  snapshot: TypedArray | undefined;
-  /** Called once when the op settles (blocking waits hook in here). */
-  listeners: (() => void)[] | undefined;
-  constructor(
-    readonly kind: "send" | "recv",
-    readonly comm: CommInfo,
-    readonly rank: number,
-    readonly peer: number,
-    readonly commRank: number,
-    readonly commPeer: number,
-    readonly view: View & { readonly buffer: HostBuffer },
-    readonly label: string | undefined,
-    /** Logical time of the post. */
-    readonly posted: number,
-  ) {}
-}
-
-/** A ready event: a matched pair, or (recv undefined) a send that completes at post. */
-interface Ready {
-  readonly send: SimOp;
-  readonly recv: SimOp | undefined;
-}
-
-/** A first-in first-out queue with O(1) push and shift. */
-class Fifo<T> {
-  private items: T[] = [];
-  private head = 0;
-  get length(): number {
-    return this.items.length - this.head;
-  }
-  push(x: T): void {
-    this.items.push(x);
-  }
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const x = this.items[this.head];
-    this.items[this.head++] = undefined as T;
-    if (this.head > 32 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return x;
-  }
-  /** Removes one element (a cancelled op): O(length), only on the deadlock path. */
-  remove(x: T): void {
-    const i = this.items.indexOf(x, this.head);
-    if (i >= 0) this.items.splice(i, 1);
-  }
-}
+export { type CommInfo, copyElements, SEMANTICS, type Semantics, SimOp, type SimOptions } from "./ops.js";
 
 /** A rank's pending split call, waiting for the rest of its communicator. */
 interface SplitWaiter {
@@ -131,41 +49,6 @@ class RankState {
   /** The split call this rank waits in, if any. */
   split: SplitState | undefined;
   constructor(readonly rank: number) {}
-}
-
-/**
- * dst[dOff..] <- src[sOff..] for `count` elements of one dtype, bit for bit (docs/semantics.md
- * M1). Small copies go element by element: subarray() would force V8 to move a small on-heap
- * array's storage off the heap, which costs more than the copy (it dominated a 1024-rank ring
- * before this). An element read from a Float32Array/Float64Array becomes a JS number, which
- * keeps every value except a NaN's bits (a float32 signaling NaN comes back quiet), so a NaN is
- * copied through an integer view of the same bytes instead; that view costs the off-heap move,
- * but only copies that carry a NaN pay it. Large copies use set(), which copies bytes when
- * source and target have the same type.
- */
-export function copyElements(dst: TypedArray, dOff: number, src: TypedArray, sOff: number, count: number): void {
-  const d = dst as Float64Array;
-  const s = src as Float64Array;
-  const backward = d === s && dOff > sOff;
-  if (count > 256 && !backward) {
-    d.set(s.subarray(sOff, sOff + count), dOff);
-    return;
-  }
-  const step = backward ? -1 : 1;
-  for (let k = 0, i = backward ? count - 1 : 0; k < count; k++, i += step) {
-    const v = s[sOff + i] as number;
-    // biome-ignore lint/suspicious/noSelfCompare: v !== v only for NaN
-    if (v !== v) copyBits(d, dOff + i, s, sOff + i);
-    else d[dOff + i] = v;
-  }
-}
-
-/** One float element copied as raw bits (a NaN with its payload and quiet bit intact). */
-function copyBits(dst: Float32Array | Float64Array, di: number, src: Float32Array | Float64Array, si: number): void {
-  const words = dst.BYTES_PER_ELEMENT / 4;
-  const d = new Uint32Array(dst.buffer, dst.byteOffset, dst.length * words);
-  const s = new Uint32Array(src.buffer, src.byteOffset, src.length * words);
-  for (let w = 0; w < words; w++) d[di * words + w] = s[si * words + w] as number;
 }
 
 const formatList = (xs: readonly number[]): string => `[${xs.join(", ")}]`;
@@ -324,8 +207,9 @@ export class World {
     if (recv.state !== "pending") return;
     const sv = send.view;
     const rv = recv.view;
-    if (sv.count !== rv.count || sv.buffer.dtype !== rv.buffer.dtype) {
-      const err = new MismatchError(this.mismatchMessage(send, recv));
+    const calls = send.call && recv.call ? callDiff(send.call, recv.call) : [];
+    if (sv.count !== rv.count || sv.buffer.dtype !== rv.buffer.dtype || calls.length > 0) {
+      const err = new MismatchError(this.mismatchMessage(send, recv, calls));
       this.settle(send, err);
       this.settle(recv, err);
       return;
@@ -336,7 +220,7 @@ export class World {
     this.settle(recv);
   }
 
-  private mismatchMessage(send: SimOp, recv: SimOp): string {
+  private mismatchMessage(send: SimOp, recv: SimOp, calls: readonly string[]): string {
     const side = (op: SimOp) => {
       const dt = op.view.buffer.dtype;
       const bytes = op.view.count * dtypeInfo(dt).bytes;
@@ -345,6 +229,12 @@ export class World {
       return `rank ${op.commRank} ${op.kind}(${dir} ${op.commPeer}${label}) of ${op.view.count} x ${dt} (${bytes} B)`;
     };
     const where = send.comm.id === 0 ? "" : ` in ${send.comm.name} (world ranks)`;
+    if (calls.length > 0) {
+      return (
+        `${side(send)} matched ${side(recv)}${where}, but they belong to different collective calls: ${calls.join(", ")} ` +
+        `(rank ${send.commRank} vs rank ${recv.commRank}); every rank must make the same call with the same arguments`
+      );
+    }
     return `${side(send)} matched ${side(recv)}${where}: a send and its receive must agree on count and dtype`;
   }
 
@@ -406,7 +296,7 @@ export class World {
     const rank = comm.members[commRank]!;
     if (ranks.length !== st.ranks.length || ranks.some((r, i) => r !== st.ranks[i])) {
       this.splits.delete(k);
-      const err = new SplitMismatchError(commRank, ranks, st.firstRank, st.ranks);
+      const err = splitMismatch(commRank, ranks, st.firstRank, st.ranks);
       for (const w of st.waiters) {
         this.ranks[w.rank]!.split = undefined;
         this.unblock(this.ranks[w.rank]!);
@@ -495,6 +385,38 @@ export class World {
         });
       }
     }
+    // Transfers posted and never waited on still complete (their data lands) before the run ends.
+    while (this.ready.length > 0 && !this.abortError) this.step();
+    if (!this.failure) this.reportUnmatched();
+  }
+
+  /**
+   * Every rank finished, yet a send was never received (or a receive never matched): its data is
+   * lost, which no rank would notice. The job fails, naming the first such operation.
+   */
+  private reportUnmatched(): void {
+    const left: SimOp[] = [];
+    for (const q of [...this.sends.values(), ...this.recvs.values()]) {
+      for (let op = q.shift(); op; op = q.shift()) left.push(op);
+    }
+    if (left.length === 0) return;
+    left.sort((a, b) => a.posted - b.posted || a.rank - b.rank);
+    const op = left[0]!;
+    const dir = op.kind === "send" ? "to" : "from";
+    const label = op.label !== undefined ? `, '${op.label}'` : "";
+    const where = op.comm.id === 0 ? "" : ` in ${op.comm.name}`;
+    const what =
+      op.kind === "send"
+        ? `was never received: rank ${op.commPeer} finished without posting a matching recv`
+        : `never matched a send: rank ${op.commPeer} finished without sending to it`;
+    const more =
+      left.length > 1 ? ` (and ${left.length - 1} more unmatched operation${left.length > 2 ? "s" : ""})` : "";
+    this.failure = new RankError(
+      op.rank,
+      new MismatchError(
+        `rank ${op.commRank} ${op.kind}(${dir} ${op.commPeer}${label}) of ${op.view.count} x ${op.view.buffer.dtype}${where} ${what}${more}; its data is lost`,
+      ),
+    );
   }
 
   /** One round: complete the ready events in a seed-shuffled order (chaos: only a random non-empty prefix). */
@@ -556,16 +478,5 @@ export class World {
       this.unblock(rs);
       w.reject(new DeadlockError(message, blocked, cycle));
     }
-  }
-}
-
-/** Two ranks passed different lists to the same split call. */
-class SplitMismatchError extends InvalidArgumentError {
-  constructor(rank: number, ranks: readonly number[], otherRank: number, otherRanks: readonly number[]) {
-    super(
-      { rank, op: "split", arg: "ranks" },
-      `rank ${rank} passed ${formatList(ranks)} but rank ${otherRank} passed ${formatList(otherRanks)} to the same split call; ` +
-        `every rank must pass the same list, in the same order of calls (torch.distributed.new_group)`,
-    );
   }
 }

@@ -3,16 +3,16 @@
  * collectives, run in real processes. Each engine's runner lives with its backend; this file
  * only routes, and says plainly why a backend cannot run here.
  */
-import type { VerifyOptions } from "../cli/verify.js";
+import type { VerifyOptions } from "./run.js";
 
 export async function verifyBackend(o: VerifyOptions): Promise<number> {
   switch (o.backend) {
     case "mpi": {
-      const { verifyMpi } = await import("../backends/mpi/verify.js");
+      const { verifyMpi } = await import("./mpi.js");
       return verifyMpi(o);
     }
     case "nccl": {
-      const { verifyNccl } = await import("../backends/nccl/verify.js");
+      const { verifyNccl } = await import("./nccl.js");
       return verifyNccl(o);
     }
     default:

@@ -1,14 +1,18 @@
 /**
  * Loading a user's algorithm file (cclab verify --algorithm-file ./my_allreduce.ts): every
  * export that looks like an Algorithm is registered, with its file recorded so headers, explain
- * and error messages point at it. The file is TypeScript run through tsx, like the built-ins.
+ * and error messages point at it. The file is TypeScript run through tsx, like the built-ins, or
+ * an MSCCL XML program (algo.xml, src/msccl/import.ts), which becomes one algorithm named after
+ * the file.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { InvalidArgumentError } from "../core/errors.js";
+import { importMsccl } from "../msccl/import.js";
 import type { Algorithm } from "../schedule/dsl.js";
-import { registerAlgorithm } from "../schedule/registry.js";
+import { allAlgorithms, registerAlgorithm } from "../schedule/registry.js";
+import { specOf } from "../specs/index.js";
 
 function isAlgorithm(x: unknown): x is Algorithm {
   return (
@@ -25,6 +29,11 @@ export async function loadAlgorithmFile(path: string): Promise<Algorithm[]> {
   if (!existsSync(file)) {
     throw new InvalidArgumentError({ op: "loadAlgorithmFile", arg: "--algorithm-file" }, `no such file: ${file}`);
   }
+  if (/\.xml$/i.test(file)) {
+    const { algorithm } = importMsccl(readFileSync(file, "utf8"), { file });
+    registerAlgorithm(algorithm);
+    return [algorithm];
+  }
   const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   const found = Object.values(mod).filter(isAlgorithm);
   if (found.length === 0) {
@@ -40,4 +49,17 @@ export async function loadAlgorithmFile(path: string): Promise<Algorithm[]> {
     out.push(withFile);
   }
   return out;
+}
+
+/** The algorithms a verify/bench/trace/explain invocation is about. */
+export async function selectAlgorithms(o: { collective?: string; algorithm?: string; algorithmFile?: string }) {
+  const loaded = o.algorithmFile ? await loadAlgorithmFile(o.algorithmFile) : undefined;
+  const collective =
+    o.collective === undefined ? undefined : specOf(o.collective, { op: "cclab", arg: "--collective" }).name;
+  const pool = loaded ?? allAlgorithms();
+  const chosen = pool.filter(
+    (a) => (!collective || a.collective === collective) && (!o.algorithm || a.name === o.algorithm),
+  );
+  if (chosen.length === 0) throw new Error("no algorithm matches the selection (see --collective, --algorithm)");
+  return chosen;
 }

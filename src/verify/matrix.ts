@@ -15,6 +15,23 @@ export function splitMatrix(n: number, salt = 0): number[][] {
 export function checkCases(alg: Algorithm, maxSize = 64): CollectiveCall[] {
   const spec = specOf(alg.collective);
   const cases: CollectiveCall[] = [];
+  const d = alg.domain;
+  if (d) {
+    // Written for some calls only (an imported MSCCL program): every size it names, whatever
+    // maxSize, counts 0 and 1..3 whole units, its roots, in and out of place.
+    const m = d.countMultiple ?? 1;
+    for (const n of d.sizes) {
+      const roots = spec.rooted ? (d.roots ?? [...new Set([0, n - 1, Math.floor(n / 2)])]) : [0];
+      const modes = spec.inPlace && alg.inPlace !== false ? [false, true] : [false];
+      for (const count of [0, m, 2 * m, 3 * m]) {
+        for (const root of roots) {
+          for (const inPlace of modes)
+            cases.push(makeCall({ collective: spec.name, size: n, segment: 1, count, root, inPlace }));
+        }
+      }
+    }
+    return cases;
+  }
   for (let n = 1; n <= maxSize; n++) {
     const segment = 1 + (n % 3);
     const base = { collective: spec.name, size: n, segment };

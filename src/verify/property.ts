@@ -9,7 +9,7 @@
  * every order of reduction gives the same bits; every rank of an all-reduce must also end with
  * the same bytes as every other.
  *
- * The differential tests on real backends (src/backends/mpi/differential.ts) draw their cases
+ * The differential tests on real backends (src/verify/mpi-cases.ts) draw their cases
  * from the same arbitrary with a fixed `worldSize` (the process count the launcher started) and
  * fill inputs with the same `caseValues`.
  */
@@ -18,7 +18,8 @@ import { allocate, invoke } from "../collectives/dispatch.js";
 import { reference } from "../collectives/reference.js";
 import type { Comm } from "../comm.js";
 import { isHostBuffer, type View } from "../core/buffer.js";
-import { DTYPES, type DType, dtypeInfo, type TypedArray, toValues } from "../core/dtype.js";
+import { DTYPES, dtypeInfo, type TypedArray, toValues } from "../core/dtype.js";
+import { InvalidArgumentError } from "../core/errors.js";
 import { opLabel, type ReduceOp } from "../core/op.js";
 import { Rng } from "../core/random.js";
 import type { Algorithm } from "../schedule/dsl.js";
@@ -57,8 +58,17 @@ export interface ArbOptions {
 export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<Case> {
   const maxSize = options.maxSize ?? 17;
   const world = options.worldSize;
-  const sizeArb =
-    world === undefined
+  const domain = alg.domain;
+  const domainSizes = domain?.sizes.filter((n) => world === undefined || n <= world) ?? [];
+  if (domain && domainSizes.length === 0) {
+    throw new InvalidArgumentError(
+      { op: "verify", arg: "world size" },
+      `${alg.collective}/${alg.name} runs on ${domain.sizes.join(", ")} ranks only (${domain.why}); launch that many`,
+    );
+  }
+  const sizeArb = domain
+    ? fc.constantFrom(...domainSizes)
+    : world === undefined
       ? fc.oneof(
           { weight: 6, arbitrary: fc.integer({ min: 1, max: Math.min(8, maxSize) }) },
           { weight: 3, arbitrary: fc.integer({ min: 1, max: maxSize }) },
@@ -76,15 +86,13 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
     const inPlaceOk = spec.inPlace && alg.inPlace !== false;
     return fc
       .record({
-        count: fc.oneof(
-          fc.constant(0),
-          fc.integer({ min: 0, max: size - 1 }),
-          fc.integer({ min: 0, max: 3 * size + 5 }),
-        ),
+        count: domain
+          ? fc.integer({ min: 0, max: 4 }).map((k) => k * (domain.countMultiple ?? 1))
+          : fc.oneof(fc.constant(0), fc.integer({ min: 0, max: size - 1 }), fc.integer({ min: 0, max: 3 * size + 5 })),
         dtype: fc.constantFrom(...DTYPES),
         opIndex: fc.nat(),
         premul: fc.boolean(),
-        root: fc.integer({ min: 0, max: size - 1 }),
+        root: domain?.roots ? fc.constantFrom(...domain.roots) : fc.integer({ min: 0, max: size - 1 }),
         inPlace: inPlaceOk ? fc.boolean() : fc.constant(false),
         semantics: fc.constantFrom(...SEMANTICS),
         seed: fc.integer({ min: 1, max: 1_000_000 }),
@@ -202,7 +210,7 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
   const results = await spawn(c.worldSize, run, { semantics: c.semantics, seed: c.seed, chaos: c.chaos });
   const group = results.filter((r): r is RankResult => r !== undefined);
   const want = reference(c, inputs);
-  return compareRanks(alg, c, group, want);
+  return compareRanks(c, group, want);
 }
 
 /**
@@ -210,7 +218,7 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
  * every rank of an all-reduce holds the same bytes as rank 0 (A3), and an out-of-place input is
  * unchanged (M1).
  */
-function compareRanks(alg: Algorithm, c: Case, group: readonly RankResult[], want: TypedArray[]): string | undefined {
+function compareRanks(c: Case, group: readonly RankResult[], want: TypedArray[]): string | undefined {
   const show = (a: TypedArray) => fmt(toValues(c.dtype, a));
   for (let r = 0; r < c.size; r++) {
     const g = group[r] as RankResult;

@@ -6,8 +6,8 @@
  *   node --import tsx test/gpu/device-info.ts [sizes, default 2,3,4]
  */
 import { ncclDiagnose, sharedGpuEnv } from "../../src/backends/nccl/index.js";
-import { explainUnavailable } from "../../src/backends/nccl/verify.js";
 import { loadNative } from "../../src/native/load.js";
+import { explainUnavailable } from "../../src/verify/nccl.js";
 
 const cudaVersion = (v: number) => (v > 0 ? `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}` : "none");
 const sizes = (process.argv[2] ?? "2,3,4").split(",").map(Number);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ncclDiagnose } from "../../src/backends/nccl/index.js";
-import { explainUnavailable } from "../../src/backends/nccl/verify.js";
+import { explainUnavailable } from "../../src/verify/nccl.js";
 import { gpuSizes, RING_AND_TREE, runDifferential, runP2P, runSemantics } from "./suite.js";
 
 const d = ncclDiagnose();

@@ -5,7 +5,7 @@
  * cannot run here (saying why), 1 on any failure.
  */
 import { ncclDiagnose } from "../../src/backends/nccl/index.js";
-import { explainUnavailable } from "../../src/backends/nccl/verify.js";
+import { explainUnavailable } from "../../src/verify/nccl.js";
 import { gpuSizes, RING_AND_TREE, runDifferential, runP2P, runSemantics } from "./suite.js";
 
 const d = ncclDiagnose();

@@ -11,8 +11,8 @@
  *   NCCL_ALGO=Tree for all-reduce (Tree implements nothing else; NCCL refuses it elsewhere).
  */
 import { fileURLToPath } from "node:url";
-import { type NcclRunResult, ncclSizes, runNcclDifferential } from "../../src/backends/nccl/verify.js";
 import { type LaunchResult, launch } from "../../src/runtime/launch.js";
+import { type NcclRunResult, ncclSizes, runNcclDifferential } from "../../src/verify/nccl.js";
 
 export const P2P_PROGRAM = fileURLToPath(new URL("./p2p.ts", import.meta.url));
 export const SEMANTICS_PROGRAM = fileURLToPath(new URL("./semantics.ts", import.meta.url));

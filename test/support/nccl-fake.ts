@@ -24,6 +24,7 @@ import type { NcclComm } from "../../src/backends/nccl/comm.js";
 import { initNccl } from "../../src/backends/nccl/index.js";
 import { type DType, dtypeInfo, type TypedArray } from "../../src/core/dtype.js";
 import { type Combine, reduceArrays, scaleArrays, sumScaling } from "../../src/core/op.js";
+import { MemoryStore } from "../../src/kvstore.js";
 import {
   type DevicePtr,
   type NativeBuf,
@@ -33,7 +34,6 @@ import {
   type NcclLibrary,
   type NcclOpName,
 } from "../../src/native/types.js";
-import { MemoryStore } from "../../src/runtime/store.js";
 
 export interface FakeOptions {
   /** GPUs the fake reports (deviceCount). Default 1. */

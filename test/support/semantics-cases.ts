@@ -17,7 +17,7 @@ import { type DType, dtypeInfo, type TypedArray } from "../../src/core/dtype.js"
 import { InvalidArgumentError } from "../../src/core/errors.js";
 import type { ReduceOp } from "../../src/core/op.js";
 import { algorithmsOf, allAlgorithms } from "../../src/schedule/registry.js";
-import { type Collective, makeCall, rankCall, specOf } from "../../src/specs/index.js";
+import { makeCall, rankCall, specOf } from "../../src/specs/index.js";
 import type { CollectiveCall, RankCall } from "../../src/specs/types.js";
 
 /** This rank's view of a call of `collective` on comm. */

@@ -5,9 +5,9 @@
  * copy of the input, or divide the result), so results compare with cclab's for every op. Blocking: every rank
  * of the communicator calls it, as with MPI.
  */
-import { HostBuffer, isHostBuffer, type View } from "../../core/buffer.js";
+import { checkHostView } from "../../checks.js";
+import { HostBuffer, type View } from "../../core/buffer.js";
 import { dtypeInfo } from "../../core/dtype.js";
-import { InvalidArgumentError } from "../../core/errors.js";
 import { parseOp, type ReduceOp, sumScaling } from "../../core/op.js";
 import { engineCall } from "../../native/load.js";
 import { scaleHost } from "../../native/reduce.js";
@@ -28,13 +28,8 @@ export class MpiBuiltin {
 
   private host(v: View | null, op: string, arg: string): Buf | null {
     if (v === null) return null;
-    if (!isHostBuffer(v.buffer)) {
-      throw new InvalidArgumentError(
-        { rank: this.rank, op, arg },
-        `the mpi backend works on host memory, not ${v.buffer.location}`,
-      );
-    }
-    return { data: v.buffer.data, off: v.offset * dtypeInfo(v.buffer.dtype).bytes };
+    const h = checkHostView(this.rank, v, `builtin ${op}`, arg, "mpi", { shared: false });
+    return { data: h.buffer.data, off: h.offset * dtypeInfo(h.buffer.dtype).bytes };
   }
 
   private call<T>(op: string, fn: () => T): T {

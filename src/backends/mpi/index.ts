@@ -1,8 +1,10 @@
 /**
  * The mpi backend's entry points: mpiAvailable() (and why not, with how to get it), initMpi()
  * (the world communicator of a process started by mpirun) and mpirunCommand() for launchers.
- * MPI is initialised on first use with MPI_THREAD_FUNNELED (only the main thread calls MPI) and
- * finalised at process exit.
+ * MPI is initialised on first use with MPI_THREAD_FUNNELED (only the main thread calls MPI). It is
+ * finalised at a clean process exit, never after a failure: MPI_Finalize waits for every rank, so
+ * a rank that failed (or called process.exit mid-job) would hang there instead of dying, and the
+ * others would not learn it died. The runtime finalises explicitly (finalizeMpi) once every rank is done.
  */
 import { userInfo } from "node:os";
 import type { Comm } from "../../comm.js";
@@ -11,6 +13,7 @@ import { engineCall, loadNative } from "../../native/load.js";
 import type { NativeMpi } from "../../native/types.js";
 import { defaultTimeoutMs, MpiComm, type MpiCommOptions, type MpiProcess } from "./comm.js";
 import { Progress } from "./progress.js";
+import { countBitsFit } from "./tag.js";
 
 export { MpiBuiltin } from "./builtin.js";
 export { MpiComm, type MpiCommOptions, type MpiProcess, NonMemberComm } from "./comm.js";
@@ -38,6 +41,34 @@ export function mpiAvailable(): MpiAvailability {
 
 let proc: MpiProcess | undefined;
 let world: MpiComm | undefined;
+/** Whether a process exit may call MPI_Finalize: not after a failure, nor once the runtime took it over. */
+let finalizeAtExit = true;
+
+/**
+ * For the runtime: this process finalises MPI itself (finalizeMpi) after a clean end; any other
+ * exit is a failure and leaves without MPI_Finalize, so the rank dies and the job learns it.
+ */
+export function finalizeExplicitly(): void {
+  finalizeAtExit = false;
+}
+
+/** MPI_Finalize, once, if MPI was started (every rank of the job must call it). */
+export function finalizeMpi(): void {
+  const mpi = proc?.mpi;
+  if (mpi?.initialized() && !mpi.finalized()) mpi.finalize();
+}
+
+/** Messages that reached this rank and were never received, on any live communicator (see MpiComm.unreceived). */
+export function unreceivedMessages(): string[] {
+  return proc ? [...proc.comms].flatMap((c) => c.unreceived()) : [];
+}
+
+/** MPI_Abort on the world: mpirun ends every rank of the job (the store-less way to fail a job). */
+export function abortMpi(code: number): void {
+  finalizeAtExit = false;
+  const mpi = proc?.mpi;
+  if (mpi?.initialized() && !mpi.finalized()) mpi.abort(mpi.commWorld(), code);
+}
 
 function startMpi(options: MpiCommOptions): MpiProcess {
   if (proc) return proc;
@@ -50,14 +81,17 @@ function startMpi(options: MpiCommOptions): MpiProcess {
     mpi,
     progress: new Progress(mpi),
     worldRank,
+    comms: new Set(),
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs(),
+    countTags: countBitsFit(mpi.tagUpperBound()),
     onAbort: (error) => {
+      finalizeAtExit = false;
       process.stderr.write(`cclab: rank ${worldRank}: ${error.message}; calling MPI_Abort\n`);
       mpi.abort(mpi.commWorld(), 3);
     },
   };
-  process.on("exit", () => {
-    if (mpi.initialized() && !mpi.finalized()) mpi.finalize();
+  process.on("exit", (code) => {
+    if (finalizeAtExit && code === 0) finalizeMpi();
   });
   proc = p;
   return p;

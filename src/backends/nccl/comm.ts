@@ -17,9 +17,9 @@ import { type DataBuffer, sameView, type View } from "../../core/buffer.js";
 import { type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
 import { AbortError, EngineError, InvalidArgumentError } from "../../core/errors.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
+import { type KVStore, ownKey } from "../../kvstore.js";
 import { toEngineError } from "../../native/load.js";
 import { NonMemberComm } from "../../nonmember.js";
-import type { KVStore } from "../../runtime/store.js";
 import { NcclBuiltin } from "./builtin.js";
 import { type CommRef, type DeviceBuffer, isDeviceBuffer, type NcclDevice, type P2PItem } from "./device.js";
 import { sharedGpuHint } from "./env.js";
@@ -198,7 +198,10 @@ export class NcclComm implements Comm, CommRef {
     if (dst.count === 0) return;
     if (a && !sameView(a, dst)) {
       // dst = a (op) src: where src is dst, reduce a into it (the op commutes bit for bit), else start from a.
-      if (sameView(src, dst)) return this.reduceInto(dst, a, op);
+      if (sameView(src, dst)) {
+        this.reduceInto(dst, a, op);
+        return;
+      }
       this.copy(dst, a);
     }
     const d = dst.buffer as DeviceBuffer;
@@ -278,13 +281,13 @@ export interface CreateCommOptions {
 
 /**
  * A new NCCL communicator: the lowest member makes the unique id and publishes it under
- * `${key}/id` in the store, every member fetches it and calls ncclCommInitRank (non-blocking
+ * `${key}/id` in its own namespace of the store (a rank writes only its own keys), every member fetches it and calls ncclCommInitRank (non-blocking
  * where NCCL has it, then polled until ready, so a missing rank times out instead of hanging).
  */
 export async function createComm(proc: NcclProcess, o: CreateCommOptions): Promise<NcclComm> {
   const dev = proc.device;
   const native = dev.native;
-  const idKey = `${o.key}/id`;
+  const idKey = ownKey(o.worldRanks[0]!, `${o.key}/id`);
   const where = `rank ${o.rank}: ncclCommInitRank (${o.size} ranks, ${o.key})`;
   let id: Uint8Array;
   try {

@@ -1,7 +1,7 @@
 /**
  * `cclab verify --backend nccl`: the differential tests against NCCL's own collectives on GPUs.
  * For each world size (2..max(4, GPUs), at most 8; or -n / $CCLAB_NCCL_NP, e.g. "2,3" or "4") one
- * `cclab run --backend nccl` launch runs verify-worker.ts on every rank, which checks every
+ * `cclab run --backend nccl` launch runs nccl-worker.ts on every rank, which checks every
  * selected algorithm on differential.ts's cases against ncclAllReduce & co. and the sequential
  * oracle, bit for bit. More ranks than GPUs share them through per-rank NCCL_HOSTID (env.ts).
  * $CCLAB_NCCL_ALGO (e.g. "Ring,Tree") repeats every size once per NCCL_ALGO value.
@@ -11,13 +11,13 @@
  */
 import { fileURLToPath } from "node:url";
 import Table from "cli-table3";
-import type { VerifyOptions } from "../../cli/verify.js";
-import type { DType } from "../../core/dtype.js";
-import { launch } from "../../runtime/launch.js";
-import { type NcclDiagnosis, ncclDiagnose } from "./index.js";
-import { RESULT_TAG, type WorkerOptions } from "./verify-worker.js";
+import { type NcclDiagnosis, ncclDiagnose } from "../backends/nccl/index.js";
+import type { DType } from "../core/dtype.js";
+import { launch } from "../runtime/launch.js";
+import { RESULT_TAG, type WorkerOptions } from "./nccl-worker.js";
+import type { VerifyOptions } from "./run.js";
 
-export const WORKER = fileURLToPath(new URL("./verify-worker.ts", import.meta.url));
+export const WORKER = fileURLToPath(new URL("./nccl-worker.ts", import.meta.url));
 
 /** World sizes: `np` (verify's -n), else $CCLAB_NCCL_NP (comma-separated), else 2..max(4, devices) capped at 8. */
 export function ncclSizes(devices: number, env: NodeJS.ProcessEnv = process.env, np?: string): number[] {

@@ -8,13 +8,14 @@
  * which the parent collects. A failing case does not stop the run (every rank keeps issuing the
  * same collectives); an error (timeout, NCCL error) fails the rank and so the job.
  */
-import type { Comm } from "../../comm.js";
-import type { DType } from "../../core/dtype.js";
-import { findLayer } from "../../runtime/guard.js";
-import { allAlgorithms } from "../../schedule/registry.js";
-import { loadAlgorithmFile } from "../../verify/load.js";
-import { NcclComm } from "./comm.js";
-import { runNcclAlgorithm } from "./differential.js";
+
+import { NcclComm } from "../backends/nccl/comm.js";
+import type { Comm } from "../comm.js";
+import type { DType } from "../core/dtype.js";
+import { findLayer } from "../layer.js";
+import { allAlgorithms } from "../schedule/registry.js";
+import { loadAlgorithmFile } from "./load.js";
+import { runNcclAlgorithm } from "./nccl-cases.js";
 
 export interface WorkerOptions {
   readonly collective?: string;

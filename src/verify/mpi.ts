@@ -1,7 +1,7 @@
 /**
  * `cclab verify --backend mpi`: the differential tests against MPI's own collectives. For each
  * world size (2, 3, 4, 5; or -n / $CCLAB_MPI_NP, e.g. "3" or "2,4"; or options.np where a caller
- * passes one) one mpirun launch runs differential-worker.ts on every rank, which checks every
+ * passes one) one mpirun launch runs mpi-worker.ts on every rank, which checks every
  * selected algorithm on fast-check cases from one seed against the built-in collective (see
  * differential.ts for the oracle per collective and the tolerance). Output streams through as
  * the ranks print it; the summary names every failure with the command that replays it.
@@ -10,9 +10,10 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { selectAlgorithms, type VerifyOptions } from "../../cli/verify.js";
-import type { Algorithm } from "../../schedule/dsl.js";
-import { mpiAvailable, mpirunCommand } from "./index.js";
+import { mpiAvailable, mpirunCommand } from "../backends/mpi/index.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { selectAlgorithms } from "./load.js";
+import type { VerifyOptions } from "./run.js";
 
 export const DEFAULT_SIZES: readonly number[] = [2, 3, 4, 5];
 
@@ -32,7 +33,7 @@ export function mpiSizes(o: { np?: number | string }, env = process.env): number
 /** node + the tsx loader + the worker, as each rank's command line. */
 function workerArgv(args: string[]): string[] {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
-  const worker = fileURLToPath(new URL("./differential-worker.ts", import.meta.url));
+  const worker = fileURLToPath(new URL("./mpi-worker.ts", import.meta.url));
   return [process.execPath, "--import", tsx, worker, ...args];
 }
 

@@ -36,17 +36,17 @@
  * epsilon (2^-52, 2^-23, 2^-10, 2^-7 for float64, float32, float16, bfloat16).
  */
 import { hostname } from "node:os";
-import { allocate, invoke } from "../../collectives/dispatch.js";
-import { reference } from "../../collectives/reference.js";
-import { tensor, type View, view, zeros } from "../../core/buffer.js";
-import { type DType, type TypedArray, toValues } from "../../core/dtype.js";
-import type { Algorithm } from "../../schedule/dsl.js";
-import { rankCall, specOf } from "../../specs/index.js";
-import type { RankCall } from "../../specs/types.js";
-import { type Case, caseValues, fmt, hostArray, same } from "../../verify/property.js";
-import { describeDifference, firstDifference, showElement } from "../../verify/values.js";
-import { specBuiltin } from "../builtin.js";
-import type { MpiComm } from "./comm.js";
+import { specBuiltin } from "../backends/builtin.js";
+import type { MpiComm } from "../backends/mpi/comm.js";
+import { allocate, invoke } from "../collectives/dispatch.js";
+import { reference } from "../collectives/reference.js";
+import { tensor, type View, view, zeros } from "../core/buffer.js";
+import { type DType, type TypedArray, toValues } from "../core/dtype.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { rankCall, specOf } from "../specs/index.js";
+import type { RankCall } from "../specs/types.js";
+import { type Case, caseValues, fmt, hostArray, same } from "./property.js";
+import { describeDifference, firstDifference, showElement } from "./values.js";
 
 /** Machine epsilon per float dtype; the tolerance is 2·ε relative (absolute below 1). */
 export const FLOAT_EPSILON: Readonly<Partial<Record<DType, number>>> = {
@@ -67,7 +67,6 @@ export function agrees(dtype: DType, got: number | bigint | undefined, want: num
 }
 
 const errText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
-const offsets = (counts: readonly number[]) => counts.map((_, i) => counts.slice(0, i).reduce((a, b) => a + b, 0));
 
 /**
  * MPI's own collective on `input` (this rank's input values), laid out like the case (in place

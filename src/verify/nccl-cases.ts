@@ -14,19 +14,20 @@
  * and bfloat16 come up in every run of at least ten cases. NCCL has no bitwise reductions, so
  * for band/bor/bxor only the algorithm is checked.
  */
-import { allocate, type Buffers, invoke } from "../../collectives/dispatch.js";
-import { reference } from "../../collectives/reference.js";
-import type { Comm } from "../../comm.js";
-import type { View } from "../../core/buffer.js";
-import { DTYPES, type DType, dtypeInfo, setElement, type TypedArray, toValues } from "../../core/dtype.js";
-import { opLabel, type ReduceOp } from "../../core/op.js";
-import { Rng } from "../../core/random.js";
-import type { Algorithm } from "../../schedule/dsl.js";
-import { makeCall, rankCall, specOf } from "../../specs/index.js";
-import type { CollectiveCall } from "../../specs/types.js";
-import { specBuiltin } from "../builtin.js";
-import type { NcclBuiltin } from "./builtin.js";
-import { readDevice, writeDevice } from "./index.js";
+
+import { specBuiltin } from "../backends/builtin.js";
+import type { NcclBuiltin } from "../backends/nccl/builtin.js";
+import { readDevice, writeDevice } from "../backends/nccl/index.js";
+import { allocate, type Buffers, invoke } from "../collectives/dispatch.js";
+import { reference } from "../collectives/reference.js";
+import type { Comm } from "../comm.js";
+import type { View } from "../core/buffer.js";
+import { DTYPES, type DType, dtypeInfo, setElement, type TypedArray, toValues } from "../core/dtype.js";
+import { opLabel, type ReduceOp } from "../core/op.js";
+import { Rng } from "../core/random.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { makeCall, rankCall, specOf } from "../specs/index.js";
+import type { CollectiveCall } from "../specs/types.js";
 
 export interface NcclCase extends CollectiveCall {
   readonly valueSeed: number;

@@ -11,12 +11,12 @@
  */
 import { parseArgs } from "node:util";
 import fc from "fast-check";
-import { selectAlgorithms } from "../../cli/verify.js";
-import type { Algorithm } from "../../schedule/dsl.js";
-import { type Case, caseArb, describeCase } from "../../verify/property.js";
-import { runMpiCase } from "./differential.js";
-import { initMpi } from "./index.js";
-import { replayCommand } from "./verify.js";
+import { initMpi } from "../backends/mpi/index.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { selectAlgorithms } from "./load.js";
+import { replayCommand } from "./mpi.js";
+import { runMpiCase } from "./mpi-cases.js";
+import { type Case, caseArb, describeCase } from "./property.js";
 
 const { values: a } = parseArgs({
   options: {

@@ -1,0 +1,145 @@
+/**
+ * `cclab import msccl algo.xml` and `cclab export msccl --collective … --algorithm … -n N -o algo.xml`:
+ * MSCCL's XML in and out (src/msccl, docs/msccl.md). Import reads the program, checks it against
+ * the executor's rules, orders its threadblocks (deadlocks and races named by gpu, tb and step)
+ * and proves it the collective it says it is; export writes a schedule as MSCCL IR and imports
+ * its own output again, refusing to write a file that does not prove equal to the schedule.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import type { Command } from "commander";
+import { AlgorithmFileError, InvalidArgumentError } from "../core/errors.js";
+import { differentMessages } from "../msccl/compare.js";
+import { exportMsccl, overLimits, toXml } from "../msccl/export.js";
+import { type Imported, importMsccl } from "../msccl/import.js";
+import { PROTOS, type Proto } from "../msccl/ir.js";
+import { checkAlgorithm } from "../schedule/check.js";
+import { explainCall } from "../schedule/explain.js";
+import { makeCall } from "../specs/index.js";
+import { selectAlgorithms } from "../verify/load.js";
+import { checkCases } from "../verify/matrix.js";
+import { intOption } from "./options.js";
+
+const format = (f: string) => {
+  if (f !== "msccl")
+    throw new InvalidArgumentError(
+      { op: "cclab", arg: "format" },
+      `unknown format '${f}'; cclab reads and writes msccl (MSCCL XML)`,
+    );
+};
+
+/** The checker over the imported program's whole domain; the first counterexample as an AlgorithmFileError. */
+export function proveImported(imp: Imported, file: string): number {
+  const cases = checkCases(imp.algorithm);
+  for (const c of cases) {
+    const r = checkAlgorithm(imp.algorithm, c);
+    if (r.errors.length > 0) {
+      throw new AlgorithmFileError(
+        `${file}: the program is not ${imp.algorithm.collective} (checker's counterexample; ranks are GPUs, step labels name tb.step):\n  ${r.errors.join("\n  ")}`,
+      );
+    }
+  }
+  return cases.length;
+}
+
+export function registerMsccl(program: Command): void {
+  program
+    .command("import")
+    .description("read an MSCCL XML program (msccl-tools, msccl-executor-nccl, RCCL), check it and prove it")
+    .argument("<format>", "msccl")
+    .argument("<file>", "the XML file")
+    .action((f: string, file: string) => {
+      format(f);
+      const imp = importMsccl(readFileSync(file, "utf8"), { file });
+      const p = imp.program;
+      const a = imp.algorithm;
+      console.log(`${file}: ${a.collective} on ${p.ngpus} GPUs, '${p.name}'`);
+      console.log(
+        `  ${p.nchunksperloop} chunks per loop, ${imp.threadblocks} threadblocks on ${p.nchannels} channel(s), ${p.proto}, ${[p.inplace ? "in place" : "", p.outofplace ? "out of place" : ""].filter(Boolean).join(" and ")}${p.minBytes || p.maxBytes ? `, ${p.minBytes}..${p.maxBytes || "any"} bytes` : ""}`,
+      );
+      console.log(`  ${imp.rounds} rounds, ${imp.chunksSent} chunks sent by the busiest GPU`);
+      for (const n of imp.notes) console.log(`  note: ${n}`);
+      const cases = proveImported(imp, file);
+      const unit = a.domain?.countMultiple ?? 1;
+      console.log(
+        `  proved: ${cases} calls (counts 0..${3 * unit} in units of ${unit}, in and out of place): it is ${a.collective}`,
+      );
+      console.log(`next: cclab explain ${a.collective} --algorithm-file ${file} -n ${p.ngpus} --count ${unit}`);
+      console.log(`      cclab verify --algorithm-file ${file}   (also: trace, model, bench with --algorithm-file)`);
+    });
+
+  program
+    .command("export")
+    .description("write an algorithm's schedule as MSCCL XML, for msccl-executor-nccl / RCCL")
+    .argument("<format>", "msccl")
+    .requiredOption("--collective <name>", "the collective")
+    .option("--algorithm <name>", "the algorithm (optional with --algorithm-file)")
+    .option("--algorithm-file <file>", "your own algorithm file")
+    .requiredOption("-n, --nranks <n>", "GPUs", intOption("-n", 2, 1024))
+    .option(
+      "--count <n>",
+      "elements the schedule is written for (default one element per chunk, as explain)",
+      intOption("--count", 1),
+    )
+    .option(
+      "--segment <n>",
+      "pipelining segment in elements (default the whole message: MSCCL pipelines each chunk itself)",
+      intOption("--segment", 1),
+    )
+    .option("--root <n>", "root rank (the file is for this root only)", intOption("--root", 0), 0)
+    .option("--in-place", "write the in-place program")
+    .option("--channels <n>", "instances side by side, each on its own channels", intOption("--channels", 1, 32), 1)
+    .option("--proto <name>", "Simple, LL or LL128", "Simple")
+    .requiredOption("-o, --output <file>", "the XML file to write")
+    .action(async (f: string, o) => {
+      format(f);
+      if (!PROTOS.includes(o.proto as Proto)) {
+        throw new InvalidArgumentError(
+          { op: "export msccl", arg: "--proto" },
+          `expected ${PROTOS.join(", ")}, got '${o.proto}'`,
+        );
+      }
+      const algs = await selectAlgorithms({
+        collective: o.collective,
+        algorithm: o.algorithm,
+        algorithmFile: o.algorithmFile,
+      });
+      if (algs.length > 1)
+        throw new Error(`several algorithms match (${algs.map((x) => x.name).join(", ")}); pick one with --algorithm`);
+      const alg = algs[0];
+      if (!alg) return;
+      const base = explainCall(alg, o.nranks);
+      const count = o.count ?? base.count;
+      const call = makeCall({
+        ...base,
+        count,
+        root: o.root,
+        inPlace: Boolean(o.inPlace),
+        segment: o.segment ?? Math.max(1, count),
+      });
+      const program = exportMsccl(alg, call, { channels: o.channels, proto: o.proto as Proto });
+      const over = overLimits(program);
+      if (over.length > 0) {
+        throw new InvalidArgumentError(
+          { op: "export msccl", arg: "--segment" },
+          `the program would break the executor's limits: ${over.slice(0, 3).join("; ")}; use a larger --segment or a smaller --count`,
+        );
+      }
+      const xml = toXml(program);
+      // The file must pass the import's checks and prove equal to the schedule before it is written.
+      const imp = importMsccl(xml, { file: o.output });
+      const cases = proveImported(imp, o.output);
+      const diff = o.channels === 1 ? differentMessages(alg, imp.algorithm, call) : undefined;
+      if (diff)
+        throw new AlgorithmFileError(
+          `${o.output}: the exported program sends other messages than the schedule: ${diff}`,
+        );
+      writeFileSync(o.output, xml);
+      const unit = imp.algorithm.domain?.countMultiple ?? 1;
+      console.log(
+        `${o.output}: ${alg.collective}/${alg.name} on ${o.nranks} GPUs, ${program.nchunksperloop} chunks per loop, ${imp.threadblocks} threadblocks; runs for counts that are multiples of ${unit}`,
+      );
+      console.log(
+        `  imported again and proved (${cases} calls)${o.channels === 1 ? "; sends the same messages as the schedule" : ""}`,
+      );
+    });
+}

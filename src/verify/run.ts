@@ -1,0 +1,134 @@
+/**
+ * What `cclab verify` (and `npm start`) does: for every algorithm (or those selected), the static
+ * proof over n = 1..--size and the property tests against the oracle on the sim backend, one row
+ * per algorithm; on mpi and nccl the differential tests (backends.ts routes them). Returns the
+ * exit code: non-zero on any failure, with the command that replays it printed.
+ */
+import { SingleBar } from "cli-progress";
+import Table from "cli-table3";
+import fc from "fast-check";
+import { checkAlgorithm } from "../schedule/check.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import { findSpec } from "../specs/index.js";
+import { selectAlgorithms } from "./load.js";
+import { checkCases } from "./matrix.js";
+import { caseArb, describeCase, runCase } from "./property.js";
+
+export interface VerifyOptions {
+  collective?: string;
+  algorithm?: string;
+  algorithmFile?: string;
+  size: number;
+  runs: number;
+  seed?: number;
+  backend: string;
+  /** mpi/nccl: world sizes to run, e.g. '4' or '2,3' (default 2..5; or $CCLAB_MPI_NP). */
+  np?: string;
+}
+
+export interface VerifyRow {
+  readonly algorithm: Algorithm;
+  readonly staticCases: number;
+  readonly propertyCases: number;
+  readonly failure?: string;
+  readonly replay?: string;
+}
+
+export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number): Promise<VerifyRow> {
+  const file = o.algorithmFile ? ` --algorithm-file ${o.algorithmFile}` : "";
+  const cases = checkCases(alg, o.size);
+  for (const args of cases) {
+    const report = checkAlgorithm(alg, args);
+    if (report.errors.length > 0) {
+      // The static proof is deterministic: explain shows the failing call's steps and the checker's verdict.
+      const call = `-n ${args.size} --count ${args.count} --segment ${args.segment ?? 1}${args.root ? ` --root ${args.root}` : ""}${args.inPlace ? " --in-place" : ""}`;
+      return {
+        algorithm: alg,
+        staticCases: cases.length,
+        propertyCases: 0,
+        failure: report.errors.join("\n"),
+        replay: args.splits ? undefined : `cclab explain ${alg.collective} --algorithm ${alg.name}${file} ${call}`,
+      };
+    }
+  }
+  const result = await fc.check(
+    fc.asyncProperty(caseArb(alg), async (c) => {
+      const err = await runCase(alg, c);
+      if (err) throw new Error(`${describeCase(alg, c)}: ${err}`);
+    }),
+    { numRuns: o.runs, seed },
+  );
+  if (result.failed) {
+    const err = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+    return {
+      algorithm: alg,
+      staticCases: cases.length,
+      propertyCases: result.numRuns,
+      failure: `minimal counterexample after ${result.numShrinks} shrinks: ${err}`,
+      replay: `cclab verify --collective ${alg.collective} --algorithm ${alg.name}${file} --size ${o.size} --seed ${seed} --runs ${o.runs}`,
+    };
+  }
+  return { algorithm: alg, staticCases: cases.length, propertyCases: result.numRuns };
+}
+
+/** Steps and bytes per rank at n = 8 for a 1 MiB float32 message, from the (checked) cost formulas. */
+function costAt8(alg: Algorithm): { steps: number; bytes: number } {
+  const count = findSpec(alg.collective)?.counted ? 262144 : 0;
+  const segment = 32768;
+  return { steps: alg.cost.steps.value(8, count, segment), bytes: alg.cost.sent.value(8, count, segment) * 4 };
+}
+
+export async function verify(o: VerifyOptions): Promise<number> {
+  if (o.backend !== "sim") {
+    const { verifyBackend } = await import("./backends.js");
+    return verifyBackend(o);
+  }
+  const algs = await selectAlgorithms(o);
+  const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const t0 = performance.now();
+  console.log(
+    `cclab verify: ${algs.length} algorithms on sim; static proof for n = 1..${o.size}, ${o.runs} property cases each (seed ${seed})`,
+  );
+  const bar = process.stderr.isTTY ? new SingleBar({ format: " {bar} {value}/{total} {name}" }) : undefined;
+  bar?.start(algs.length, 0, { name: "" });
+  const rows: VerifyRow[] = [];
+  for (const alg of algs) {
+    bar?.update(rows.length, { name: `${alg.collective}/${alg.name}` });
+    rows.push(await verifyOne(alg, o, seed));
+  }
+  bar?.update(rows.length, { name: "" });
+  bar?.stop();
+  const table = new Table({
+    head: [
+      "collective",
+      "algorithm",
+      "static cases",
+      "property cases",
+      "result",
+      "steps (n=8)",
+      "bytes/rank (n=8, 1 MiB)",
+    ],
+    style: { head: [], border: [] },
+  });
+  for (const r of rows) {
+    const c = costAt8(r.algorithm);
+    table.push([
+      r.algorithm.collective,
+      r.algorithm.name,
+      r.staticCases,
+      r.propertyCases,
+      r.failure ? "FAILED" : "ok",
+      c.steps,
+      Number.isNaN(c.bytes) ? "varies" : c.bytes,
+    ]);
+  }
+  console.log(table.toString());
+  const failed = rows.filter((r) => r.failure);
+  for (const r of failed) {
+    console.log(`\n${r.algorithm.collective}/${r.algorithm.name} FAILED:\n${r.failure}`);
+    if (r.replay) console.log(`replay: ${r.replay}`);
+  }
+  const secs = ((performance.now() - t0) / 1000).toFixed(1);
+  console.log(`\n${rows.length - failed.length} of ${rows.length} algorithms verified in ${secs} s`);
+  return failed.length > 0 ? 1 : 0;
+}

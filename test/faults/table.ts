@@ -1,0 +1,839 @@
+/**
+ * The fault catalogue: one row per fault or bad input (issue 14's numbered items and more), the
+ * backends it applies to, what every run of it must end with (exit code, error class, the words
+ * the output must name: rank, operation, argument), its time bound, and (checked by the runner
+ * for every row) that no process of the job survives it. catalogue.test.ts runs it in `npm test`;
+ * `npm run docs:faults` runs it and writes docs/faults.md with each row's measured time.
+ */
+import { spawnSync } from "node:child_process";
+import { type Backend, CLI, cclabRun, fakePeer, freePort, gone, type Outcome, SCENARIO, start } from "./runner.js";
+
+export interface Expect {
+  /** Exit code of the process the row watches (cclab run, mpirun, a rank). */
+  readonly exit: number;
+  /** The error class the output must show. */
+  readonly error?: string;
+  /** Words the output must contain: the rank, the operation, the argument. */
+  readonly names: readonly string[];
+  /** Lines `ok <scenario>` required: every rank's data checked right (exit-0 rows). */
+  readonly okLines?: number;
+}
+
+export interface Row {
+  readonly id: string;
+  /** Issue 14's item ('1', '2(a)', ...), or '' for rows beyond its list. */
+  readonly item: string;
+  readonly fault: string;
+  readonly backends: readonly Backend[];
+  /** Seconds from launch to the end of the job (loaded 2-core machine; docs/faults.md has measured times). */
+  readonly boundS: number;
+  readonly expect: Expect | ((b: Backend) => Expect);
+  readonly run: (backend: Backend, marker: string) => Promise<Outcome>;
+  /** Why this row does not run here (it still documents the fault). */
+  readonly skip?: string;
+}
+
+/** When the runner kills a job that hangs (CCLAB_FAULTS_HARD_MS to change it, e.g. to show old code hanging quickly). */
+const HARD_MS = Number(process.env.CCLAB_FAULTS_HARD_MS) || 90_000;
+
+/**
+ * Rows whose fault is caught by code every backend shares (the CLI's parsing, the launcher's
+ * checks, the front API's arguments, src/checks.ts): they run on sim only.
+ */
+const SAME_CODE: readonly Backend[] = ["sim"];
+
+interface JobSpec {
+  readonly id: string;
+  readonly item: string;
+  readonly fault: string;
+  readonly backends?: readonly Backend[];
+  readonly n?: number | string;
+  readonly scenario?: string;
+  readonly args?: readonly string[];
+  readonly flags?: readonly string[];
+  readonly env?: NodeJS.ProcessEnv;
+  readonly boundS?: number | ((b: Backend) => number);
+  readonly expect: Expect | ((b: Backend) => Expect);
+  readonly skip?: string;
+}
+
+/** A row that is one `cclab run` of a scenario. */
+function job(j: JobSpec): Row {
+  const backends = j.backends ?? ["sim", "mpi"];
+  return {
+    id: j.id,
+    item: j.item,
+    fault: j.fault,
+    backends,
+    boundS: typeof j.boundS === "number" ? j.boundS : (j.boundS?.("mpi") ?? (backends.includes("mpi") ? 20 : 8)),
+    expect: j.expect,
+    skip: j.skip,
+    run: (backend, marker) =>
+      cclabRun(backend, j.n ?? 2, j.flags ?? [], j.scenario ?? "allreduce", j.args ?? [], j.env ?? {}, marker).done(
+        HARD_MS,
+      ),
+  };
+}
+
+const fails = (error: string, ...names: string[]): Expect => ({ exit: 1, error, names });
+const ok = (n: number, ...names: string[]): Expect => ({ exit: 0, names, okLines: n });
+const both = (sim: Expect, mpi: Expect) => (b: Backend) => (b === "sim" ? sim : mpi);
+
+/** mpirun's own command line for `-np n` (as the mpi backend builds it). */
+function mpirun(n: number): string[] {
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  return ["-np", String(n), "--oversubscribe", ...(root ? ["--allow-run-as-root"] : [])];
+}
+
+/** A rank started by hand with torchrun's variables (no launcher), for the handshake rows. */
+function torchrunRank(rank: number, world: number, port: number, marker: string, flags: string[] = []) {
+  return start(
+    process.execPath,
+    [CLI, "run", "-n", String(world), "--backend", "mpi", "--timeout", "2", ...flags, SCENARIO, "allreduce"],
+    {
+      RANK: String(rank),
+      WORLD_SIZE: String(world),
+      MASTER_ADDR: "127.0.0.1",
+      MASTER_PORT: String(port),
+      CCLAB_STORE_TOKEN: "0123456789abcdef0123456789abcdef",
+      // Joining has its own deadline (at least 30 s by default); these rows show it expiring.
+      CCLAB_JOIN_TIMEOUT: "2",
+    },
+    marker,
+  );
+}
+
+/** A directory list for PATH with no mpirun on it (node is started by its full path). */
+function pathWithoutMpirun(): string {
+  return (process.env.PATH ?? "")
+    .split(":")
+    .filter((d) => spawnSync("test", ["-x", `${d}/mpirun`]).status !== 0)
+    .join(":");
+}
+
+export const ROWS: readonly Row[] = [
+  // ---- the baseline: right data, exit 0, nothing left ----
+  job({
+    id: "baseline",
+    item: "",
+    fault: "none: a ring all-reduce, every element checked against the oracle",
+    n: 3,
+    expect: ok(3),
+  }),
+
+  // ---- 1: the launcher kills only its own children ----
+  {
+    id: "victim-pid-in-store",
+    item: "1",
+    fault:
+      "a rank writes another process's pid (and a negative process group) where the old launcher read the pids it SIGKILLed at the end of every job",
+    backends: ["mpi"],
+    boundS: 20,
+    expect: { exit: 0, names: ["refused", "rank 1 may write only keys under rank/1/, not 'pid/1'"], okLines: 2 },
+    run: async (backend, marker) => {
+      // The victim is not part of the job (no marker): it must outlive it.
+      const victim = start("sleep", ["300"], {}, `victim-${marker}`);
+      const pid = victim.child.pid!;
+      const o = await cclabRun(backend, 2, [], "pid-keys", [String(pid)], {}, marker).done(HARD_MS);
+      const alive = victim.child.exitCode === null && victim.child.signalCode === null;
+      victim.child.kill("SIGKILL");
+      return { ...o, out: `${o.out}${alive ? "" : `\nVICTIM KILLED: pid ${pid}\n`}`, code: alive ? o.code : 99 };
+    },
+  },
+
+  // ---- 2: wrong data with exit 0 ----
+  job({
+    id: "split-halves",
+    item: "2(a)",
+    fault: "ranks 0,1 call split([0,1]) while ranks 2,3 call split([2,3]), then all-reduce",
+    n: 4,
+    scenario: "split-halves",
+    expect: fails("InvalidArgumentError", "split", "argument 'ranks'", "passed [2, 3] but rank", "passed [0, 1]"),
+  }),
+  job({
+    id: "split-order",
+    item: "2(a)",
+    fault: "rank 0 calls split([1,0]), the others split([0,1])",
+    n: 4,
+    scenario: "split-order",
+    expect: fails("InvalidArgumentError", "split", "argument 'ranks'", "passed [1, 0]"),
+  }),
+  job({
+    id: "two-in-flight",
+    item: "2(b)",
+    fault: "two ring all-reduces in flight on one communicator (fixed by the lead's dataflow executor, issue 10)",
+    n: 4,
+    scenario: "two-in-flight",
+    expect: ok(4),
+  }),
+  job({
+    id: "detached-buffer",
+    item: "2(c)",
+    fault: "rank 1's buffer was transferred away (detached ArrayBuffer) before all-reduce",
+    scenario: "detached",
+    expect: fails("InvalidArgumentError", "rank 1", "allReduce", "argument 'buf'", "detached"),
+  }),
+  job({
+    id: "op-mismatch",
+    item: "2(d)",
+    fault: "rank 1 all-reduces with max, the others with sum (no --check)",
+    n: 4,
+    scenario: "op-mismatch",
+    expect: both(
+      fails("MismatchError", "rank 1", "allreduce/ring", "different collective calls: op ("),
+      fails("MismatchError", "rank 1", "recv from peer", "different collective call: op (sender: "),
+    ),
+  }),
+  job({
+    id: "root-mismatch",
+    item: "2(d)",
+    fault: "rank 1 broadcasts from root 1, the others from root 0 (no --check)",
+    n: 2,
+    scenario: "root-mismatch",
+    expect: both(
+      fails("DeadlockError", "rank 0", "rank 1", "broadcast/binomial"),
+      fails("MismatchError", "rank 0", "never received a message from rank 1"),
+    ),
+  }),
+  job({
+    id: "send-to-self",
+    item: "2(d)",
+    fault: "a blocking send to this rank itself, no receive posted",
+    scenario: "self-send",
+    expect: fails("DeadlockError", "rank 0", "send(to 0", "to myself"),
+  }),
+  job({
+    id: "exit-0-mid-job",
+    item: "2(e), 4",
+    fault: "rank 1 calls process.exit(0) while rank 0 waits for its message",
+    scenario: "exit-mid",
+    args: ["0"],
+    flags: ["--timeout", "60"],
+    boundS: 15,
+    expect: both(fails("InvalidArgumentError", "rank 1 failed first", "process.exit(0)", "argument 'main'"), {
+      exit: 1,
+      names: ["rank 1 failed first", "process.exit(0)", "before its main returned"],
+    }),
+  }),
+  job({
+    id: "exit-1-mid-job",
+    item: "4",
+    fault: "rank 1 calls process.exit(1) while rank 0 waits for its message",
+    scenario: "exit-mid",
+    args: ["1"],
+    flags: ["--timeout", "60"],
+    boundS: 15,
+    // On mpi the exit code changes nothing: exit-0-mid-job holds that path.
+    backends: ["sim"],
+    expect: both(fails("InvalidArgumentError", "rank 1 failed first", "process.exit(1)"), {
+      exit: 1,
+      names: ["rank 1 failed first", "process.exit(1)", "before its main returned"],
+    }),
+  }),
+
+  // ---- 3: hangs ----
+  {
+    id: "plain-mpirun",
+    item: "3(a)",
+    fault: "`mpirun -np 2 node cclab run -n 2 --backend mpi prog`: ranks started by a plain mpirun",
+    backends: ["mpi"],
+    boundS: 20,
+    expect: ok(2),
+    run: (_b, marker) =>
+      start(
+        "mpirun",
+        [...mpirun(2), process.execPath, CLI, "run", "-n", "2", "--backend", "mpi", SCENARIO, "allreduce"],
+        {},
+        marker,
+      ).done(HARD_MS),
+  },
+  {
+    id: "plain-mpirun-hosted-store",
+    item: "3(a)",
+    fault: "plain mpirun with MASTER_PORT set and --check: rank 0 hosts the store while it blocks in MPI_Init",
+    backends: ["mpi"],
+    boundS: 20,
+    expect: ok(2),
+    run: async (_b, marker) => {
+      const port = await freePort();
+      return start(
+        "mpirun",
+        [
+          ...mpirun(2),
+          "-x",
+          "MASTER_PORT",
+          process.execPath,
+          CLI,
+          "run",
+          "-n",
+          "2",
+          "--check",
+          "--backend",
+          "mpi",
+        ].concat([SCENARIO, "allreduce"]),
+        { MASTER_PORT: String(port) },
+        marker,
+      ).done(HARD_MS);
+    },
+  },
+  {
+    id: "stopped-launcher",
+    item: "3(b)",
+    fault: "the launcher is frozen (SIGSTOP) while its ranks run, --timeout 3",
+    backends: ["mpi"],
+    boundS: 12,
+    expect: { exit: 1, names: ["has been stopped for", "past the job's timeout", "cclab run itself was stopped"] },
+    run: async (backend, marker) => {
+      const s = cclabRun(backend, 2, ["--timeout", "3"], "ready-ring", [], {}, marker);
+      await s.waitFor("ready on rank", 2);
+      const t0 = Date.now();
+      process.kill(s.child.pid!, "SIGSTOP");
+      // Every rank (and mpirun) must end while the launcher stays stopped.
+      const left = await gone(marker, 20_000, [s.child.pid!]);
+      const seconds = (Date.now() - t0) / 1000;
+      process.kill(s.child.pid!, "SIGCONT");
+      const o = await s.done(HARD_MS);
+      return { ...o, seconds, survivors: [...left, ...o.survivors] };
+    },
+  },
+  {
+    id: "silent-peer",
+    item: "3(c)",
+    fault: "MASTER_PORT is a server that accepts the connection and never answers (rank started torchrun-style)",
+    backends: ["mpi"],
+    boundS: 10,
+    expect: { exit: 1, error: "TimeoutError", names: ["rank 1", "init", "did not answer AUTH within 2 s"] },
+    run: async (_b, marker) => {
+      const peer = await fakePeer();
+      try {
+        return await torchrunRank(1, 2, peer.port, marker).done(HARD_MS);
+      } finally {
+        await peer.close();
+      }
+    },
+  },
+  {
+    id: "no-master",
+    item: "3(c)",
+    fault: "nothing listens at MASTER_ADDR:MASTER_PORT (rank started torchrun-style)",
+    backends: ["mpi"],
+    boundS: 10,
+    expect: {
+      exit: 1,
+      error: "TimeoutError",
+      names: ["rank 1", "init", "nothing accepted a connection", "within 2 s"],
+    },
+    run: async (_b, marker) => torchrunRank(1, 2, await freePort(), marker).done(HARD_MS),
+  },
+  {
+    id: "rendezvous-waits",
+    item: "3(a)",
+    fault: "rank 0 of 2 started torchrun-style, rank 1 never comes",
+    backends: ["mpi"],
+    boundS: 10,
+    expect: {
+      exit: 1,
+      error: "TimeoutError",
+      names: ["rank 0", "waiting for rank 1 to join the store", "(1 of 2 ranks arrived)", "timed out after 2 s"],
+    },
+    run: async (_b, marker) => torchrunRank(0, 2, await freePort(), marker).done(HARD_MS),
+  },
+
+  // ---- 4: dead ranks on mpi ----
+  job({
+    id: "kill-mid-communication",
+    item: "4",
+    fault: "rank 1 SIGKILLs itself at its 2nd operation (`--fault kill:rank=1,at=2`); sim: it throws",
+    scenario: "ring",
+    args: ["3"],
+    flags: ["--fault", "kill:rank=1,at=2", "--timeout", "60"],
+    boundS: 15,
+    expect: both(fails("InjectedFault", "rank 1 failed first", "killed at its operation 2"), {
+      exit: 1,
+      names: ["rank 1 failed first", "died"],
+    }),
+  }),
+  job({
+    id: "killed-at-start-up",
+    item: "4",
+    fault: "rank 1 is SIGKILLed at start-up, while loading its program (mpirun then stops rank 0)",
+    backends: ["mpi"],
+    scenario: "die-at-load",
+    env: { CCLAB_DIE_AT_LOAD: "1" },
+    flags: ["--timeout", "60"],
+    boundS: 15,
+    expect: { exit: 1, names: ["rank 1 failed first", "died"] },
+  }),
+
+  // ---- 5: timeouts past 2^31-1 ms ----
+  job({
+    id: "timeout-35-days",
+    item: "5",
+    fault: "`--timeout 3000000` (35 days): every blocking call used to time out after 1 ms",
+    scenario: "ring",
+    args: ["3"],
+    flags: ["--timeout", "3000000"],
+    expect: { exit: 0, names: [], okLines: 2 },
+  }),
+  job({
+    id: "timeout-infinity",
+    item: "5",
+    fault: "`--timeout Infinity`",
+    flags: ["--timeout", "Infinity"],
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "run", "argument '--timeout'", "no 'wait forever'"),
+  }),
+  job({
+    id: "cclab-timeout-infinity",
+    item: "5",
+    fault: "CCLAB_TIMEOUT=Infinity",
+    env: { CCLAB_TIMEOUT: "Infinity" },
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "argument 'CCLAB_TIMEOUT'", "finite number of seconds"),
+  }),
+
+  // ---- 6: orphans ----
+  {
+    id: "launcher-killed",
+    item: "6",
+    fault: "`kill -9` of the launcher while its ranks compute (a CPU-bound loop)",
+    backends: ["sim", "mpi"],
+    boundS: 10,
+    expect: { exit: 137, names: [] },
+    run: async (backend, marker) => {
+      const s = cclabRun(backend, 2, [], "compute", [], {}, marker);
+      // Sim ranks share one thread: the first to compute keeps the others from starting.
+      await s.waitFor("computing on rank", backend === "sim" ? 1 : 2);
+      const t0 = Date.now();
+      process.kill(s.child.pid!, "SIGKILL");
+      // Every process of the job must go on its own (the runner reaps leftovers only after counting them).
+      const left = await gone(marker, 10_000);
+      const seconds = (Date.now() - t0) / 1000;
+      const o = await s.done(HARD_MS);
+      return { ...o, code: o.signal === "SIGKILL" ? 137 : o.code, seconds, survivors: [...left, ...o.survivors] };
+    },
+  },
+  {
+    id: "launcher-interrupted",
+    item: "6",
+    fault: "Ctrl-C (SIGINT) to the launcher while its ranks compute",
+    backends: ["mpi"],
+    boundS: 15,
+    expect: { exit: 1, names: ["cclab run was interrupted (SIGINT)"] },
+    run: async (backend, marker) => {
+      const s = cclabRun(backend, 2, [], "compute", [], {}, marker);
+      await s.waitFor("computing on rank", 2);
+      process.kill(s.child.pid!, "SIGINT");
+      return s.done(HARD_MS);
+    },
+  },
+
+  // ---- 7: the store (hostile local processes, forged identities) ----
+  job({
+    id: "write-other-rank-key",
+    item: "7",
+    fault: "rank 1 writes rank 0's key (`rank/0/done`)",
+    backends: ["mpi"],
+    scenario: "write-other",
+    expect: fails("InvalidArgumentError", "rank 1", "store set rank/0/done", "may write only keys under rank/1/"),
+  }),
+  job({
+    id: "forged-abort",
+    item: "7",
+    fault: "rank 1 publishes an abort claiming to be rank 0",
+    backends: ["mpi"],
+    scenario: "forge-abort",
+    expect: { exit: 1, names: ["rank 1 failed first", "forged by rank 1"] },
+  }),
+  job({
+    id: "impostor-rank",
+    item: "7",
+    fault: "rank 1 opens a second connection claiming to be (live) rank 0",
+    backends: ["mpi"],
+    scenario: "impostor",
+    expect: fails("InvalidArgumentError", "rank 1 failed first", "argument 'RANK'", "rank 0 already joined this job"),
+  }),
+  job({
+    id: "derived-token",
+    item: "7",
+    fault: "a client presents the token older versions derived from the job id (sha256 of a Slurm job id)",
+    backends: ["mpi"],
+    scenario: "derived-token",
+    env: { SLURM_JOB_ID: "1234" },
+    expect: fails("InvalidArgumentError", "rank 1 failed first", "argument 'CCLAB_STORE_TOKEN'", "wrong token"),
+  }),
+  job({
+    id: "master-addr-all-interfaces",
+    item: "7",
+    fault: "`--master-addr 0.0.0.0` on one node: the store must stay on loopback",
+    backends: ["mpi"],
+    n: 2,
+    scenario: "bind-check",
+    flags: ["--master-addr", "0.0.0.0"],
+    expect: { exit: 0, names: ["store on 127.0.0.1, unreachable on"], okLines: 2 },
+  }),
+
+  job({
+    id: "store-flood",
+    item: "7",
+    fault:
+      "a rank opens 40 connections that never authenticate, sends an oversized length, a wrong token and an unknown op",
+    backends: ["mpi"],
+    scenario: "store-flood",
+    boundS: 25,
+    expect: {
+      exit: 0,
+      names: ["flood: 24 of 40 refused at once", "over the limit of 1024 before AUTH", "wrong token", "unknown op 99"],
+      okLines: 2,
+    },
+  }),
+
+  // ---- 8: crashes without a rank named ----
+  job({
+    id: "stray-throw",
+    item: "8",
+    fault: "rank 1 throws in a timer callback while the others wait",
+    scenario: "stray-throw",
+    boundS: 15,
+    expect: both(fails("InvalidArgumentError", "rank 1 failed first", "uncaught exception in a callback", "boom"), {
+      exit: 1,
+      names: ["rank 1 failed first", "boom in a stray callback"],
+    }),
+  }),
+  job({
+    id: "stray-rejection",
+    item: "8",
+    fault: "rank 1 leaves a rejected promise unhandled while the others wait",
+    scenario: "stray-rejection",
+    boundS: 15,
+    // On mpi the worker handles both the same way: stray-throw holds that path.
+    backends: ["sim"],
+    expect: both(fails("InvalidArgumentError", "rank 1 failed first", "unhandled promise rejection"), {
+      exit: 1,
+      names: ["rank 1 failed first", "unhandled on rank 1"],
+    }),
+  }),
+  job({
+    id: "main-never-settles",
+    item: "8",
+    fault: "rank 2's main awaits a promise nothing resolves; the others wait for it (timeout 60 s)",
+    n: 3,
+    scenario: "never-settles",
+    flags: ["--timeout", "60"],
+    boundS: 15,
+    expect: fails("InvalidArgumentError", "rank 2 failed first", "argument 'main'", "never settled"),
+  }),
+  job({
+    id: "main-never-settles-checked",
+    item: "8",
+    fault: "the same with --check (--timeout 2): the others wait for rank 2 in checked mode",
+    backends: ["sim"],
+    n: 3,
+    scenario: "never-settles",
+    flags: ["--check", "--timeout", "2"],
+    expect: fails("TimeoutError", "rank 2 did not reach this collective", "allreduce #0: checked mode"),
+  }),
+
+  // ---- 9: unclear messages ----
+  job({
+    id: "shared-array-buffer",
+    item: "9",
+    fault: "a buffer over a SharedArrayBuffer",
+    scenario: "shared",
+    expect: both(ok(2), fails("InvalidArgumentError", "view'", "cannot hand memory of a SharedArrayBuffer")),
+  }),
+  job({
+    id: "dtype-mismatch-equal-size",
+    item: "9",
+    fault: "4 x float32 sent, 4 x int32 expected (equal byte sizes)",
+    scenario: "dtype-mismatch",
+    expect: both(
+      fails("MismatchError", "rank 0 send(to 1", "4 x float32", "4 x int32"),
+      fails("MismatchError", "rank 1: recv from peer 0", "dtype mismatch", "4 x float32", "4 x int32"),
+    ),
+  }),
+  job({
+    id: "count-mismatch",
+    item: "",
+    fault: "4 elements sent, 5 expected",
+    scenario: "count-mismatch",
+    expect: both(
+      fails("MismatchError", "rank 0 send(to 1", "4 x float32", "5 x float32"),
+      fails("MismatchError", "rank 1: recv from peer 0", "count mismatch"),
+    ),
+  }),
+  {
+    id: "mpirun-missing",
+    item: "9",
+    fault: "`--backend mpi` with no mpirun on PATH",
+    backends: ["mpi"],
+    boundS: 10,
+    expect: { exit: 1, names: ["cannot start mpirun", "not found on PATH", "apt-get install openmpi-bin"] },
+    run: (backend, marker) =>
+      cclabRun(backend, 2, [], "allreduce", [], { PATH: pathWithoutMpirun() }, marker).done(HARD_MS),
+  },
+  {
+    id: "peer-not-a-store",
+    item: "9",
+    fault: "MASTER_PORT is an HTTP server (rank started torchrun-style)",
+    backends: ["mpi"],
+    boundS: 10,
+    expect: { exit: 1, names: ["rank 1", "init", 'is not a cclab-store server (it sent "HTTP/1.1 400'] },
+    run: async (_b, marker) => {
+      const peer = await fakePeer("HTTP/1.1 400 Bad Request\r\n\r\n");
+      try {
+        return await torchrunRank(1, 2, peer.port, marker).done(HARD_MS);
+      } finally {
+        await peer.close();
+      }
+    },
+  },
+  job({
+    id: "object-with-function",
+    item: "9",
+    fault: "broadcastObject of an object holding a function",
+    scenario: "object-function",
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "rank 0", "broadcastObject", "argument 'obj'", "could not be cloned"),
+  }),
+  job({
+    id: "object-symbol",
+    item: "9",
+    fault: "broadcastObject of a symbol",
+    scenario: "object-symbol",
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "rank 0", "broadcastObject", "argument 'obj'", "Symbol(s)"),
+  }),
+  job({
+    id: "root-as-string",
+    item: "9",
+    fault: 'broadcast with root "1" (a string)',
+    scenario: "root-string",
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "rank 0", "broadcast", "argument 'options.root'", 'got "1"'),
+  }),
+  ...(
+    [
+      ["n-empty", "`-n ''`", "", 'got ""'],
+      ["n-hex", "`-n 0x3`", "0x3", 'got "0x3"'],
+      ["n-exponent", "`-n 3e0`", "3e0", 'got "3e0"'],
+      ["n-spaces", "`-n ' 3 '`", " 3 ", 'got " 3 "'],
+      ["n-zero", "`-n 0`", "0", "got 0"],
+    ] as const
+  ).map(([id, what, n, got]) =>
+    job({
+      id,
+      item: "9",
+      fault: what,
+      backends: SAME_CODE,
+      n,
+      boundS: 8,
+      expect: fails("InvalidArgumentError", "run", "argument '-n'", got),
+    }),
+  ),
+  job({
+    id: "n-too-many",
+    item: "9",
+    fault: "`-n 100000`",
+    n: 100000,
+    boundS: 8,
+    expect: both(
+      fails("InvalidArgumentError", "argument '-n'", "[1, 4096] for the sim backend", "got 100000"),
+      fails("InvalidArgumentError", "argument '-n'", "[1, 256] for the mpi backend", "got 100000"),
+    ),
+  }),
+  job({
+    id: "fault-no-such-rank",
+    item: "9",
+    fault: "`--fault kill:rank=9,at=1` on 4 ranks",
+    n: 4,
+    flags: ["--fault", "kill:rank=9,at=1"],
+    boundS: 8,
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "argument '--fault'", "names rank 9", "ranks 0..3"),
+  }),
+  job({
+    id: "fault-never-fires",
+    item: "9",
+    fault: "`--fault kill:rank=1,at=1000` on a job whose rank 1 makes 4 operations",
+    n: 3,
+    scenario: "ring",
+    args: ["2"],
+    flags: ["--fault", "kill:rank=1,at=1000"],
+    expect: fails("InvalidArgumentError", "rank 1", "argument '--fault'", "never fired", "made 4 operations"),
+  }),
+
+  // ---- beyond the issue's list: the rest of the public boundary ----
+  job({
+    id: "fault-unknown-kind",
+    item: "",
+    fault: "`--fault explode:rank=1`",
+    flags: ["--fault", "explode:rank=1"],
+    boundS: 8,
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "fault", "argument 'spec'", "unknown fault 'explode'"),
+  }),
+  job({
+    id: "fault-hex-rank",
+    item: "",
+    fault: "`--fault kill:rank=0x1,at=1`",
+    flags: ["--fault", "kill:rank=0x1,at=1"],
+    boundS: 8,
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "argument 'spec'", "rank must be a decimal integer, got '0x1'"),
+  }),
+  job({
+    id: "timeout-delay",
+    item: "",
+    fault: "rank 1 is delayed 30 s at every operation, `--timeout 1`",
+    scenario: "ring",
+    flags: ["--timeout", "1", "--fault", "delay:rank=1,ms=30000"],
+    boundS: 15,
+    expect: fails("TimeoutError", "rank", "recv from peer", "timed out after 1 s"),
+  }),
+  job({
+    id: "checked-count-fault",
+    item: "",
+    fault: "rank 2's count is off by one, `--check`",
+    n: 3,
+    flags: ["--check", "--fault", "count:rank=2,delta=1"],
+    expect: fails("MismatchError", "allreduce #0: checked mode", "count (ranks 0, 1: 8; rank 2: 9)"),
+  }),
+  job({
+    id: "count-differs",
+    item: "",
+    fault: "rank 1 all-reduces 3 elements, the others 4 (no --check)",
+    scenario: "count-differs",
+    // On mpi this is count-mismatch's path.
+    backends: ["sim"],
+    expect: both(
+      fails("MismatchError", "allreduce/ring", "x float32"),
+      fails("MismatchError", "recv from peer", "mismatch"),
+    ),
+  }),
+  job({
+    id: "peer-out-of-range",
+    item: "",
+    fault: "send to peer size+3",
+    scenario: "bad-peer",
+    // Every backend calls the one check in src/checks.ts.
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "rank 0", "send", "argument 'peer'", "peer 5 is not a rank"),
+  }),
+  job({
+    id: "view-past-buffer",
+    item: "",
+    fault: "a view [1, 5) of a 2-element buffer",
+    scenario: "bad-view",
+    // Every backend calls the one check in src/checks.ts.
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "rank 0", "send", "argument 'view'", "is outside its buffer of 2 elements"),
+  }),
+  job({
+    id: "split-repeated-rank",
+    item: "",
+    fault: "split([0, 0])",
+    scenario: "split-repeat",
+    // Every backend calls the one check in src/checks.ts.
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "split", "argument 'ranks'", "rank 0 appears twice"),
+  }),
+  job({
+    id: "non-member-collective",
+    item: "",
+    fault: "a collective on the communicator a non-member got from split",
+    scenario: "non-member",
+    // Every backend hands non-members the one NonMemberComm.
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "allReduce", "argument 'comm'", "not a member of the group"),
+  }),
+  job({
+    id: "op-does-not-fit-dtype",
+    item: "",
+    fault: "all-reduce float32 with op band",
+    scenario: "op-dtype",
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "rank 0", "allReduce", "argument 'options.op'", "band"),
+  }),
+  job({
+    id: "unknown-algorithm",
+    item: "",
+    fault: "all-reduce with algorithm 'rign'",
+    scenario: "bad-algorithm",
+    backends: SAME_CODE,
+    expect: fails("InvalidArgumentError", "rank 0", "allReduce", "rign"),
+  }),
+  job({
+    id: "nnodes-mpi",
+    item: "",
+    fault: "`--nnodes 2 --backend mpi`",
+    backends: ["mpi"],
+    flags: ["--nnodes", "2"],
+    boundS: 8,
+    expect: fails("InvalidArgumentError", "argument '--nnodes'", "mpi runs on one node"),
+  }),
+  job({
+    id: "master-port-range",
+    item: "",
+    fault: "`--master-port 70000`",
+    backends: ["mpi"],
+    flags: ["--master-port", "70000"],
+    boundS: 8,
+    expect: fails("InvalidArgumentError", "argument '--master-port'", "got 70000"),
+  }),
+  {
+    id: "program-without-main",
+    item: "",
+    fault: "a program module that exports no main",
+    // Every launcher loads the program through the one loadProgram.
+    backends: SAME_CODE,
+    boundS: 15,
+    expect: {
+      exit: 1,
+      error: "InvalidArgumentError",
+      names: ["argument 'program'", "does not export main(comm, args)"],
+    },
+    run: (backend, marker) =>
+      start(process.execPath, [CLI, "run", "-n", "2", "--backend", backend, "test/faults/runner.ts"], {}, marker).done(
+        HARD_MS,
+      ),
+  },
+  {
+    id: "plain-mpirun-n-mismatch",
+    item: "3(a)",
+    fault: "`mpirun -np 2 node cclab run -n 3 ...`",
+    backends: ["mpi"],
+    boundS: 20,
+    expect: {
+      exit: 1,
+      error: "InvalidArgumentError",
+      names: ["argument '-n'", "cclab run -n 3, but openmpi started 2 ranks"],
+    },
+    run: (_b, marker) =>
+      start(
+        "mpirun",
+        [...mpirun(2), process.execPath, CLI, "run", "-n", "3", "--backend", "mpi", SCENARIO, "allreduce"],
+        {},
+        marker,
+      ).done(HARD_MS),
+  },
+  {
+    id: "plain-mpirun-check-no-store",
+    item: "3(a)",
+    fault: "plain mpirun with --check and no MASTER_ADDR/MASTER_PORT (no store)",
+    backends: ["mpi"],
+    boundS: 20,
+    expect: {
+      exit: 1,
+      error: "InvalidArgumentError",
+      names: ["rank 0", "init", "argument 'CCLAB_CHECK'", "MASTER_PORT"],
+    },
+    run: (_b, marker) =>
+      start(
+        "mpirun",
+        [...mpirun(2), process.execPath, CLI, "run", "-n", "2", "--check", "--backend", "mpi", SCENARIO, "allreduce"],
+        {},
+        marker,
+      ).done(HARD_MS),
+  },
+];
