@@ -1,7 +1,8 @@
 /** The registered allgather algorithms, in the order `cclab verify` lists them. */
 import { bruck } from "./bruck.js";
 import { gatherBroadcast } from "./gather_broadcast.js";
+import { pat } from "./pat.js";
 import { recursiveDoubling } from "./recursive_doubling.js";
 import { ring } from "./ring.js";
 
-export const algorithms = [ring, recursiveDoubling, bruck, gatherBroadcast];
+export const algorithms = [ring, recursiveDoubling, bruck, pat, gatherBroadcast];

@@ -39,6 +39,12 @@ export const RULES: readonly Rule[] = [
   },
   {
     collective: "allreduce",
+    when: (n, b) => n % 2 === 0 && !pow2(n) && b > 128 * KiB && b <= 8 * MiB,
+    algorithm: "swing_bandwidth",
+    why: "medium message on an even group that is not a power of two: Swing's reduce-scatter and all-gather send the bandwidth-optimal 2(n-1)/n in 2⌈log2 n⌉ steps, where Rabenseifner must fold (model: n = 24, 512 KiB, 90 µs against the ring's 270 µs)",
+  },
+  {
+    collective: "allreduce",
     when: always,
     algorithm: "ring",
     why: "large message: the ring sends the bandwidth-optimal 2(n-1)/n of the data per rank",
@@ -98,6 +104,12 @@ export const RULES: readonly Rule[] = [
     when: (n, b) => pow2(n) && b * n <= 1 * MiB,
     algorithm: "recursive_halving",
     why: "small or medium message on a power of two: log2(n) steps",
+  },
+  {
+    collective: "reducescatter",
+    when: (n, b) => !pow2(n) && b <= 64 * KiB,
+    algorithm: "pat",
+    why: "small blocks on a group that is not a power of two: PAT's trees take about log2(n) steps where the ring takes n-1 (model: n = 24, 4 KiB blocks, 21 µs against the ring's 119 µs)",
   },
   {
     collective: "reducescatter",

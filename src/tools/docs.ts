@@ -1,6 +1,7 @@
 /**
  * Writes docs/algorithms.md from the registry: one section per algorithm with what it does,
- * its limits and its cost, so the document cannot drift from the code.
+ * its limits and its cost, so the document cannot drift from the code; then the hand-written
+ * comparisons of docs/algorithms-notes.md (charts, crossovers), appended as they are.
  * Run: npx tsx src/tools/docs.ts [--check]; test/docs.test.ts fails when the file is stale.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -8,13 +9,16 @@ import { allAlgorithms } from "../schedule/registry.js";
 import { COLLECTIVES } from "../specs/index.js";
 
 export const ALGORITHMS_MD = new URL("../../docs/algorithms.md", import.meta.url).pathname;
+/** The hand-written part, appended after the generated sections. */
+export const ALGORITHMS_NOTES_MD = new URL("../../docs/algorithms-notes.md", import.meta.url).pathname;
 
 export function algorithmsMarkdown(): string {
   const algs = allAlgorithms().filter((a) => !a.file);
   const out: string[] = [
     "# Algorithms",
     "",
-    "Generated from the registry by `npx tsx src/tools/docs.ts`; do not edit by hand.",
+    "Generated from the registry by `npx tsx src/tools/docs.ts`; do not edit by hand (the last section,",
+    "comparisons and charts, comes from docs/algorithms-notes.md).",
     "Every algorithm below is proved by the static checker for n = 1..64 and property-tested against",
     "the sequential oracle (`cclab verify`). `cclab explain <collective> --algorithm <name> -n 4` prints",
     "its step table; the same table opens its source file.",
@@ -45,6 +49,7 @@ export function algorithmsMarkdown(): string {
       out.push(`- Step table: \`cclab explain ${c} --algorithm ${a.name} -n 4\``, "");
     }
   }
+  out.push(readFileSync(ALGORITHMS_NOTES_MD, "utf8"));
   return out.join("\n");
 }
 

@@ -1,0 +1,82 @@
+/**
+ * allreduce/swing_bandwidth: Swing, bandwidth-optimal: a ⌈log2 n⌉-step reduce-scatter over n chunks
+ * with the swinging peers r ± ρ(s), then the same steps backwards as an all-gather.
+ *
+ * Limits: any size, commutative ops; long messages at log latency: each chunk leaves a rank once
+ *         each way (2(n-1)/n·count for any even n, not only powers of two); one message each way
+ *         per step: for n a power of two the blocks are laid out as the steps split them, so each
+ *         step's blocks lie together (the authors remap blocks likewise), elsewhere they are packed
+ *         through scratch; odd n: π(r, s) is not mutual, so the last rank folds into rank n-2
+ *         (cclab's choice: whole buffer in and out, two extra steps); no torus in cclab's model, so
+ *         the shorter hops do not show.
+ * Cost:   2⌈log2 n'⌉ (n' = n, or n - 1 for odd n; +2 for odd n) steps; busiest rank's count - own
+ *         chunk + chunks its peers sent it, = 2(n'-1)/n'·count when n' divides it; + count on rank
+ *         n - 2 for odd n elements sent per rank.
+ * Source: De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth
+ *         Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was
+ *         not available, so the block rule follows the authors' libswing
+ *         (HLC-Lab/bine_trees_fugaku, compute_valid_distances).
+ *
+ * Step table: `cclab explain allreduce --algorithm swing_bandwidth -n 4`
+ * (kept current in test/golden/explain/allreduce/swing_bandwidth.txt).
+ * (This header is written from the fields below by src/tools/headers.ts.)
+ */
+import { defineAlgorithm, f, partition, type Region } from "../../src/schedule/dsl.js";
+import { swingChunksAt, swingLayout, swingPeer, swingReduceScatterAllGather, tailFolded } from "../lib/swing.js";
+
+/** The even number of ranks the core runs on: n, or n - 1 for odd n (the last rank folds into rank n - 2). */
+const core = (n: number) => n - (n % 2);
+
+/**
+ * The busiest rank's elements sent: in the reduce-scatter every chunk but its own, in the
+ * all-gather back what its peers sent it; + count for rank n - 2, which hands an odd n's last
+ * rank the result.
+ */
+function mostSent(n: number, count: number): number {
+  const m = core(n);
+  // Block b lies at position j of the buffer (swingLayout) and has that position's chunk's size.
+  const sizes = partition(count, m).map((x) => x.count);
+  const order = swingLayout(m);
+  const size = (b: number) => sizes[order.indexOf(b)] as number;
+  let most = 0;
+  for (let r = 0; r < m; r++) {
+    // Rank m - 1 hands an odd n's last rank the result.
+    let sent = count - size(r) + (r === m - 1 && n > m ? count : 0);
+    for (let s = 0; 2 ** s < m; s++) {
+      for (const b of swingChunksAt(swingPeer(r, s, m), s, m)) sent += size(b);
+    }
+    most = Math.max(most, sent);
+  }
+  return most;
+}
+
+export const swingBandwidth = defineAlgorithm({
+  collective: "allreduce",
+  name: "swing_bandwidth",
+  summary:
+    "Swing, bandwidth-optimal: a ⌈log2 n⌉-step reduce-scatter over n chunks with the swinging peers r ± ρ(s), then the same steps backwards as an all-gather.",
+  limits:
+    "any size, commutative ops; long messages at log latency: each chunk leaves a rank once each way (2(n-1)/n·count for any even n, not only powers of two); one message each way per step: for n a power of two the blocks are laid out as the steps split them, so each step's blocks lie together (the authors remap blocks likewise), elsewhere they are packed through scratch; odd n: π(r, s) is not mutual, so the last rank folds into rank n-2 (cclab's choice: whole buffer in and out, two extra steps); no torus in cclab's model, so the shorter hops do not show",
+  source:
+    "De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was not available, so the block rule follows the authors' libswing (HLC-Lab/bine_trees_fugaku, compute_valid_distances)",
+  form: "in-place",
+  cost: {
+    steps: f("2⌈log2 n'⌉ (n' = n, or n - 1 for odd n; +2 for odd n)", (n) => {
+      const m = core(n);
+      return 2 * Math.ceil(Math.log2(m)) + (n > m ? 2 : 0);
+    }),
+    sent: f(
+      "busiest rank's count - own chunk + chunks its peers sent it, = 2(n'-1)/n'·count when n' divides it; + count on rank n - 2 for odd n",
+      mostSent,
+    ),
+  },
+  *schedule({ rank, size, count }, { output, scratch }) {
+    const m = core(size);
+    let tmp: Region | undefined;
+    let stage: Region | undefined;
+    const t = () => (tmp ??= scratch(count));
+    yield* tailFolded(rank, size, m, output, t, () =>
+      swingReduceScatterAllGather(rank, m, output, partition(count, m), t(), () => (stage ??= scratch(count))),
+    );
+  },
+});

@@ -1,0 +1,48 @@
+/**
+ * allreduce/swing_latency: Swing, latency-optimal: log2 n whole-buffer exchanges, at step s with
+ * rank r ± ρ(s), ρ = 1, -1, 3, -5, 11, ... (peers swing left and right, so they stay close on a
+ * ring or torus).
+ *
+ * Limits: any size, commutative ops; short messages; every step sends the whole buffer; n not a
+ *         power of two: the last n - p ranks (p = 2^⌊log2 n⌋) fold into the ranks n - p below them
+ *         and get the result back (two extra steps); cclab's model has no torus, so the shorter
+ *         hops show only as the same cost as recursive doubling.
+ * Cost:   ⌊log2 n⌋ (+2 when n is not a power of two) steps; (⌊log2 n⌋ + (n ≠ 2^k ? 1 : 0))·count
+ *         elements sent per rank.
+ * Source: De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth
+ *         Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was
+ *         not available, so other sizes follow the authors' libswing (HLC-Lab/bine_trees_fugaku,
+ *         shrink/enlarge_non_power_of_two).
+ *
+ * Step table: `cclab explain allreduce --algorithm swing_latency -n 4`
+ * (kept current in test/golden/explain/allreduce/swing_latency.txt).
+ * (This header is written from the fields below by src/tools/headers.ts.)
+ */
+import { defineAlgorithm, f, type Region } from "../../src/schedule/dsl.js";
+import { foldedSteps, isPowerOfTwo, largestPowerOfTwo } from "../lib/fold.js";
+import { swingExchanges, tailFolded } from "../lib/swing.js";
+
+export const swingLatency = defineAlgorithm({
+  collective: "allreduce",
+  name: "swing_latency",
+  summary:
+    "Swing, latency-optimal: log2 n whole-buffer exchanges, at step s with rank r ± ρ(s), ρ = 1, -1, 3, -5, 11, ... (peers swing left and right, so they stay close on a ring or torus).",
+  limits:
+    "any size, commutative ops; short messages; every step sends the whole buffer; n not a power of two: the last n - p ranks (p = 2^⌊log2 n⌋) fold into the ranks n - p below them and get the result back (two extra steps); cclab's model has no torus, so the shorter hops show only as the same cost as recursive doubling",
+  source:
+    "De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was not available, so other sizes follow the authors' libswing (HLC-Lab/bine_trees_fugaku, shrink/enlarge_non_power_of_two)",
+  form: "in-place",
+  cost: {
+    steps: f("⌊log2 n⌋ (+2 when n is not a power of two)", foldedSteps),
+    sent: f(
+      "(⌊log2 n⌋ + (n ≠ 2^k ? 1 : 0))·count",
+      (n, count) => (Math.log2(largestPowerOfTwo(n)) + (isPowerOfTwo(n) ? 0 : 1)) * count,
+    ),
+  },
+  *schedule({ rank, size, count }, { output, scratch }) {
+    const p = largestPowerOfTwo(size);
+    let tmp: Region | undefined;
+    const t = () => (tmp ??= scratch(count));
+    yield* tailFolded(rank, size, p, output, t, () => swingExchanges(rank, p, output, t()));
+  },
+});

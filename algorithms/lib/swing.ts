@@ -1,0 +1,252 @@
+/**
+ * Swing (De Sensi, Bonato, Saam, Hoefler, "Swing: Short-cutting Rings for Higher Bandwidth
+ * Allreduce", NSDI 2024): recursive doubling's pattern with peers that swing left and right, so
+ * that on a ring or torus the peer of step s is |ρ(s)| ≈ 2^s/1.5 hops away instead of 2^s. The
+ * building block of allreduce/swing_latency and allreduce/swing_bandwidth.
+ *
+ * At step s rank r talks to π(r, s) = r + ρ(s) if r is even, r - ρ(s) if r is odd (mod n), with
+ * ρ(s) = Σ_{i=0..s} (-2)^i = (1 - (-2)^(s+1))/3: 1, -1, 3, -5, 11, -21, ... For even n the pairing
+ * is mutual (π(π(r, s), s) = r), and after ⌈log2 n⌉ steps every rank has, through the tree of
+ * peers, reached every other. ρ(s) written in negabinary (base -2) is s+1 ones, so a distance d
+ * between two ranks is reached along the steps its negabinary digits say: which step a block
+ * leaves a rank on is read off the distance's negabinary representation (swingSendStep).
+ *
+ * The paper's text was not available to cclab in full (only its abstract and Section 3's
+ * definition of π and ρ); the block rule and the handling of other sizes follow the authors'
+ * reference library (libswing, github.com/HLC-Lab/bine_trees_fugaku: get_step_to_reach of
+ * February 2024 and its later refinement compute_valid_distances), as noted per function.
+ */
+import { invariant } from "../../src/core/assert.js";
+import {
+  type Chunk,
+  chunkOf,
+  copy,
+  type LocalOp,
+  type Region,
+  recv,
+  reduce,
+  type Schedule,
+  send,
+  step,
+  sub,
+} from "../../src/schedule/dsl.js";
+import { mod } from "../topology/ring.js";
+
+/** ρ(s) = Σ_{i=0..s} (-2)^i: 1, -1, 3, -5, 11, -21, ... */
+export const rho = (s: number): number => (1 - (-2) ** (s + 1)) / 3;
+
+/** π(r, s): the peer of rank r at step s among n ranks. */
+export const swingPeer = (r: number, s: number, n: number): number => mod(r % 2 === 0 ? r + rho(s) : r - rho(s), n);
+
+/** x in negabinary (base -2), as the bits of an unsigned 32-bit word. */
+export const negabinary = (x: number): number => ((0xaaaaaaaa + x) ^ 0xaaaaaaaa) >>> 0;
+
+/** Whether x has a negabinary form of `bits` digits: the range [-2·(4^⌊bits/2⌋-1)/3, (4^⌊bits/2⌋-1)/3 (+ 2^(bits-1) for odd bits)]. */
+export function fitsNegabinary(x: number, bits: number): boolean {
+  const t = (4 ** Math.floor(bits / 2) - 1) / 3;
+  return x >= -2 * t && x <= t + (bits % 2 === 1 ? 2 ** (bits - 1) : 0);
+}
+
+/** Trailing digits equal to the lowest, minus one: the step a distance starts on (0111 -> 2, 1000 -> 2). */
+function firstStep(neg: number): number {
+  const x = neg & 1 ? ~neg >>> 0 : neg;
+  return Math.log2(x & -x) - 1;
+}
+
+/**
+ * The step at which rank r sends block b (b ≠ r) in Swing's reduce-scatter over n ranks in k
+ * steps; in the all-gather the block comes back at the same step. The signed distance is b - r
+ * for an odd block and r - b for an even one (the last hop into b swings b's way). Where n is not
+ * a power of two a distance has several forms d + m·n within k negabinary digits; the block
+ * leaves at the latest first step among them, so it is never sent twice (the authors'
+ * compute_valid_distances; their earlier get_step_to_reach, which picks the form that arrives
+ * last, loses contributions at n = 26, 50, 52 and 58).
+ */
+export function swingSendStep(r: number, b: number, k: number, n: number): number {
+  invariant(r !== b, "swingSendStep: a rank never sends its own block");
+  const d = mod(b % 2 === 1 ? b - r : r - b, n);
+  let latest = -1;
+  // The forms d - 2n, d - n, d, d + n: every one that k negabinary digits can hold.
+  for (let x = d - 2 * n; x < 2 * n; x += n) {
+    if (fitsNegabinary(x, k)) latest = Math.max(latest, firstStep(negabinary(x)));
+  }
+  return latest;
+}
+
+/** Which step rank r sends block b on, among n ranks in k steps. */
+export type SendStepRule = (r: number, b: number, k: number, n: number) => number;
+
+/** The chunks rank r sends at step s of the reduce-scatter among n ranks (and receives back at s in the all-gather). */
+export function swingChunksAt(r: number, s: number, n: number, rule: SendStepRule = swingSendStep): number[] {
+  const k = Math.ceil(Math.log2(n));
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) if (i !== r && rule(r, i, k, n) === s) out.push(i);
+  return out;
+}
+
+/**
+ * The core of `m` ranks, where n is not that size: the last n - m ranks hand their whole buffer
+ * to the rank n - m below them and take the result back at the end (libswing's
+ * shrink_non_power_of_two / enlarge_non_power_of_two: a near neighbour, not a far one).
+ */
+export function* tailFolded(
+  rank: number,
+  n: number,
+  m: number,
+  out: Region,
+  tmp: () => Region,
+  core: () => Schedule,
+): Schedule {
+  const extra = n - m;
+  if (rank >= m) {
+    yield step(`send to rank ${rank - extra}`, [send(rank - extra, out)]);
+    yield step(`recv result from rank ${rank - extra}`, [recv(rank - extra, out)]);
+    return;
+  }
+  const folded = rank + extra >= m;
+  if (folded) yield step(`recvReduce rank ${rank + extra}'s buffer`, [recv(rank + extra, tmp())], [reduce(out, tmp())]);
+  yield* core();
+  if (folded) yield step(`send result to rank ${rank + extra}`, [send(rank + extra, out)]);
+}
+
+/** Latency-optimal Swing among n ranks, n a power of two: log2 n whole-buffer exchanges with π(r, s). */
+export function* swingExchanges(rank: number, n: number, out: Region, tmp: Region): Schedule {
+  for (let s = 0; 2 ** s < n; s++) {
+    const peer = swingPeer(rank, s, n);
+    yield step(`recvReduceSend with rank ${peer}`, [send(peer, out), recv(peer, tmp)], [reduce(out, tmp)]);
+  }
+}
+
+/**
+ * Where each block lies in the buffer: for n a power of two the blocks a rank sends at each step
+ * form a contiguous run when the buffer is laid out as the steps split it (each step halves
+ * every rank's window, as recursive halving does, and the windows nest), so every step is one
+ * message each way, as the authors' library does by remapping blocks. Position j of the buffer
+ * holds block order[j]; elsewhere (the windows do not nest) the identity, and the steps pack.
+ */
+export function swingLayout(n: number, rule: SendStepRule = swingSendStep): number[] {
+  const order = Array.from({ length: n }, (_, i) => i);
+  if ((n & (n - 1)) !== 0) return order;
+  const kept = Array.from({ length: n }, () => new Set(order));
+  for (let s = 0; 2 ** s < n; s++) {
+    const done = new Set<number>();
+    for (let r = 0; r < n; r++) {
+      const window = kept[r] as Set<number>;
+      const at = order.findIndex((b) => window.has(b));
+      if (done.has(at)) continue;
+      done.add(at);
+      const away = new Set(swingChunksAt(r, s, n, rule));
+      const part = order.slice(at, at + window.size);
+      order.splice(at, window.size, ...part.filter((b) => !away.has(b)), ...part.filter((b) => away.has(b)));
+    }
+    for (let r = 0; r < n; r++) for (const b of swingChunksAt(r, s, n, rule)) (kept[r] as Set<number>).delete(b);
+  }
+  return order;
+}
+
+/**
+ * Bandwidth-optimal Swing among n ranks, n even, in place over `out` cut into n chunks: a
+ * reduce-scatter of ⌈log2 n⌉ steps (at step s a rank sends π(r, s) the chunks it sends at s,
+ * and reduces those π(r, s) sends it), then the same steps backwards as an all-gather. Each chunk
+ * leaves a rank once each way, so a rank sends about 2(n-1)/n of the buffer. `rule` says which
+ * step a chunk leaves on (swingSendStep; another rule can be tried in its place).
+ */
+export function* swingReduceScatterAllGather(
+  rank: number,
+  n: number,
+  out: Region,
+  chunks: readonly Chunk[],
+  tmp: Region,
+  stage: () => Region,
+  rule: SendStepRule = swingSendStep,
+): Schedule {
+  invariant(n % 2 === 0 && chunks.length === n, () => `swing: ${chunks.length} chunks for ${n} ranks`);
+  const k = Math.ceil(Math.log2(n));
+  const order = swingLayout(n, rule);
+  const pos = new Int32Array(n);
+  order.forEach((b, j) => {
+    pos[b] = j;
+  });
+  const sentAt = (r: number, s: number) =>
+    swingChunksAt(r, s, n, rule).sort((a, b) => (pos[a] as number) - (pos[b] as number));
+  const chunk = (r: Region, b: number) => chunkOf(r, chunks[pos[b] as number] as Chunk);
+  /** The blocks as one region of `buf` where they lie together, else undefined. */
+  const run = (buf: Region, blocks: readonly number[]): Region | undefined => {
+    const first = pos[blocks[0] as number] as number;
+    if (blocks.some((b, j) => pos[b] !== first + j)) return undefined;
+    const a = chunks[first] as Chunk;
+    const z = chunks[first + blocks.length - 1] as Chunk;
+    return sub(buf, a.offset, z.offset + z.count - a.offset);
+  };
+  /** Blocks packed one after another at the start of `buf`. */
+  const packed = (buf: Region, blocks: readonly number[]): Region[] => {
+    let at = 0;
+    return blocks.map((b) => {
+      const c = chunks[pos[b] as number] as Chunk;
+      at += c.count;
+      return sub(buf, at - c.count, c.count);
+    });
+  };
+  /** One message of the blocks of `from`: in place where they lie together, else packed into `into` first. */
+  const outgoing = (from: Region, blocks: readonly number[], into: () => Region): [Region, LocalOp[]] => {
+    const whole = run(from, blocks);
+    if (whole) return [whole, []];
+    const buf = into();
+    const parts = packed(buf, blocks);
+    const total = sub(
+      buf,
+      0,
+      parts.reduce((a, p) => a + p.count, 0),
+    );
+    return [total, blocks.map((b, j) => copy(parts[j] as Region, chunk(from, b)))];
+  };
+  for (let s = 0; s < k; s++) {
+    const peer = swingPeer(rank, s, n);
+    const mine = sentAt(rank, s);
+    const theirs = sentAt(peer, s);
+    const [msg, pack] = outgoing(out, mine, stage);
+    if (pack.length > 0) yield step(`pack chunks ${mine.join(",")}`, [], pack);
+    // Received into tmp where they lie together (at their place), else packed at its start.
+    const landing = run(tmp, theirs) ? theirs.map((b) => chunk(tmp, b)) : packed(tmp, theirs);
+    const into =
+      run(tmp, theirs) ??
+      sub(
+        tmp,
+        0,
+        landing.reduce((a, p) => a + p.count, 0),
+      );
+    yield step(
+      `recvReduceSend chunks ${theirs.join(",")} with rank ${peer}`,
+      [send(peer, msg), recv(peer, into)],
+      theirs.map((b, j) => reduce(chunk(out, b), landing[j] as Region)),
+    );
+  }
+  for (let s = k - 1; s >= 0; s--) {
+    const peer = swingPeer(rank, s, n);
+    const theirs = sentAt(peer, s);
+    const mine = sentAt(rank, s);
+    const [msg, pack] = outgoing(out, theirs, stage);
+    if (pack.length > 0) yield step(`pack chunks ${theirs.join(",")}`, [], pack);
+    const whole = run(out, mine);
+    if (whole) {
+      yield step(`recvCopySend chunks ${mine.join(",")} with rank ${peer}`, [send(peer, msg), recv(peer, whole)]);
+      continue;
+    }
+    const landing = packed(tmp, mine);
+    yield step(
+      `recvCopySend chunks ${mine.join(",")} with rank ${peer}`,
+      [
+        send(peer, msg),
+        recv(
+          peer,
+          sub(
+            tmp,
+            0,
+            landing.reduce((a, p) => a + p.count, 0),
+          ),
+        ),
+      ],
+      mine.map((b, j) => copy(chunk(out, b), landing[j] as Region)),
+    );
+  }
+}
