@@ -3,7 +3,8 @@
  * rank r ± ρ(s), ρ = 1, -1, 3, -5, 11, ... (peers swing left and right, so they stay close on a
  * ring or torus).
  *
- * Limits: any size, commutative ops; short messages; every step sends the whole buffer; n not a
+ * Limits: any size, commutative ops; short messages; floats: ranks may end with different last bits
+ *         (not NCCL's every-rank-identical result); every step sends the whole buffer; n not a
  *         power of two: the last n - p ranks (p = 2^⌊log2 n⌋) fold into the ranks n - p below them
  *         and get the result back (two extra steps); cclab's model has no torus, so the shorter
  *         hops show only as the same cost as recursive doubling.
@@ -28,10 +29,12 @@ export const swingLatency = defineAlgorithm({
   summary:
     "Swing, latency-optimal: log2 n whole-buffer exchanges, at step s with rank r ± ρ(s), ρ = 1, -1, 3, -5, 11, ... (peers swing left and right, so they stay close on a ring or torus).",
   limits:
-    "any size, commutative ops; short messages; every step sends the whole buffer; n not a power of two: the last n - p ranks (p = 2^⌊log2 n⌋) fold into the ranks n - p below them and get the result back (two extra steps); cclab's model has no torus, so the shorter hops show only as the same cost as recursive doubling",
+    "any size, commutative ops; short messages; floats: ranks may end with different last bits (not NCCL's every-rank-identical result); every step sends the whole buffer; n not a power of two: the last n - p ranks (p = 2^⌊log2 n⌋) fold into the ranks n - p below them and get the result back (two extra steps); cclab's model has no torus, so the shorter hops show only as the same cost as recursive doubling",
   source:
     "De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was not available, so other sizes follow the authors' libswing (HLC-Lab/bine_trees_fugaku, shrink/enlarge_non_power_of_two)",
   form: "in-place",
+  ranksDiffer:
+    "each rank sums the n contributions grouped by its own swing peers (rank 0 of 8: ((x0+x1)+(x7+x6))+..., rank 1: ((x1+x0)+(x2+x3))+...), so floating-point sums differ between ranks in the last bits; integer and min/max results agree",
   cost: {
     steps: f("⌊log2 n⌋ (+2 when n is not a power of two)", foldedSteps),
     sent: f(

@@ -136,6 +136,12 @@ export interface Algorithm {
   readonly form?: "in-place";
   /** False where the algorithm has no in-place form. Default true. */
   readonly inPlace?: boolean;
+  /**
+   * Why ranks may end an all-reduce with different floating-point bits, where they may (docs/
+   * semantics.md A3: every other algorithm gives every rank the same bytes, and a test holds
+   * both: that the others agree, and that one declaring this really differs).
+   */
+  readonly ranksDiffer?: string;
   /** Where the schedule is defined, if not for every call (imported MSCCL programs). */
   readonly domain?: Domain;
   /** The steps of one rank's part. Must be a pure function of its arguments. */
