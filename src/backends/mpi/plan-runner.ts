@@ -21,8 +21,9 @@
  */
 import { availableParallelism } from "node:os";
 import { checkHostView } from "../../checks.js";
+import type { CallTag } from "../../comm.js";
 import type { HostBuffer } from "../../core/buffer.js";
-import { dtypeInfo, type TypedArray } from "../../core/dtype.js";
+import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
 import { EngineError, TimeoutError } from "../../core/errors.js";
 import { combineOf } from "../../core/op.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
@@ -30,7 +31,7 @@ import { nextToPost, release, type Scheduling, scheduling } from "../../schedule
 import type { PlanRunner, PlanRunOptions, PlanViews } from "../../schedule/executor.js";
 import type { Plan, PlanOp } from "../../schedule/plan.js";
 import type { MpiComm } from "./comm.js";
-import { ANY_TAG, encodeTag, tagMismatch } from "./tag.js";
+import { ANY_TAG, countTag, encodeTag, type Received, tagMismatch } from "./tag.js";
 
 /** How long one native progress call may spin waiting for a completion, µs. */
 const BUDGET_US = 50;
@@ -134,6 +135,10 @@ class Run {
   private settled = false;
   private idle = 0;
   private lastProgress = Date.now();
+  /** What a receive's tag is checked against, one record per run (its message built only on a mismatch). */
+  private readonly received: ReceivedOp;
+  /** Every send's tag but its count: the dtype and the call. */
+  private readonly tagBase: number;
   private readonly onAbort = () => this.fail(this.options.signal?.reason ?? new Error("aborted"));
 
   constructor(
@@ -156,6 +161,8 @@ class Run {
     this.state = takeState(p, this.ops.length);
     ({ pending: this.pending, isReady: this.isReady, qpos: this.qpos, reqs: this.reqs, opOf: this.opOf } = this.state);
     this.left = this.ops.length;
+    this.received = new ReceivedOp(this, this.comm.rank, plan.call.dtype, options.call);
+    this.tagBase = encodeTag(plan.call.dtype, options.call, 0, false);
   }
 
   start(): void {
@@ -234,14 +241,7 @@ class Run {
     const n = t.region.count * bytes;
     const req =
       t.kind === "send"
-        ? mpi.isend(
-            data,
-            offset,
-            n,
-            t.peer,
-            encodeTag(this.plan.call.dtype, this.options.call, t.region.count, comm.countTags),
-            comm.collHandle,
-          )
+        ? mpi.isend(data, offset, n, t.peer, countTag(this.tagBase, t.region.count, comm.countTags), comm.collHandle)
         : mpi.irecv(data, offset, n, t.peer, ANY_TAG, comm.collHandle);
     this.reqs[this.active] = req;
     this.opOf[this.active] = j;
@@ -272,14 +272,10 @@ class Run {
         continue;
       }
       if (op.kind === "recv") {
-        const r = {
-          rank: this.comm.rank,
-          where: this.where(j, op),
-          peer: op.peer,
-          dtype: this.plan.call.dtype,
-          count: op.region.count,
-          call: this.options.call,
-        };
+        const r = this.received;
+        r.op = j;
+        r.peer = op.peer;
+        r.count = op.region.count;
         error = tagMismatch(r, done[k + 2] as number, done[k + 1] as number, truncated, this.comm.countTags);
         if (error) continue;
       }
@@ -318,7 +314,11 @@ class Run {
     } else scaleHost(dtype, dst, d, src, s, n, op.mul ?? 1, op.div ?? 1);
   }
 
-  private where(j: number, op: PlanOp): string {
+  opAt(j: number): PlanOp {
+    return this.ops[j] as PlanOp;
+  }
+
+  where(j: number, op: PlanOp): string {
     const step = this.plan.steps[op.step]?.label ?? "";
     const dir = op.kind === "send" ? "to" : "from";
     return `rank ${this.comm.rank}: ${op.kind} ${dir} peer ${op.peer} (${this.options.label} step ${op.step} (${step}), operation ${j})`;
@@ -365,5 +365,21 @@ class Run {
     this.active = 0;
     this.prep.spare.push(this.state);
     this.reject(e);
+  }
+}
+
+/** tag.ts's Received for the receive just completed; `where` is worked out only when a message needs it. */
+class ReceivedOp implements Received {
+  op = 0;
+  peer = 0;
+  count = 0;
+  constructor(
+    private readonly run: Run,
+    readonly rank: number,
+    readonly dtype: DType,
+    readonly call: CallTag,
+  ) {}
+  get where(): string {
+    return this.run.where(this.op, this.run.opAt(this.op));
   }
 }

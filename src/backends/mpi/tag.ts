@@ -41,9 +41,12 @@ export const countBitsFit = (tagUpperBound: number): boolean => tagUpperBound >=
 
 /** The tag of a message of `count` elements of `dtype`, sent by `call` (undefined: plain p2p). */
 export function encodeTag(dtype: DType, call: CallTag | undefined, count: number, withCount: boolean): number {
-  const low = dtypeTag(dtype) | callBits(call);
-  return withCount ? low | ((count % COUNT_MOD) << COUNT_SHIFT) : low;
+  return countTag(dtypeTag(dtype) | callBits(call), count, withCount);
 }
+
+/** A tag from its count-free bits (encodeTag(dtype, call, 0, false), worked out once per call) and a count. */
+export const countTag = (low: number, count: number, withCount: boolean): number =>
+  withCount ? low | ((count % COUNT_MOD) << COUNT_SHIFT) : low;
 
 export interface Received {
   /** The receiving rank and how errors name the receive ('rank 1: recv from peer 0 (label)'). */
