@@ -5,10 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { allReduce, planStats, reduceScatter } from "../src/collectives/api.js";
-import type { Comm } from "../src/comm.js";
-import type { DataBuffer } from "../src/core/buffer.js";
+import type { Comm, OpOptions, Work } from "../src/comm.js";
+import type { DataBuffer, View } from "../src/core/buffer.js";
 import type { DType } from "../src/core/dtype.js";
 import { CommLayer } from "../src/layer.js";
+import { defaultSegmentOf } from "../src/schedule/dsl.js";
 import { findAlgorithm, registerAlgorithm } from "../src/schedule/registry.js";
 import { spawn } from "../src/sim/index.js";
 
@@ -73,5 +74,33 @@ describe("plans are compiled once per call shape and reused", () => {
       }
     });
     expect(planStats.compiled - before).toBe(2 * 2);
+  });
+});
+
+describe("an algorithm's own default segment", () => {
+  /** Counts the transfers the executor posts. */
+  class Transfers extends CommLayer {
+    sends = 0;
+    override isend(v: View, peer: number, options?: OpOptions): Work {
+      this.sends++;
+      return super.isend(v, peer, options);
+    }
+    async split(ranks: readonly number[]): Promise<Comm> {
+      return this.inner.split(ranks);
+    }
+  }
+  it("segmented_ring moves 1 MiB segments when the call names none (Open MPI's), a named segment when it does", async () => {
+    expect(defaultSegmentOf(findAlgorithm("allreduce", "segmented_ring", { op: "test" }), "float32")).toBe(262144);
+    expect(defaultSegmentOf(findAlgorithm("allreduce", "ring", { op: "test" }), "float32")).toBe(32768);
+    const sends = await spawn(2, async (raw) => {
+      const comm = new Transfers(raw);
+      const buf = new Float32Array(1 << 21).fill(1); // 8 MiB: a 4 MiB chunk per rank
+      await allReduce(comm, buf, { algorithm: "segmented_ring" });
+      const byDefault = comm.sends;
+      await allReduce(comm, buf, { algorithm: "segmented_ring", segment: 32768 });
+      return [byDefault, comm.sends - byDefault];
+    });
+    // 2(n-1)·S messages: S = 4 segments of 1 MiB per chunk, or 32 of 128 KiB.
+    for (const s of sends) expect(s).toEqual([2 * 4, 2 * 32]);
   });
 });

@@ -12,6 +12,7 @@ import { type Buffers, invoke } from "../collectives/dispatch.js";
 import { HostBuffer, isHostBuffer, type View, view } from "../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
+import { findAlgorithm } from "../schedule/registry.js";
 import { rankCall, specOf } from "../specs/index.js";
 import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, type Patterns, patterns } from "./data.js";
@@ -194,7 +195,7 @@ export async function measure(
     const last = index === shapes.length - 1;
     const hand = (alg: string, inPlace: boolean): Variant => {
       const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
-      const call = benchCall(o, n, count, inPlace);
+      const call = benchCall(o, n, count, inPlace, findAlgorithm(o.collective, alg, { op: "bench" }));
       return { bufs, result: bufs.output, run: () => invoke(comm, rankCall(call, comm.rank), alg, bufs) };
     };
     const outBufs = viewsFor(mem, comm, o.collective, count, o.root, false);

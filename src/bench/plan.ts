@@ -7,7 +7,7 @@ import cliProgress from "cli-progress";
 import { chooseFor } from "../collectives/api.js";
 import type { DType } from "../core/dtype.js";
 import { checkOpFitsDType } from "../core/op.js";
-import type { Algorithm } from "../schedule/dsl.js";
+import { type Algorithm, defaultSegmentOf } from "../schedule/dsl.js";
 import { findAlgorithm } from "../schedule/registry.js";
 import { makeCall } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
@@ -70,7 +70,7 @@ const DTYPE_ALIASES: Record<string, DType> = {
 };
 
 /** The call one benchmark variant makes: the options' collective, root, dtype, op and segment at this size. */
-export function benchCall(o: BenchOptions, n: number, count: number, inPlace = false): CollectiveCall {
+export function benchCall(o: BenchOptions, n: number, count: number, inPlace = false, alg?: Algorithm): CollectiveCall {
   return makeCall({
     collective: o.collective,
     size: n,
@@ -79,7 +79,7 @@ export function benchCall(o: BenchOptions, n: number, count: number, inPlace = f
     dtype: o.dtype,
     op: o.op,
     inPlace,
-    segment: o.segment,
+    segment: o.segment ?? defaultSegmentOf(alg, o.dtype),
   });
 }
 

@@ -64,7 +64,7 @@ async function benchSimRow(o: BenchOptions, count: number, size: number): Promis
         const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
         if (bufs.output && bufs.output.count > 0) fillPeriodic(host(bufs.output), p.sentinel);
         if (bufs.input && bufs.input.count > 0) fillPeriodic(host(bufs.input), p.inputs[comm.rank] as TypedArray);
-        const call = benchCall(o, n, count, inPlace);
+        const call = benchCall(o, n, count, inPlace, alg);
         await invoke(comm, rankCall(call, comm.rank), alg.name, bufs);
         let w = 0;
         for (const e of expectedOutput(o.collective, p, comm.rank, n, count, o.root)) {
@@ -76,7 +76,7 @@ async function benchSimRow(o: BenchOptions, count: number, size: number): Promis
     });
   }
   const modelled = (inPlace: boolean, w: number | null): Measurement => {
-    const call = benchCall(o, n, count, inPlace);
+    const call = benchCall(o, n, count, inPlace, alg);
     const us = modelTime(alg, call, params).time;
     return { timeUs: us, algbw: algBandwidth(size, us), busbw: busBandwidth(o.collective, n, size, us), wrong: w };
   };

@@ -110,7 +110,8 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   collective = specOf(collective, { op: "model" }).name;
   const dtype = specOf(collective, { op: "model" }).defaultDtype;
   const count = Math.floor(o.bytes / dtypeInfo(dtype).bytes);
-  const segment = o.segment ?? defaultSegment(count, dtype);
+  // One algorithm: its own default segment; several share the common one.
+  const segment = o.segment ?? defaultSegment(count, dtype, algs.length === 1 ? algs[0] : undefined);
   const what = `${bytesText(o.bytes)} (${count} x ${dtype}), segment ${segment} elements`;
   const out = (line: string) => {
     if (!o.json) console.log(line);

@@ -14,13 +14,13 @@
  */
 import type { Comm } from "../comm.js";
 import { overlaps, type View } from "../core/buffer.js";
-import { type DType, dtypeInfo } from "../core/dtype.js";
+import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, opLabel, type ReduceOp } from "../core/op.js";
-import type { Algorithm } from "../schedule/dsl.js";
+import { type Algorithm, defaultSegmentOf } from "../schedule/dsl.js";
 import { execute } from "../schedule/executor.js";
 import { findAlgorithm } from "../schedule/registry.js";
-import { type Collective, DEFAULT_SEGMENT_BYTES, specOf } from "../specs/index.js";
+import { type Collective, specOf } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
 import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
 import { chooseFor, planFor } from "./plans.js";
@@ -117,7 +117,7 @@ function run(comm: Comm, call: Call): Promise<void> {
     dtype: call.dtype,
     op: call.op ?? { name: "sum" },
     inPlace: false,
-    segment: segment ?? Math.max(1, Math.floor(DEFAULT_SEGMENT_BYTES / dtypeInfo(call.dtype).bytes)),
+    segment: segment ?? defaultSegmentOf(alg, call.dtype),
     sendCounts: call.sendCounts,
     recvCounts: call.recvCounts,
   };

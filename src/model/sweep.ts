@@ -5,15 +5,15 @@
  * model uses when the caller gives none.
  */
 import { type DType, dtypeInfo } from "../core/dtype.js";
-import type { Algorithm } from "../schedule/dsl.js";
+import { type Algorithm, defaultSegmentOf } from "../schedule/dsl.js";
 import { formulaTime, type ModelParams, modelTime } from "../schedule/model.js";
-import { DEFAULT_SEGMENT_BYTES, makeCall } from "../specs/index.js";
+import { makeCall } from "../specs/index.js";
 import { lineChartSvg } from "../viz/chart.js";
 import { bytesText } from "../viz/svg.js";
 
 /** Segments of NCCL's order (128 KiB) but never more than 32 per message: modest step counts at any N. */
-export function defaultSegment(count: number, dtype: DType = "float32"): number {
-  const perSeg = Math.floor(DEFAULT_SEGMENT_BYTES / dtypeInfo(dtype).bytes);
+export function defaultSegment(count: number, dtype: DType = "float32", alg?: Algorithm): number {
+  const perSeg = defaultSegmentOf(alg, dtype);
   return Math.max(1, Math.min(count, perSeg), Math.ceil(count / 32));
 }
 

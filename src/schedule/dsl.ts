@@ -17,6 +17,8 @@
  * for algorithms marked `form: "in-place"`, the out-of-place copy of the input into the output.
  */
 import { invariant } from "../core/assert.js";
+import { type DType, dtypeInfo } from "../core/dtype.js";
+import { DEFAULT_SEGMENT_BYTES } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
 
 export type BufferName = "input" | "output" | "scratch";
@@ -142,6 +144,11 @@ export interface Algorithm {
    * both: that the others agree, and that one declaring this really differs).
    */
   readonly ranksDiffer?: string;
+  /**
+   * The pipelining segment, in bytes, for a call that names none (default DEFAULT_SEGMENT_BYTES,
+   * NCCL's 128 KiB): an algorithm that pipelines best at another size says so, with its source.
+   */
+  readonly segmentBytes?: number;
   /** Where the schedule is defined, if not for every call (imported MSCCL programs). */
   readonly domain?: Domain;
   /** The steps of one rank's part. Must be a pure function of its arguments. */
@@ -151,6 +158,11 @@ export interface Algorithm {
 }
 
 /** An algorithm, as its file declares it. */
+/** The segment, in elements of dtype, of a call to alg that names none: its segmentBytes, else the default. */
+export function defaultSegmentOf(alg: Algorithm | undefined, dtype: DType): number {
+  return Math.max(1, Math.floor((alg?.segmentBytes ?? DEFAULT_SEGMENT_BYTES) / dtypeInfo(dtype).bytes));
+}
+
 export function defineAlgorithm(a: Algorithm): Algorithm {
   return a;
 }
