@@ -1,0 +1,64 @@
+/**
+ * What one all-reduce costs, layer by layer, on the MPI backend (issue 16's per-step overhead):
+ * MPI_Allreduce through the addon; one isend + irecv + progress through the addon with nothing of
+ * cclab around it; the fast path's runPlan on a compiled plan; execute(); the front API. Mean of
+ * 20,000 calls after 3,000, no barrier between calls. Not a test: run it, and say the load with it.
+ *   mpirun -np 2 node --import tsx test/perf/step-cost.ts [algorithm, default ring] [count, default 256]
+ */
+import { initMpi } from "../../src/backends/mpi/index.js";
+import { allReduce, planFor } from "../../src/collectives/api.js";
+import { tensor, view } from "../../src/core/buffer.js";
+import { execute } from "../../src/schedule/executor.js";
+import { findAlgorithm } from "../../src/schedule/registry.js";
+import { makeCall, rankCall } from "../../src/specs/index.js";
+
+const comm = await initMpi();
+const alg = findAlgorithm("allreduce", process.argv[2] ?? "ring", { op: "step-cost" });
+const count = Number(process.argv[3] ?? 256);
+const input = tensor("float32", new Array(count).fill(1));
+const output = tensor("float32", new Array(count).fill(0));
+const call = makeCall({ collective: "allreduce", size: comm.size, count, dtype: "float32" });
+const plan = planFor(alg, rankCall(call, comm.rank));
+const views = {
+  input: view(input),
+  output: view(output),
+  scratch: view(comm.alloc("float32", Math.max(1, plan.scratch))),
+};
+const runner = comm.planRunner;
+const builtin = comm.builtin;
+if (!runner || !builtin) throw new Error("step-cost: this MPI comm offers no fast path or built-in");
+
+async function time(name: string, f: () => Promise<void> | void): Promise<void> {
+  for (let i = 0; i < 3000; i++) await f();
+  const n = 20000;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await f();
+  if (comm.rank === 0) console.log(`${name}: ${(((performance.now() - t0) * 1000) / n).toFixed(2)} µs`);
+}
+
+// The raw exchange: what one step of a 2-rank schedule asks of MPI, through the addon.
+const mpi = comm.proc.mpi;
+const peer = comm.rank ^ 1;
+const bytes = count * 4;
+function exchange(): void {
+  if (peer >= comm.size) return;
+  let reqs = Int32Array.of(
+    mpi.irecv(output.data, 0, bytes, peer, -1, comm.collHandle),
+    mpi.isend(input.data, 0, bytes, peer, 7, comm.collHandle),
+  );
+  while (reqs.length > 0) {
+    const done = mpi.progress(reqs, 50, false);
+    const finished = new Set<number>();
+    for (let k = 0; k < done.length; k += 4) finished.add(done[k] as number);
+    reqs = reqs.filter((_, i) => !finished.has(i));
+  }
+}
+
+await time("MPI_Allreduce (addon)", () => builtin.allreduce(view(input), view(output), "sum"));
+await time("isend + irecv + progress (addon, one step's exchange)", exchange);
+await time(`runPlan (${alg.name}, ${plan.steps.length} steps)`, () =>
+  runner.runPlan(plan, views, { label: "step-cost", call: { collective: "allreduce", op: "sum", root: 0 } }),
+);
+await time("execute", () => execute(comm, plan, { input: view(input), output: view(output) }));
+await time("allReduce (front API)", () => allReduce(comm, input, { algorithm: alg.name, output }));
+await comm.destroy();
