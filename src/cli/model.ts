@@ -94,9 +94,8 @@ async function algorithmsFor(collective: string, o: ModelOptions, sweeping: bool
   if (o.algorithm) return [findAlgorithm(collective, o.algorithm, site)];
   // As explain: a file's own algorithms of this collective, when no name is given.
   if (fromFile.length > 0) return [...fromFile];
-  if (sweeping && collective === "allreduce") {
-    return [findAlgorithm(collective, "ring", site), findAlgorithm(collective, "double_binary_tree", site)];
-  }
+  const pair = specOf(collective).compare;
+  if (sweeping && pair) return pair.map((name) => findAlgorithm(collective, name, site));
   throw new InvalidArgumentError(
     { op: "model", arg: "--algorithm" },
     "is required (or --algorithms a,b with a sweep); cclab list names them",

@@ -9,6 +9,8 @@ export const allgather = defineSpec({
   rooted: false,
   reducing: false,
   perRank: true,
+  splits: false,
+  replicated: true,
   layout: (c) => ({
     inputCount: c.count,
     outputCount: c.count * c.size,

@@ -9,6 +9,8 @@ export const alltoall = defineSpec({
   rooted: false,
   reducing: false,
   perRank: true,
+  splits: false,
+  replicated: false,
   layout: (c) => ({ inputCount: c.count * c.size, outputCount: c.count * c.size, alias: { kind: "same", offset: 0 } }),
   // Block q of my output is block `rank` of rank q's input.
   result: (c) => blocks(c.size, c.count, (q) => ({ rank: q, index: c.rank * c.count })),

@@ -17,6 +17,8 @@ export const alltoallv = defineSpec({
   counted: false,
   inPlace: false,
   perRank: true,
+  splits: true,
+  replicated: false,
   layout: (c) => ({ inputCount: sum(c.sendCounts), outputCount: sum(c.recvCounts) }),
   // Block q of my output (at the prefix sum of my receive counts) holds q's elements addressed to
   // me, which start at the prefix sum of q's send counts up to me.

@@ -12,6 +12,8 @@ export const barrier = defineSpec({
   inPlace: false,
   data: false,
   perRank: false,
+  splits: false,
+  replicated: false,
   defaultDtype: "uint8",
   layout: () => ({ inputCount: 0, outputCount: 0 }),
   // No data: the checker asks instead that every rank has heard, transitively, from every rank.

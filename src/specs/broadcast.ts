@@ -9,6 +9,8 @@ export const broadcast = defineSpec({
   rooted: true,
   reducing: false,
   perRank: false,
+  splits: false,
+  replicated: true,
   // count at the root, nothing elsewhere; the root's input is its output in place.
   layout: (c) => ({
     inputCount: c.rank === c.root ? c.count : 0,

@@ -9,6 +9,8 @@ export const gather = defineSpec({
   rooted: true,
   reducing: false,
   perRank: true,
+  splits: false,
+  replicated: false,
   // In place the root's input is already its own block of the output.
   layout: (c) => ({
     inputCount: c.count,

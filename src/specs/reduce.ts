@@ -9,6 +9,8 @@ export const reduce = defineSpec({
   rooted: true,
   reducing: true,
   perRank: false,
+  splits: false,
+  replicated: false,
   layout: (c) => ({
     inputCount: c.count,
     outputCount: c.rank === c.root ? c.count : 0,

@@ -12,6 +12,8 @@ export const reducescatter = defineSpec({
   rooted: false,
   reducing: true,
   perRank: true,
+  splits: false,
+  replicated: false,
   layout: (c) => ({
     inputCount: c.count * c.size,
     outputCount: c.count,

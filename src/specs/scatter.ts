@@ -9,6 +9,8 @@ export const scatter = defineSpec({
   rooted: true,
   reducing: false,
   perRank: true,
+  splits: false,
+  replicated: false,
   // In place the root's output is its own block of the input, left where it is.
   layout: (c) => ({
     inputCount: c.rank === c.root ? c.count * c.size : 0,

@@ -140,6 +140,12 @@ export interface CollectiveSpec {
    * peer: allgather, reducescatter, gather, scatter, alltoall); algbw = S / t.
    */
   readonly perRank: boolean;
+  /** Sizes come from a split matrix (alltoallv), not a count. */
+  readonly splits: boolean;
+  /** Every rank ends with the same result (all-reduce, all-gather, broadcast): semantics.md A3 compares ranks. */
+  readonly replicated: boolean;
+  /** The algorithms `cclab model` sweeps when told none (the textbook pair), where there is one. */
+  readonly compare?: readonly string[];
   /** nccl-tests' bus-bandwidth factor: busbw = algbw · busFactor(n) (nccl-tests' PERFORMANCE.md). */
   busFactor(n: number): number;
   /** The engine's own collective that checks it. */

@@ -36,8 +36,7 @@ export function checkCases(alg: Algorithm, maxSize = 64): CollectiveCall[] {
     const segment = 1 + (n % 3);
     const base = { collective: spec.name, size: n, segment };
     if (!spec.counted) {
-      const splits =
-        spec.name === "alltoallv" ? [splitMatrix(n), ...(n <= 16 ? [splitMatrix(n, 1)] : [])] : [undefined];
+      const splits = spec.splits ? [splitMatrix(n), ...(n <= 16 ? [splitMatrix(n, 1)] : [])] : [undefined];
       for (const s of splits) cases.push(makeCall({ ...base, splits: s }));
       continue;
     }

@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import fc from "fast-check";
 import { initMpi } from "../backends/mpi/index.js";
 import type { Algorithm } from "../schedule/dsl.js";
+import { specOf } from "../specs/index.js";
 import { selectAlgorithms } from "./load.js";
 import { replayCommand } from "./mpi.js";
 import { runMpiCase } from "./mpi-cases.js";
@@ -80,7 +81,7 @@ for (const alg of algs) {
     const err = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
     if (lead) {
       console.log(
-        `FAIL np=${np} ${id}: ${alg.collective === "barrier" ? "does not synchronise" : "differs from MPI's built-in"}; minimal case after ${result.numShrinks} shrinks: ${err}`,
+        `FAIL np=${np} ${id}: ${!specOf(alg.collective).data ? "does not synchronise" : "differs from MPI's built-in"}; minimal case after ${result.numShrinks} shrinks: ${err}`,
       );
       console.log(`replay: ${replay(alg)}`);
     }

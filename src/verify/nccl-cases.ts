@@ -78,10 +78,9 @@ export function ncclCases(
         root: spec.rooted ? rng.int(size) : 0,
         inPlace: inPlaceOk && rng.int(2) === 1,
         segment,
-        splits:
-          spec.name === "alltoallv"
-            ? Array.from({ length: size }, () => Array.from({ length: size }, () => rng.int(5)))
-            : undefined,
+        splits: spec.splits
+          ? Array.from({ length: size }, () => Array.from({ length: size }, () => rng.int(5)))
+          : undefined,
       }),
       valueSeed: rng.int(1_000_000_000),
     });

@@ -137,7 +137,7 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
           seed: r.seed,
           chaos: r.chaos,
           segment: r.segment,
-          splits: spec.name === "alltoallv" ? r.splits : undefined,
+          splits: spec.splits ? r.splits : undefined,
           valueSeed: r.valueSeed,
         };
       });
@@ -222,7 +222,7 @@ function compareRanks(c: Case, group: readonly RankResult[], want: TypedArray[])
   const show = (a: TypedArray) => fmt(toValues(c.dtype, a));
   for (let r = 0; r < c.size; r++) {
     const g = group[r] as RankResult;
-    if (c.collective === "allreduce" && r > 0) {
+    if (specOf(c.collective).replicated && r > 0) {
       const d = describeDifference(c.dtype, g.out, (group[0] as RankResult).out, "output", "rank 0 has");
       if (d) return `rank ${r} ${d}: every rank of an all-reduce must end with the same bits (semantics.md A3)`;
     }
