@@ -2,7 +2,7 @@
 
 /** Device memory (the nccl backend): torch's tensor.cuda() and tensor.cpu(). */
 export { readDevice, toDevice, toHost, writeDevice } from "./backends/nccl/index.js";
-export { type OutputFormat, type TraceOutput, writeTrace } from "./cli/trace.js";
+export { type OutputFormat, type TraceOutput, writeTrace } from "./cli/trace-output.js";
 export * from "./collectives/api.js";
 export { chooseAlgorithm, RULES } from "./collectives/auto.js";
 export { allGatherObject, broadcastObject } from "./collectives/objects.js";

@@ -15,7 +15,7 @@ import type { LaunchBackend, LaunchOptions } from "../runtime/launch.js";
 import { Trace } from "../trace.js";
 import { readRankTraces, TRACE_DIR_ENV } from "../tracing.js";
 import type { LabelMode } from "../viz/labels.js";
-import { outputFormat, writeTrace } from "./trace.js";
+import { outputFormat, writeTrace } from "./trace-output.js";
 
 export interface RunTraceInput {
   readonly program: string;

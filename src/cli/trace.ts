@@ -29,18 +29,17 @@ import { explainCall } from "../schedule/explain.js";
 import { spawn } from "../sim/index.js";
 import { rankCall } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
-import { type DeadlockRecord, Trace, type TraceEvent } from "../trace.js";
+import { Trace, type TraceEvent } from "../trace.js";
 import { mergeTraces, withTracing } from "../tracing.js";
 import { selectAlgorithms } from "../verify/load.js";
-import { deadlockDot, deadlockSvg } from "../viz/deadlock.js";
+import { deadlockSvg } from "../viz/deadlock.js";
 import { LABEL_MODES, type LabelMode } from "../viz/labels.js";
-import { pageView, stepPageHtml } from "../viz/page.js";
+import { pageView } from "../viz/page.js";
 import type { PageView } from "../viz/page-data.js";
-import { toPerfetto } from "../viz/perfetto.js";
 import { stepThrough } from "../viz/steps.js";
 import { traceTable } from "../viz/table.js";
-import { traceSvg } from "../viz/trace.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, TOOL_MAX_RANKS } from "./options.js";
+import { OUTPUT_FORMATS, outputFormat, write, writeTrace, wroteToStderr } from "./trace-output.js";
 
 export interface TraceCall {
   readonly size: number;
@@ -207,79 +206,6 @@ export async function sendSendDeadlock(n: number, trace?: Trace): Promise<Deadlo
   return err;
 }
 
-/** With --json, stdout holds only the JSON document: 'wrote' lines go to stderr. */
-let jsonOut = false;
-
-function write(file: string, text: string): void {
-  writeFileSync(file, text);
-  (jsonOut ? console.error : console.log)(`wrote ${file}`);
-}
-
-export const OUTPUT_FORMATS = ["svg", "html", "json", "perfetto", "dot"] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-
-/** The format to write: --format if given, else the file's extension (.json is cclab's own events). */
-export function outputFormat(file: string, format: string | undefined, allowed: readonly OutputFormat[]): OutputFormat {
-  const ext = /\.([a-z]+)$/i.exec(file)?.[1]?.toLowerCase();
-  const f = format ?? ext;
-  if (!f || !(allowed as readonly string[]).includes(f)) {
-    const how = format ? `--format ${format}` : `-o ${file}`;
-    const want = allowed.map((a) => (a === "perfetto" ? "--format perfetto (a .json)" : `.${a}`)).join(", ");
-    throw new InvalidArgumentError({ op: "trace", arg: format ? "--format" : "--output" }, `${how}: write ${want}`);
-  }
-  return f as OutputFormat;
-}
-
-/** What a trace output needs besides its events: where they came from, and for the page, its views. */
-export interface TraceOutput {
-  readonly title: string;
-  readonly size: number;
-  readonly unit: string;
-  readonly events: readonly TraceEvent[];
-  readonly deadlocks?: readonly DeadlockRecord[];
-  readonly labels?: LabelMode;
-  /** The page's name for these events (the algorithm switch shows it). */
-  readonly name?: string;
-  /** The page's views (default: one, of these events). */
-  readonly views?: () => Promise<PageView[]>;
-}
-
-/** Writes a trace as SVG, the step-through page, cclab's JSON events or Perfetto's Trace Event JSON. */
-export async function writeTrace(file: string, format: OutputFormat, t: TraceOutput): Promise<void> {
-  const deadlocks = t.deadlocks ?? [];
-  if (format === "svg") {
-    write(file, traceSvg(t.events, { title: t.title, size: t.size, unit: t.unit, labels: t.labels, deadlocks }));
-  } else if (format === "json") {
-    write(file, `${JSON.stringify(t.events, null, 1)}\n`);
-  } else if (format === "perfetto") {
-    const trace = toPerfetto(t.events, { title: t.title, unit: t.unit, size: t.size, deadlocks });
-    write(file, `${JSON.stringify(trace)}\n`);
-  } else if (format === "html") {
-    const views = t.views
-      ? await t.views()
-      : [
-          await pageView({
-            name: t.name ?? "trace",
-            title: t.title,
-            size: t.size,
-            unit: t.unit,
-            events: t.events,
-            deadlocks,
-          }),
-        ];
-    write(file, await stepPageHtml({ title: t.title, labels: t.labels ?? "auto", views, selected: 0 }));
-  } else {
-    const last = deadlocks[deadlocks.length - 1];
-    if (!last) {
-      throw new InvalidArgumentError(
-        { op: "trace", arg: "--output" },
-        "a .dot is a deadlock's wait-for graph, and this run did not deadlock",
-      );
-    }
-    write(file, deadlockDot(last));
-  }
-}
-
 interface TraceOptions {
   algorithm?: string;
   algorithmFile?: string;
@@ -364,7 +290,7 @@ async function algorithmViews(
 }
 
 export async function traceCommand(collective: string, o: TraceOptions): Promise<number> {
-  jsonOut = o.json === true;
+  wroteToStderr(o.json === true);
   if (collective === "deadlock") return traceDeadlock(o);
   if (o.backend === "nccl") {
     console.error(await ncclTraceMessage());
