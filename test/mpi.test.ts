@@ -26,18 +26,20 @@ describe("mpirunCommand", () => {
   });
 });
 
+/** Runs test/fixtures/mpi/<file> on np ranks; no case failed and the job exited 0. Its output. */
+function runFixture(np: number, file: string): string {
+  const { cmd, args } = mpirunCommand(np, [process.execPath, "--import", "tsx", `test/fixtures/mpi/${file}`]);
+  const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 60_000, env: { ...process.env, CCLAB_TIMEOUT: "30" } });
+  const out = `${r.stdout}\n${r.stderr}`;
+  expect(out, out).not.toMatch(/FAIL/);
+  expect(r.status, out).toBe(0);
+  return out;
+}
+
 describe.skipIf(skip)("mpi backend point-to-point under mpirun", () => {
   for (const np of [2, 3, 4, 5]) {
     it(`np=${np}: blocking, non-overtaking, groups, isend/irecv, mismatches, split, builtin, timeouts`, () => {
-      const { cmd, args } = mpirunCommand(np, [process.execPath, "--import", "tsx", "test/fixtures/mpi/p2p.ts"]);
-      const r = spawnSync(cmd, args, {
-        encoding: "utf8",
-        timeout: 60_000,
-        env: { ...process.env, CCLAB_TIMEOUT: "30" },
-      });
-      const out = `${r.stdout}\n${r.stderr}`;
-      expect(out, out).not.toMatch(/FAIL/);
-      expect(r.status, out).toBe(0);
+      const out = runFixture(np, "p2p.ts");
       for (let rank = 0; rank < np; rank++) expect(out).toContain(`done ${rank}/${np}`);
       expect(out.match(/^ok /gm)?.length).toBe(np * 10);
     });
@@ -47,15 +49,7 @@ describe.skipIf(skip)("mpi backend point-to-point under mpirun", () => {
 describe.skipIf(skip)("mpi backend's fast path for whole plans under mpirun", () => {
   for (const np of [2, 3]) {
     it(`np=${np}: mixed with the per-operation path, apart from user messages, mismatches and timeouts named`, () => {
-      const { cmd, args } = mpirunCommand(np, [process.execPath, "--import", "tsx", "test/fixtures/mpi/plan.ts"]);
-      const r = spawnSync(cmd, args, {
-        encoding: "utf8",
-        timeout: 60_000,
-        env: { ...process.env, CCLAB_TIMEOUT: "30" },
-      });
-      const out = `${r.stdout}\n${r.stderr}`;
-      expect(out, out).not.toMatch(/FAIL/);
-      expect(r.status, out).toBe(0);
+      const out = runFixture(np, "plan.ts");
       expect(out.match(/^ok /gm)?.length, out).toBe(np * 4);
     });
   }

@@ -25,3 +25,25 @@ export async function expectReject(
   }
   throw new Error(`${what}: did not throw`);
 }
+
+/**
+ * Runs an MPI fixture's cases in order on `comm`, a barrier after each: 'ok rank/size name' per
+ * case, 'FAIL ...' and exit 1 on the first that throws, 'done rank/size' at the end (what
+ * test/mpi.test.ts counts).
+ */
+export async function runCases<C extends { readonly rank: number; readonly size: number }>(
+  comm: C & { readonly builtin: { barrier(): void } },
+  cases: readonly (readonly [string, (c: C) => Promise<void>])[],
+): Promise<void> {
+  for (const [name, fn] of cases) {
+    try {
+      await fn(comm);
+      comm.builtin.barrier();
+      console.log(`ok ${comm.rank}/${comm.size} ${name}`);
+    } catch (e) {
+      console.log(`FAIL ${comm.rank}/${comm.size} ${name}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      process.exit(1);
+    }
+  }
+  console.log(`done ${comm.rank}/${comm.size}`);
+}
