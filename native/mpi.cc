@@ -544,23 +544,40 @@ Napi::Value Testsome(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// progress(requests: Int32Array, budgetUs, yieldCpu) -> Int32Array of 4 entries per completed
-// request: [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)]. MPI_Testsome over
-// the requests until one completes or budgetUs have passed (sched_yield between tries when the
-// ranks outnumber the cores), so one call moves a batch of transfers without giving the event
-// loop a turn per message, yet never holds it longer than the budget. Completed handles are freed.
+// progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu) -> completed: MPI_Testsome
+// over the first `count` requests (its incount, array_of_requests) until one completes or budgetUs
+// have passed (sched_yield between tries when the ranks outnumber the cores), so one call moves a
+// batch of transfers without giving the event loop a turn per message, yet never holds it longer
+// than the budget. Writes 4 entries per completed request into `out` (room for 4 x count):
+// [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)]. Nothing is allocated per call
+// (V8 makes a new typed array slowly), which is most of a small step's cost. Completed handles are freed.
 Napi::Value Progress(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsNumber())
-    throw Napi::TypeError::New(env, "progress(requests: Int32Array, budgetUs, yieldCpu)");
-  Napi::Int32Array ids = info[0].As<Napi::Int32Array>();
-  const size_t n = ids.ElementLength();
-  const double budgetUs = info[1].As<Napi::Number>().DoubleValue();
-  const bool yieldCpu = info[2].ToBoolean();
-  std::vector<MPI_Request> reqs(n);
+  if (info.Length() < 5 || !info[0].IsNumber() || !info[1].IsTypedArray() || !info[2].IsTypedArray() ||
+      !info[3].IsNumber())
+    throw Napi::TypeError::New(env, "progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu)");
+  Napi::Int32Array ids = info[1].As<Napi::Int32Array>();
+  Napi::Int32Array out = info[2].As<Napi::Int32Array>();
+  const int64_t count = info[0].As<Napi::Number>().Int64Value();
+  if (count < 0 || static_cast<size_t>(count) > ids.ElementLength())
+    throw Napi::RangeError::New(env, "progress: count " + std::to_string(count) + " is outside the requests array (" +
+                                         std::to_string(ids.ElementLength()) + ")");
+  const size_t n = static_cast<size_t>(count);
+  if (out.ElementLength() < 4 * n)
+    throw Napi::RangeError::New(env, "progress: out holds " + std::to_string(out.ElementLength()) +
+                                         " entries, fewer than 4 per request (" + std::to_string(4 * n) + ")");
+  const double budgetUs = info[3].As<Napi::Number>().DoubleValue();
+  const bool yieldCpu = info[4].ToBoolean();
+  // Reused between calls: no allocation once they have grown.
+  thread_local std::vector<MPI_Request> reqs;
+  thread_local std::vector<int> index;
+  thread_local std::vector<MPI_Status> st;
+  if (reqs.size() < n) {
+    reqs.resize(n);
+    index.resize(n);
+    st.resize(n);
+  }
   for (size_t i = 0; i < n; i++) reqs[i] = Find(info, ids[i]).request;
-  std::vector<int> index(n > 0 ? n : 1);
-  std::vector<MPI_Status> st(n > 0 ? n : 1);
   int done = 0;
   int rc = MPI_SUCCESS;
   const auto start = std::chrono::steady_clock::now();
@@ -574,7 +591,6 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
     if (us >= budgetUs) break;
     if (yieldCpu) sched_yield();
   }
-  Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(done) * 4);
   for (int k = 0; k < done; k++) {
     const int i = index[k];
     int bytes = 0;
@@ -587,7 +603,7 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
     requests.erase(ids[i]);
   }
   // Requests still pending keep their handles; MPI rewrote only the completed ones.
-  return out;
+  return Napi::Number::New(env, done);
 }
 
 // cancel(request) -> true if the request was cancelled, false if it had completed first. The

@@ -48,9 +48,9 @@ describe.skipIf(skip)("mpi backend point-to-point under mpirun", () => {
 
 describe.skipIf(skip)("mpi backend's fast path for whole plans under mpirun", () => {
   for (const np of [2, 3]) {
-    it(`np=${np}: mixed with the per-operation path, apart from user messages, mismatches and timeouts named`, () => {
+    it(`np=${np}: mixed with the per-operation path, apart from user messages, mismatches named, runs reused per comm, timeouts named`, () => {
       const out = runFixture(np, "plan.ts");
-      expect(out.match(/^ok /gm)?.length, out).toBe(np * 4);
+      expect(out.match(/^ok /gm)?.length, out).toBe(np * 6);
     });
   }
 });

@@ -77,11 +77,12 @@ export interface NativeMpi {
   test(request: number): number | null;
   testsome(requests: readonly number[]): TestResult[];
   /**
-   * MPI_Testsome over `requests` until one completes or budgetUs pass (sched_yield between tries
-   * when yieldCpu): 4 entries per completed request, [position in requests, bytes, tag, error
-   * code (0 = success)]. Completed handles are freed.
+   * MPI_Testsome over the first `count` of `requests` until one completes or budgetUs pass
+   * (sched_yield between tries when yieldCpu); returns how many completed and writes 4 entries
+   * each into `out` (room for 4 x count): [position in requests, bytes, tag, error code (0 =
+   * success)]. Allocates nothing. Completed handles are freed.
    */
-  progress(requests: Int32Array, budgetUs: number, yieldCpu: boolean): Int32Array;
+  progress(count: number, requests: Int32Array, out: Int32Array, budgetUs: number, yieldCpu: boolean): number;
   /** MPI_Cancel + MPI_Wait: true if cancelled, false if it had completed; the handle is freed. */
   cancel(request: number): boolean;
   /** Blocks the event loop: for tests and tools only. */

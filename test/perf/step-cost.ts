@@ -40,17 +40,18 @@ async function time(name: string, f: () => Promise<void> | void): Promise<void> 
 const mpi = comm.proc.mpi;
 const peer = comm.rank ^ 1;
 const bytes = count * 4;
+const reqs = new Int32Array(2);
+const done = new Int32Array(8);
 function exchange(): void {
   if (peer >= comm.size) return;
-  let reqs = Int32Array.of(
-    mpi.irecv(output.data, 0, bytes, peer, -1, comm.collHandle),
-    mpi.isend(input.data, 0, bytes, peer, 7, comm.collHandle),
-  );
-  while (reqs.length > 0) {
-    const done = mpi.progress(reqs, 50, false);
-    const finished = new Set<number>();
-    for (let k = 0; k < done.length; k += 4) finished.add(done[k] as number);
-    reqs = reqs.filter((_, i) => !finished.has(i));
+  reqs[0] = mpi.irecv(output.data, 0, bytes, peer, -1, comm.collHandle);
+  reqs[1] = mpi.isend(input.data, 0, bytes, peer, 7, comm.collHandle);
+  let active = 2;
+  while (active > 0) {
+    const n = mpi.progress(active, reqs, done, 50, false);
+    // Keep the pending request (at most one left) at the front.
+    if (n === 1 && active === 2) reqs[0] = reqs[1 - (done[0] as number)] as number;
+    active -= n;
   }
 }
 

@@ -14,7 +14,9 @@
  *     outnumber its cores (as Open MPI's mpi_yield_when_idle);
  *   - local copies, reductions and scalings inline, in the addon's kernels over the bound
  *     memory (reduce in NCCL's reduceCopy form, dst = a op src, no extra copy);
- *   - no Promise, closure or object per operation: the plan's arrays are read as they are.
+ *   - nothing allocated per call but its Promise: a run's state (dependency counters, request
+ *     and completion arrays the native progress call fills) is kept with the plan and reused by
+ *     the next call of the same shape; the plan's arrays are read as they are.
  * A run that fails (mismatch, engine error, abort) cancels its posted receives; one that makes no
  * progress for the timeout fails with TimeoutError naming what it waits on and calls the
  * process's onAbort, as a single transfer's timeout does.
@@ -22,10 +24,10 @@
 import { availableParallelism } from "node:os";
 import { checkHostView } from "../../checks.js";
 import type { CallTag } from "../../comm.js";
-import type { HostBuffer } from "../../core/buffer.js";
+import { type HostBuffer, isHostBuffer, type View } from "../../core/buffer.js";
 import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
 import { EngineError, TimeoutError } from "../../core/errors.js";
-import { combineOf } from "../../core/op.js";
+import { type Combine, combineOf } from "../../core/op.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import { nextToPost, release, type Scheduling, scheduling } from "../../schedule/dataflow.js";
 import type { PlanRunner, PlanRunOptions, PlanViews } from "../../schedule/executor.js";
@@ -35,30 +37,16 @@ import { ANY_TAG, countTag, encodeTag, type Received, tagMismatch } from "./tag.
 
 /** How long one native progress call may spin waiting for a completion, µs. */
 const BUDGET_US = 50;
-/** How long the loop handles completions before the event loop gets a turn, ms. */
+/** How long the loop handles completions before the event loop gets a turn, ms (from its 8th completion). */
 const SLICE_MS = 1;
 /** Idle turns (no completion) before polling drops from every turn to every millisecond. */
 const IDLE_TURNS = 200;
-
-/** A run's bookkeeping, kept with the plan between calls (calls on one comm run one at a time). */
-interface State {
-  /** Dependencies not yet done, per operation. */
-  readonly pending: Int32Array;
-  readonly isReady: Uint8Array;
-  /** Per posting queue, how many of its transfers are posted. */
-  readonly qpos: Int32Array;
-  /** Posted requests and the operation of each, compacted as they complete. */
-  readonly reqs: Int32Array;
-  readonly opOf: Int32Array;
-}
 
 /** What a plan needs at run time beyond itself, worked out once per plan. */
 interface Prepared {
   readonly sched: Scheduling;
   /** Transfers in the plan: the most requests in flight at once. */
   readonly transfers: number;
-  /** States of finished runs, reused by the next. */
-  readonly spare: State[];
 }
 const prepared = new WeakMap<Plan, Prepared>();
 
@@ -67,7 +55,7 @@ function prepare(plan: Plan): Prepared {
   if (!p) {
     const transfers = plan.ops.filter((op) => op.kind === "send" || op.kind === "recv").length;
     // One order per peer: MPI keeps no channels apart (the checker holds schedules to that).
-    p = { sched: scheduling(plan, false), transfers, spare: [] };
+    p = { sched: scheduling(plan, false), transfers };
     prepared.set(plan, p);
   }
   return p;
@@ -78,6 +66,13 @@ export class MpiPlanRunner implements PlanRunner {
   readonly yieldCpu: boolean;
   /** MPI_ERR_TRUNCATE: a receive's message was longer than its size. */
   readonly truncate: number;
+  /**
+   * Runs not in use, per plan, reused by this comm's next call of that plan (a plan is shared by
+   * every comm of its shape; a run belongs to one comm; calls on one comm may overlap).
+   */
+  private readonly spare = new WeakMap<Plan, Run[]>();
+  /** Runs made so far: a repeated call of one shape makes none (test/fixtures/mpi/plan.ts counts). */
+  runsMade = 0;
 
   constructor(readonly comm: MpiComm) {
     const env = process.env;
@@ -89,90 +84,126 @@ export class MpiPlanRunner implements PlanRunner {
   runPlan(plan: Plan, views: PlanViews, options: PlanRunOptions): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       // The engine is handed these views' memory, as the per-operation path's send/recv checks.
-      for (const v of Object.values(views)) {
-        checkHostView(this.comm.rank, v, options.label, "view", "mpi", { shared: false });
+      checkHandedView(this.comm.rank, views.input, options.label);
+      checkHandedView(this.comm.rank, views.output, options.label);
+      checkHandedView(this.comm.rank, views.scratch, options.label);
+      let spare = this.spare.get(plan);
+      if (!spare) this.spare.set(plan, (spare = []));
+      let run = spare.pop();
+      if (!run) {
+        run = new Run(this, plan, prepare(plan), spare);
+        this.runsMade++;
       }
-      new Run(this, plan, views, options, resolve, reject).start();
+      run.start(views, options, resolve, reject);
     });
   }
 }
 
-function takeState(p: Prepared, ops: number): State {
-  const s = p.spare.pop();
-  if (!s) {
-    return {
-      pending: p.sched.indeg.slice(),
-      isReady: new Uint8Array(ops),
-      qpos: new Int32Array(p.sched.queues.length),
-      reqs: new Int32Array(p.transfers),
-      opOf: new Int32Array(p.transfers),
-    };
+/** Host memory of an ordinary ArrayBuffer, or checkHostView's error naming why not. */
+function checkHandedView(rank: number, v: View, label: string): void {
+  const b = v.buffer;
+  if (!isHostBuffer(b) || !(b.data.buffer instanceof ArrayBuffer)) {
+    checkHostView(rank, v, label, "view", "mpi", { shared: false });
   }
-  s.pending.set(p.sched.indeg);
-  s.isReady.fill(0);
-  s.qpos.fill(0);
-  return s;
 }
 
+/**
+ * One run of a plan at a time: the dependency counters, per-peer posting positions, posted
+ * requests and the native progress call's completions, made once and reset per call.
+ */
 class Run {
   private readonly comm: MpiComm;
-  private readonly prep: Prepared;
-  private readonly state: State;
   private readonly ops: readonly PlanOp[];
+  private readonly places: Int32Array;
   private readonly sched: Scheduling;
-  /** Memories 0 (input), 1 (output), 2 (scratch): their elements and where the view starts. */
-  private readonly data: TypedArray[];
-  private readonly base: number[];
   private readonly bytes: number;
+  private readonly combine: Combine;
+  /** Dependencies not yet done, per operation. */
   private readonly pending: Int32Array;
   private readonly isReady: Uint8Array;
+  /** Per posting queue, how many of its transfers are posted. */
   private readonly qpos: Int32Array;
-  private readonly work: number[] = [];
+  /** Posted requests and the operation of each, compacted as they complete. */
   private readonly reqs: Int32Array;
   private readonly opOf: Int32Array;
-  private active = 0;
-  private left: number;
-  private settled = false;
-  private idle = 0;
-  private lastProgress = Date.now();
-  /** What a receive's tag is checked against, one record per run (its message built only on a mismatch). */
+  /** The native progress call's completions, 4 entries each. */
+  private readonly done: Int32Array;
+  /** Operations ready to issue. */
+  private readonly work: number[] = [];
+  /** Operations ready at the start (no dependencies), last first as `work` pops them. */
+  private readonly roots: Int32Array;
+  /** What a receive's tag is checked against (its message built only on a mismatch). */
   private readonly received: ReceivedOp;
+  // Per call: memories 0 (input), 1 (output), 2 (scratch), their elements and where the view starts.
+  private readonly data: TypedArray[] = [];
+  private readonly base = [0, 0, 0];
+  private options!: PlanRunOptions;
+  private resolve!: () => void;
+  private reject!: (e: unknown) => void;
   /** Every send's tag but its count: the dtype and the call. */
-  private readonly tagBase: number;
+  private tagBase = 0;
+  private active = 0;
+  private left = 0;
+  private settled = true;
+  private idle = 0;
+  private lastProgress = 0;
   private readonly onAbort = () => this.fail(this.options.signal?.reason ?? new Error("aborted"));
 
   constructor(
     private readonly runner: MpiPlanRunner,
     private readonly plan: Plan,
-    views: PlanViews,
-    private readonly options: PlanRunOptions,
-    private readonly resolve: () => void,
-    private readonly reject: (e: unknown) => void,
+    prep: Prepared,
+    /** Where this run goes back when its call ends. */
+    private readonly spare: Run[],
   ) {
     this.comm = runner.comm;
     this.ops = plan.ops;
-    const p = prepare(plan);
-    this.prep = p;
-    this.sched = p.sched;
-    const mems = [views.input, views.output, views.scratch];
-    this.data = mems.map((v) => (v.buffer as HostBuffer).data);
-    this.base = mems.map((v) => v.offset);
+    this.places = plan.places;
+    this.sched = prep.sched;
     this.bytes = dtypeInfo(plan.call.dtype).bytes;
-    this.state = takeState(p, this.ops.length);
-    ({ pending: this.pending, isReady: this.isReady, qpos: this.qpos, reqs: this.reqs, opOf: this.opOf } = this.state);
-    this.left = this.ops.length;
-    this.received = new ReceivedOp(this, this.comm.rank, plan.call.dtype, options.call);
-    this.tagBase = encodeTag(plan.call.dtype, options.call, 0, false);
+    this.combine = combineOf(plan.call.op);
+    const m = this.ops.length;
+    this.pending = new Int32Array(m);
+    this.isReady = new Uint8Array(m);
+    this.qpos = new Int32Array(this.sched.queues.length);
+    this.reqs = new Int32Array(prep.transfers);
+    this.opOf = new Int32Array(prep.transfers);
+    this.done = new Int32Array(4 * prep.transfers);
+    const roots: number[] = [];
+    for (let i = m - 1; i >= 0; i--) if (this.sched.indeg[i] === 0) roots.push(i);
+    this.roots = Int32Array.from(roots);
+    this.received = new ReceivedOp(this, this.comm.rank, plan.call.dtype);
   }
 
-  start(): void {
-    const signal = this.options.signal;
+  start(views: PlanViews, options: PlanRunOptions, resolve: () => void, reject: (e: unknown) => void): void {
+    this.options = options;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.settled = false;
+    this.data[0] = (views.input.buffer as HostBuffer).data;
+    this.data[1] = (views.output.buffer as HostBuffer).data;
+    this.data[2] = (views.scratch.buffer as HostBuffer).data;
+    this.base[0] = views.input.offset;
+    this.base[1] = views.output.offset;
+    this.base[2] = views.scratch.offset;
+    this.tagBase = encodeTag(this.plan.call.dtype, options.call, 0, false);
+    this.received.call = options.call;
+    this.pending.set(this.sched.indeg);
+    this.isReady.fill(0);
+    this.qpos.fill(0);
+    this.active = 0;
+    this.left = this.ops.length;
+    this.idle = 0;
+    this.lastProgress = Date.now();
+    const signal = options.signal;
     if (signal?.aborted) {
       this.onAbort();
       return;
     }
     signal?.addEventListener("abort", this.onAbort, { once: true });
-    for (let i = this.ops.length - 1; i >= 0; i--) if (this.pending[i] === 0) this.work.push(i);
+    const work = this.work;
+    work.length = 0;
+    for (let k = 0; k < this.roots.length; k++) work.push(this.roots[k] as number);
     this.turn();
   }
 
@@ -181,25 +212,32 @@ class Run {
     if (this.settled) return;
     try {
       const mpi = this.comm.proc.mpi;
-      const until = performance.now() + SLICE_MS;
+      // The clock is read every 8 completions, not each (a small call completes a few in all).
+      let completions = 0;
+      let sliceStart = 0;
       for (;;) {
         this.drain();
         if (this.left === 0) {
           this.finish();
           return;
         }
-        const done = mpi.progress(this.reqs.subarray(0, this.active), BUDGET_US, this.runner.yieldCpu);
-        if (done.length === 0) {
+        const done = mpi.progress(this.active, this.reqs, this.done, BUDGET_US, this.runner.yieldCpu);
+        if (done === 0) {
           this.idle++;
           break;
         }
         this.idle = 0;
-        this.lastProgress = Date.now();
         this.complete(done);
         if (this.settled) return;
-        if (performance.now() >= until) break;
+        if ((++completions & 7) === 0) {
+          const now = performance.now();
+          if (sliceStart === 0) sliceStart = now;
+          else if (now - sliceStart >= SLICE_MS) break;
+        }
       }
-      if (Date.now() - this.lastProgress > this.comm.proc.timeoutMs) {
+      const now = Date.now();
+      if (completions > 0) this.lastProgress = now;
+      else if (now - this.lastProgress > this.comm.proc.timeoutMs) {
         this.timeout();
         return;
       }
@@ -232,9 +270,8 @@ class Run {
   }
 
   private post(j: number, t: PlanOp): void {
-    const { comm, bytes } = this;
+    const { comm, bytes, places } = this;
     const mpi = comm.proc.mpi;
-    const places = this.plan.places;
     const mem = places[6 * j] as number;
     const data = this.data[mem] as TypedArray;
     const offset = ((this.base[mem] as number) + (places[6 * j + 1] as number)) * bytes;
@@ -254,11 +291,12 @@ class Run {
     release(this.sched, this.pending, i, this.work);
   }
 
-  /** Completions from the native progress call, 4 entries each: [position, bytes, tag, error]. */
-  private complete(done: Int32Array): void {
+  /** `count` completions from the native progress call, 4 entries each: [position, bytes, tag, error]. */
+  private complete(count: number): void {
     let error: unknown;
-    const truncate = this.runner.truncate;
-    for (let k = 0; k < done.length; k += 4) {
+    const { truncate } = this.runner;
+    const done = this.done;
+    for (let k = 0; k < 4 * count; k += 4) {
       const pos = done[k] as number;
       const j = this.opOf[pos] as number;
       this.reqs[pos] = -1;
@@ -294,23 +332,27 @@ class Run {
     if (error) this.fail(error);
   }
 
+  /** A copy, reduction or scaling of operation i, in the addon's kernels where it is loaded. */
   private local(i: number, op: PlanOp): void {
     const n = op.region.count;
     if (n === 0) return;
-    const places = this.plan.places;
-    const at = (k: number): [TypedArray, number] => {
-      const mem = places[6 * i + 2 * k] as number;
-      return [this.data[mem] as TypedArray, (this.base[mem] as number) + (places[6 * i + 2 * k + 1] as number)];
-    };
-    const [dst, d] = at(0);
-    const [src, s] = at(1);
+    const { places, data, base } = this;
+    const dm = places[6 * i] as number;
+    const sm = places[6 * i + 2] as number;
+    const dst = data[dm] as TypedArray;
+    const d = (base[dm] as number) + (places[6 * i + 1] as number);
+    const src = data[sm] as TypedArray;
+    const s = (base[sm] as number) + (places[6 * i + 3] as number);
     const { dtype } = this.plan.call;
     if (op.kind === "copy") {
       // In place, 'copy input to output' is a copy onto itself: skip it (set handles overlap).
       if (dst !== src || d !== s) dst.set(src.subarray(s, s + n) as never, d);
     } else if (op.kind === "reduce") {
-      const [a, ao] = op.with ? at(2) : [undefined, 0];
-      reduceHost(dtype, combineOf(this.plan.call.op), dst, d, src, s, n, a, ao);
+      if (op.with) {
+        const am = places[6 * i + 4] as number;
+        const a = data[am] as TypedArray;
+        reduceHost(dtype, this.combine, dst, d, src, s, n, a, (base[am] as number) + (places[6 * i + 5] as number));
+      } else reduceHost(dtype, this.combine, dst, d, src, s, n);
     } else scaleHost(dtype, dst, d, src, s, n, op.mul ?? 1, op.div ?? 1);
   }
 
@@ -338,10 +380,16 @@ class Run {
     this.comm.proc.onAbort(e);
   }
 
-  private finish(): void {
+  /** Ends the call: the run goes back to its plan for the next, and the caller's promise settles. */
+  private settle(): void {
     this.settled = true;
     this.options.signal?.removeEventListener("abort", this.onAbort);
-    this.prep.spare.push(this.state);
+    this.active = 0;
+    this.spare.push(this);
+  }
+
+  private finish(): void {
+    this.settle();
     this.resolve();
   }
 
@@ -351,8 +399,6 @@ class Run {
    */
   private fail(e: unknown): void {
     if (this.settled) return;
-    this.settled = true;
-    this.options.signal?.removeEventListener("abort", this.onAbort);
     const mpi = this.comm.proc.mpi;
     for (let r = 0; r < this.active; r++) {
       if ((this.ops[this.opOf[r] as number] as PlanOp).kind !== "recv") continue;
@@ -362,8 +408,7 @@ class Run {
         // A failed cancel leaves the request to MPI; the run fails either way.
       }
     }
-    this.active = 0;
-    this.prep.spare.push(this.state);
+    this.settle();
     this.reject(e);
   }
 }
@@ -373,11 +418,11 @@ class ReceivedOp implements Received {
   op = 0;
   peer = 0;
   count = 0;
+  call: CallTag = { collective: "", op: "", root: 0 };
   constructor(
     private readonly run: Run,
     readonly rank: number,
     readonly dtype: DType,
-    readonly call: CallTag,
   ) {}
   get where(): string {
     return this.run.where(this.op, this.run.opAt(this.op));

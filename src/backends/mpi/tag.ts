@@ -26,9 +26,15 @@ export const dtypeTag = (d: DType): number => DTYPES.indexOf(d);
 
 export function callBits(call: CallTag | undefined): number {
   if (!call) return 0;
+  // Every message of a call asks for the same tag (one CallTag object per plan): remember the last.
+  if (call === last.call) return last.bits;
   const op = (OP_NAMES as readonly string[]).indexOf(call.op) + 1;
-  return (1 << 4) | ((fnv(call.collective) & 7) << 5) | ((op & 15) << 8) | ((call.root & 7) << 12);
+  const bits = (1 << 4) | ((fnv(call.collective) & 7) << 5) | ((op & 15) << 8) | ((call.root & 7) << 12);
+  last.call = call;
+  last.bits = bits;
+  return bits;
 }
+const last: { call?: CallTag; bits: number } = { bits: 0 };
 
 function fnv(s: string): number {
   let h = 0x811c9dc5;
