@@ -196,7 +196,8 @@ export async function measure(
     const hand = (alg: string, inPlace: boolean): Variant => {
       const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
       const call = benchCall(o, n, count, inPlace, findAlgorithm(o.collective, alg, { op: "bench" }));
-      return { bufs, result: bufs.output, run: () => invoke(comm, rankCall(call, comm.rank), alg, bufs) };
+      const mine = rankCall(call, comm.rank);
+      return { bufs, result: bufs.output, run: () => invoke(comm, mine, alg, bufs) };
     };
     const outBufs = viewsFor(mem, comm, o.collective, count, o.root, false);
     const b = builtinCall(comm, o, count, outBufs);

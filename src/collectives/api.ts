@@ -85,9 +85,32 @@ function inPlaceOf(comm: Comm, call: Call, c: RankCall): boolean {
 }
 
 /** Each comm's collective sequence number (what checked mode compares, as torch counts). */
-const sequence = new WeakMap<Comm, number>();
-/** Each comm's collectives in flight: the next one waits for the last (issue order, as on NCCL's stream). */
-const queues = new WeakMap<Comm, { active: number; tail?: Promise<void> }>();
+/**
+ * Per comm: calls in flight (a call starts when the one before it has ended, so calls issued
+ * without awaiting run in order), the last one's end, and the next call's sequence number.
+ */
+interface Queue {
+  active: number;
+  tail?: Promise<void>;
+  seq: number;
+  readonly done: () => void;
+}
+const queues = new WeakMap<Comm, Queue>();
+
+function queueOf(comm: Comm): Queue {
+  let q = queues.get(comm);
+  if (!q) {
+    const made: Queue = {
+      active: 0,
+      seq: 0,
+      done: () => {
+        made.active--;
+      },
+    };
+    queues.set(comm, (q = made));
+  }
+  return q;
+}
 
 function pick(comm: Comm, call: Call): Algorithm {
   const requested = call.options.algorithm ?? "auto";
@@ -121,40 +144,38 @@ function run(comm: Comm, call: Call): Promise<void> {
     sendCounts: call.sendCounts,
     recvCounts: call.recvCounts,
   };
-  const c: RankCall = { ...probe, inPlace: inPlaceOf(comm, call, probe) };
+  const c: RankCall = inPlaceOf(comm, call, probe) ? { ...probe, inPlace: true } : probe;
   const plan = planFor(alg, c);
-  const seq = sequence.get(comm) ?? 0;
-  sequence.set(comm, seq + 1);
-  const go = async () => {
+  const queue = queueOf(comm);
+  const seq = queue.seq++;
+  const buffers = { input: call.input, output: call.output };
+  const options = { label: call.options.label };
+  const go = (): Promise<void> => {
     // Checked mode and fault injection hook in here (src/runtime), before any data moves.
-    await comm.beforeCollective?.({
-      seq,
-      collective: call.collective,
-      algorithm: alg.name,
-      count: call.count,
-      dtype: call.dtype,
-      op: call.op ? opLabel(c.op) : "",
-      root: call.root ?? -1,
-    });
-    await execute(comm, plan, { input: call.input, output: call.output }, { label: call.options.label });
+    const hook = comm.beforeCollective;
+    if (!hook) return execute(comm, plan, buffers, options);
+    try {
+      return Promise.resolve(
+        hook.call(comm, {
+          seq,
+          collective: call.collective,
+          algorithm: alg.name,
+          count: call.count,
+          dtype: call.dtype,
+          op: call.op ? opLabel(c.op) : "",
+          root: call.root ?? -1,
+        }),
+      ).then(() => execute(comm, plan, buffers, options));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   };
-  let q = queues.get(comm);
-  if (!q) queues.set(comm, (q = { active: 0 }));
-  const queue = q;
   const mine = queue.active === 0 || !queue.tail ? go() : queue.tail.then(go, go);
   queue.active++;
-  const done = () => {
-    queue.active--;
-  };
-  queue.tail = mine.then(done, done);
+  queue.tail = mine.then(queue.done, queue.done);
   return mine;
 }
 
-/**
- * Any collective by its spec, with this rank's buffers already laid out as the spec says (in place
- * where they alias): what the property tests, verify, the differential tests and bench call, so
- * each builds its buffers one way. Buffers are checked against the layout like any argument.
- */
 export function runCollective(
   comm: Comm,
   c: Omit<RankCall, "rank" | "size" | "inPlace" | "segment" | "dtype" | "splits"> & { readonly dtype?: DType },

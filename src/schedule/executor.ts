@@ -64,6 +64,9 @@ export interface ExecuteOptions {
 interface Pooled {
   buffer: DataBuffer;
   busy: boolean;
+  /** Hands the buffer back when a run ends either way (made once, not per call). */
+  readonly done: () => void;
+  readonly failed: (e: unknown) => never;
 }
 const scratchPools = new WeakMap<Comm, Map<DType, Pooled>>();
 const empties = new WeakMap<Comm, Map<DType, DataBuffer>>();
@@ -76,36 +79,69 @@ function emptyView(comm: Comm, dtype: DType): View {
   return view(b, 0, 0);
 }
 
-function takeScratch(comm: Comm, dtype: DType, count: number): { view: View; release: () => void } {
-  if (count === 0) return { view: emptyView(comm, dtype), release: () => {} };
+function pooled(buffer: DataBuffer): Pooled {
+  const entry: Pooled = {
+    buffer,
+    busy: false,
+    done: () => {
+      entry.busy = false;
+    },
+    failed: (e) => {
+      entry.busy = false;
+      throw e;
+    },
+  };
+  return entry;
+}
+
+/** Scratch of `count` elements: the comm's pooled buffer for the dtype when it is free (entry set), else a fresh one. */
+function takeScratch(comm: Comm, dtype: DType, count: number): { view: View; entry?: Pooled } {
+  if (count === 0) return { view: emptyView(comm, dtype) };
   let pool = scratchPools.get(comm);
   if (!pool) scratchPools.set(comm, (pool = new Map()));
   const have = pool.get(dtype);
-  if (have?.busy) return { view: view(comm.alloc(dtype, count)), release: () => {} };
-  const entry = have && have.buffer.count >= count ? have : { buffer: comm.alloc(dtype, count), busy: false };
+  if (have?.busy) return { view: view(comm.alloc(dtype, count)) };
+  const entry = have && have.buffer.count >= count ? have : pooled(comm.alloc(dtype, count));
   pool.set(dtype, entry);
   entry.busy = true;
-  return { view: view(entry.buffer, 0, count), release: () => (entry.busy = false) };
+  return { view: view(entry.buffer, 0, count), entry };
 }
 
-/** Runs rank plan.call.rank's plan over `comm` with the caller's buffers bound. */
-export async function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOptions = {}): Promise<void> {
-  if (plan.ops.length === 0) return;
+/** A plan's default label and the tag its transfers carry, made once per plan. */
+const metas = new WeakMap<Plan, { readonly label: string; readonly tag: CallTag }>();
+function metaOf(plan: Plan): { readonly label: string; readonly tag: CallTag } {
+  let m = metas.get(plan);
+  if (!m) metas.set(plan, (m = { label: `${plan.alg.collective}/${plan.alg.name}`, tag: callTag(plan) }));
+  return m;
+}
+
+/**
+ * Runs rank plan.call.rank's plan over `comm` with the caller's buffers bound. Never throws: a
+ * failure rejects. On a repeated call it allocates only the views and the promises it returns.
+ */
+export function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOptions = {}): Promise<void> {
+  if (plan.ops.length === 0) return Promise.resolve();
   const { dtype } = plan.call;
-  const { view: scratch, release } = takeScratch(comm, dtype, plan.scratch);
-  const views: Record<BufferName, View> = {
-    input: bound.input ?? emptyView(comm, dtype),
-    output: bound.output ?? emptyView(comm, dtype),
-    scratch,
-  };
+  const scratch = takeScratch(comm, dtype, plan.scratch);
+  let running: Promise<void>;
   try {
-    const label = options.label ?? `${plan.alg.collective}/${plan.alg.name}`;
+    const views: Record<BufferName, View> = {
+      input: bound.input ?? emptyView(comm, dtype),
+      output: bound.output ?? emptyView(comm, dtype),
+      scratch: scratch.view,
+    };
+    const meta = metaOf(plan);
+    const label = options.label ?? meta.label;
     const runner = comm.streamOrdered ? undefined : planRunnerOf(comm);
-    if (runner) await runner.runPlan(plan, views, { label, call: callTag(plan) });
-    else await (comm.streamOrdered ? inOrder : run)(comm, plan, views, label, callTag(plan));
-  } finally {
-    release();
+    running = runner
+      ? runner.runPlan(plan, views, { label, call: meta.tag })
+      : (comm.streamOrdered ? inOrder : run)(comm, plan, views, label, meta.tag);
+  } catch (e) {
+    scratch.entry?.done();
+    return Promise.reject(e);
   }
+  const entry = scratch.entry;
+  return entry ? running.then(entry.done, entry.failed) : running;
 }
 
 /** A local operation of a plan, on the bound views. */
