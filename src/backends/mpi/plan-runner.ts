@@ -10,8 +10,10 @@
  *   - progress in batches: one native call tests every posted request (MPI_Testsome) for up to a
  *     short budget, and completions are handled in a loop that keeps going while transfers
  *     complete, giving the event loop a turn every millisecond so timeouts, aborts and the
- *     store's messages are never starved; sched_yield between tests when this node's ranks
- *     outnumber its cores (as Open MPI's mpi_yield_when_idle);
+ *     store's messages are never starved; when this node's ranks outnumber its cores, a wait
+ *     that has spun one budget without a completion then yields (sched_yield) between tests.
+ *     Yielding at once, on every empty test, made a 4-rank ring on 2 cores 3 - 4x slower here
+ *     (test/perf/schedule-floor.c shows it in C too: docs/performance.md);
  *   - local copies, reductions and scalings inline, in the addon's kernels over the bound
  *     memory (reduce in NCCL's reduceCopy form, dst = a op src, no extra copy);
  *   - nothing allocated per call but its Promise: a run's state (dependency counters, request
@@ -35,8 +37,11 @@ import type { Plan, PlanOp } from "../../schedule/plan.js";
 import type { MpiComm } from "./comm.js";
 import { ANY_TAG, countTag, encodeTag, type Received, tagMismatch } from "./tag.js";
 
-/** How long one native progress call may spin waiting for a completion, µs. */
-const BUDGET_US = 50;
+/**
+ * How long one native progress call may spin waiting for a completion, µs; also how long a
+ * wait spins before it yields the core to another rank, where ranks outnumber cores.
+ */
+const BUDGET_US = 100;
 /** How long the loop handles completions before the event loop gets a turn, ms (from its 8th completion). */
 const SLICE_MS = 1;
 /** Idle turns (no completion) before polling drops from every turn to every millisecond. */
@@ -221,7 +226,9 @@ class Run {
           this.finish();
           return;
         }
-        const done = mpi.progress(this.active, this.reqs, this.done, BUDGET_US, this.runner.yieldCpu);
+        // Spin first (the message is most often a few µs away); yield once a budget has passed idle.
+        const yieldCpu = this.runner.yieldCpu && this.idle > 0;
+        const done = mpi.progress(this.active, this.reqs, this.done, BUDGET_US, yieldCpu);
         if (done === 0) {
           this.idle++;
           break;
