@@ -44,16 +44,36 @@ const plans = new WeakMap<Algorithm, Map<string, Plan>>();
 
 /** The compiled plan of `alg` for this rank's call, built once per call shape. */
 export function planFor(alg: Algorithm, c: RankCall): Plan {
+  // A loop calls one shape over and over: compare with the last call's fields before building a key.
+  const last = lastPlans.get(alg);
+  if (last && sameShape(last.call, c)) return last.plan;
   let byShape = plans.get(alg);
   if (!byShape) plans.set(alg, (byShape = new Map()));
-  const key = `${c.rank} ${c.size} ${c.count} ${c.root} ${c.dtype} ${c.op.name} ${c.op.scalar} ${c.inPlace} ${c.segment} ${c.sendCounts} ${c.recvCounts}`;
+  const key = SHAPE.map((f) => String(c[f])).join(" ") + ` ${c.op.name} ${c.op.scalar}`;
   let plan = byShape.get(key);
   if (!plan) {
     if (byShape.size >= PLAN_CACHE_LIMIT) byShape.clear();
     byShape.set(key, (plan = compile(alg, c)));
     planStats.compiled++;
   }
+  lastPlans.set(alg, { call: c, plan });
   return plan;
+}
+
+/** What a plan depends on besides the op: the plan cache's key, and what sameShape compares. */
+const SHAPE = ["rank", "size", "count", "root", "dtype", "inPlace", "segment", "sendCounts", "recvCounts"] as const;
+const lastPlans = new WeakMap<Algorithm, { readonly call: RankCall; readonly plan: Plan }>();
+
+function sameShape(a: RankCall, b: RankCall): boolean {
+  if (a.op.name !== b.op.name || a.op.scalar !== b.op.scalar) return false;
+  for (const f of SHAPE) {
+    const x = a[f];
+    const y = b[f];
+    if (x === y) continue;
+    // Per-peer counts (alltoallv) compare element by element, as the key's text does.
+    if (!Array.isArray(x) || !Array.isArray(y) || String(x) !== String(y)) return false;
+  }
+  return true;
 }
 
 /** Counts plan compilations and auto's choices (a repeated call shape makes neither): for tests and bench. */
