@@ -118,6 +118,26 @@ describe("message counts (the header formulas)", () => {
     }
     expect(bad).toEqual([]);
   });
+  it("reduce-scatter's declared cost: exact where n is a power of two or nothing packs, a bound the plan keeps elsewhere", () => {
+    // [n, count, segment, exact, steps]: the header's formula at points that tell its parts apart.
+    const table: [number, number, number, boolean, number][] = [
+      [8, 1000, 128, true, 56], // a power of two, nothing packed
+      [16, 5, 1, true, 4], // a power of two, 8 blocks a message
+      [33, 1000, 128, true, 256], // not a power of two, nothing packed: (n-1)·⌈count/c⌉ exactly
+      [33, 16, 128, false, 32], // packed: (n-1)·⌈16/128⌉ = 32 bounds 10 messages
+      [12, 40, 128, false, 11],
+      [6, 1, 1, false, 5],
+      [6, 0, 1, false, 0], // nothing to send: no message, whatever packs
+    ];
+    for (const [n, count, segment, exact, steps] of table) {
+      const { cost } = patReduceScatterAlg;
+      expect(cost.exact?.(n, count, segment), `exact n=${n} count=${count}`).toBe(exact);
+      expect(cost.steps.value(n, count, segment), `steps n=${n} count=${count}`).toBe(steps);
+      const posted = posts(patReduceScatterOps(n, count, patChunk(segment)));
+      if (exact) expect(posted, `posted n=${n} count=${count}`).toBe(steps);
+      else expect(posted).toBeLessThanOrEqual(steps);
+    }
+  });
   it("reduce-scatter packs fewer per message than all-gather where n is not a power of two", () => {
     expect(patMessages(33, 16, 128)).toBe(7);
     expect(posts(patReduceScatterOps(33, 16, 128))).toBe(10);
