@@ -15,6 +15,7 @@ export default defineConfig({
       "test/swing.test.ts",
       "test/hierarchical.test.ts",
       "test/double-binary-tree.test.ts",
+      "test/exchange.test.ts",
     ],
     env: { CCLAB_CHECK_MAX_SIZE: "12", CCLAB_PROPERTY_RUNS: "12" },
     testTimeout: 120_000,

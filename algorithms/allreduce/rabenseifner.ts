@@ -27,7 +27,9 @@ import {
 function mostSent(n: number, count: number): number {
   const f = foldToPowerOfTwo(0, n);
   const c = partition(count, f.pof2).map((x) => x.count);
-  let most = f.rem > 0 ? count : 0; // an even rank of a folded pair sends its buffer once
+  // A participant that took in a folded partner sends what it halves and doubles plus the result
+  // back (count); that is always more than the partner's one buffer, so only participants count.
+  let most = 0;
   for (let v = 0; v < f.pof2; v++) {
     const halving = c.reduce((a, x) => a + x, 0) - (c[v] as number);
     most = Math.max(most, halving + doublingSent(v, c) + (v < f.rem ? count : 0));
@@ -61,6 +63,6 @@ export const rabenseifner = defineAlgorithm({
       yield* mapPeers(recursiveHalvingReduceScatter(f.newrank, f.pof2, output, chunks, shared), f.toRank);
       yield* mapPeers(recursiveDoublingAllGather(f.newrank, f.pof2, output, chunks), f.toRank);
     };
-    yield* foldedAllReduce(rank, f, output, () => shared(count), f.newrank < 0 ? [] : core());
+    yield* foldedAllReduce(rank, f, output, () => shared(count), core());
   },
 });

@@ -99,9 +99,7 @@ export function splitBlocks(r: Region, counts: readonly number[]): Region[] {
 
 /** alltoallv's blocks of one rank, from its send and receive counts. */
 export function alltoallvBlocks(c: RankCall, mem: Memory): { sendBlocks: Region[]; recvBlocks: Region[] } {
-  invariant(c.sendCounts?.length === c.size && c.recvCounts?.length === c.size, "alltoallv: one count per peer");
-  return {
-    sendBlocks: splitBlocks(mem.input, c.sendCounts ?? []),
-    recvBlocks: splitBlocks(mem.output, c.recvCounts ?? []),
-  };
+  const { sendCounts, recvCounts, size } = c;
+  invariant(sendCounts?.length === size && recvCounts?.length === size, "alltoallv: one count per peer");
+  return { sendBlocks: splitBlocks(mem.input, sendCounts), recvBlocks: splitBlocks(mem.output, recvCounts) };
 }
