@@ -46,7 +46,7 @@ export const rabenseifner = defineAlgorithm({
     const vrank = vrankOf(rank, root, size);
     const toRank = (v: number) => rankOf(v, root, size);
     const acc = rank === root ? mem.output : mem.scratch(count);
-    const tmp = mem.scratch(chunks[0]?.count ?? 0);
+    const tmp = mem.scratch(chunks[0]!.count); // chunk 0 is the largest (partition: the first count % n get one more)
     yield* mapPeers(
       ringReduceScatter(vrank, size, {
         chunks,
@@ -62,7 +62,8 @@ export const rabenseifner = defineAlgorithm({
       root: 0,
       counts: chunks.map((c) => c.count),
       own: chunkOf(acc, chunks[vrank]!),
-      all: rank === root ? acc : mem.output,
+      // Only the gather's root (this call's root) assembles blocks, into acc: its output.
+      all: acc,
       scratch: mem.scratch,
     });
     yield* mapPeers(gather, toRank);
