@@ -223,11 +223,6 @@ export function reduceArrays(
       for (let i = 0; i < count; i++) d[dOff + i] = Math.imul(d[dOff + i] as number, s[sOff + i] as number);
       return;
     }
-    if (combine === "sum") {
-      // INT_FNS.sum without a call per element; the store wraps as below.
-      for (let i = 0; i < count; i++) d[dOff + i] = (d[dOff + i] as number) + (s[sOff + i] as number);
-      return;
-    }
     const f = INT_FNS[combine];
     // Assigning into an integer TypedArray wraps modulo 2^bits, as C's unsigned (and two's complement) arithmetic.
     for (let i = 0; i < count; i++) d[dOff + i] = f(d[dOff + i] as number, s[sOff + i] as number);
@@ -248,16 +243,6 @@ export function reduceArrays(
   }
   // float32 is computed in double and rounded on the store: correctly rounded (53 >= 2*24+2).
   let words: Uint32Array | undefined;
-  if (combine === "sum") {
-    // The same sum as FLOAT_FNS.sum without a call per element (several times faster).
-    for (let i = 0; i < count; i++) {
-      const r = (d[dOff + i] as number) + (s[sOff + i] as number);
-      // biome-ignore lint/suspicious/noSelfCompare: x === x is false only for NaN
-      if (r === r) d[dOff + i] = r;
-      else words = storeCanonicalNaN(d, dOff + i, words);
-    }
-    return;
-  }
   for (let i = 0; i < count; i++) {
     const r = f(d[dOff + i] as number, s[sOff + i] as number);
     // biome-ignore lint/suspicious/noSelfCompare: x === x is false only for NaN

@@ -7,14 +7,14 @@ import { type Combine, reduceArrays, scaleArrays } from "../core/op.js";
 import { native } from "./load.js";
 
 /**
- * Whether the addon's kernel beats the TypeScript loop for `count` elements of `dtype`: a call
- * into C++ costs ~0.4 µs, the loop ~2 – 3 ns an element for plain numbers (so from ~128 elements
- * on), far more for half floats and 64-bit integers (element by element through encoders and
- * BigInt). Measured with node 20 on the development VM (docs/performance.md).
+ * Whether the addon's kernel beats the TypeScript loop for `count` elements of `dtype`. A call
+ * into C++ costs ~0.35 – 0.4 µs whatever the count; the loop, per element, ~2.8 ns for float32,
+ * ~7 ns for float16 (through its encoder), ~8 – 13 ns for 64-bit integers (BigInt): the native
+ * kernel wins from ~128 elements for float32, ~80 for float16, ~45 for 64-bit integers (sums
+ * timed at 1 – 256 elements, node 20 on the development VM, 2026-11-23).
  */
 function useNative(dtype: DType, count: number): boolean {
-  const inf = dtypeInfo(dtype);
-  return count >= (inf.half || inf.bigint ? 1 : 128);
+  return count >= (dtypeInfo(dtype).bigint ? 48 : 128);
 }
 
 /**
