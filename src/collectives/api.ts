@@ -84,10 +84,10 @@ function inPlaceOf(comm: Comm, call: Call, c: RankCall): boolean {
   return true;
 }
 
-/** Each comm's collective sequence number (what checked mode compares, as torch counts). */
 /**
- * Per comm: calls in flight (a call starts when the one before it has ended, so calls issued
- * without awaiting run in order), the last one's end, and the next call's sequence number.
+ * Per comm: its collectives in flight (the next one waits for the last: issue order, as on
+ * NCCL's stream), the last one's end, and the next call's sequence number (what checked mode
+ * compares, as torch counts).
  */
 interface Queue {
   active: number;
@@ -176,6 +176,11 @@ function run(comm: Comm, call: Call): Promise<void> {
   return mine;
 }
 
+/**
+ * Any collective by its spec, with this rank's buffers already laid out as the spec says (in place
+ * where they alias): what the property tests, verify, the differential tests and bench call, so
+ * each builds its buffers one way. Buffers are checked against the layout like any argument.
+ */
 export function runCollective(
   comm: Comm,
   c: Omit<RankCall, "rank" | "size" | "inPlace" | "segment" | "dtype" | "splits"> & { readonly dtype?: DType },

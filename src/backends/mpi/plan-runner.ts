@@ -17,8 +17,8 @@
  *   - local copies, reductions and scalings inline, in the addon's kernels over the bound
  *     memory (reduce in NCCL's reduceCopy form, dst = a op src, no extra copy);
  *   - nothing allocated per call but its Promise: a run's state (dependency counters, request
- *     and completion arrays the native progress call fills) is kept with the plan and reused by
- *     the next call of the same shape; the plan's arrays are read as they are.
+ *     and completion arrays the native progress call fills) is kept per comm and plan and reused
+ *     by that comm's next call of the plan; the plan's arrays are read as they are.
  * A run that fails (mismatch, engine error, abort) cancels its posted receives; one that makes no
  * progress for the timeout fails with TimeoutError naming what it waits on and calls the
  * process's onAbort, as a single transfer's timeout does.
@@ -152,6 +152,8 @@ class Run {
   private settled = true;
   private idle = 0;
   private lastProgress = 0;
+  /** This run's call number: a turn scheduled for an earlier call (then aborted) does nothing. */
+  private call = 0;
   private readonly onAbort = () => this.fail(this.options.signal?.reason ?? new Error("aborted"));
 
   constructor(
@@ -185,6 +187,7 @@ class Run {
     this.resolve = resolve;
     this.reject = reject;
     this.settled = false;
+    this.call++;
     this.data[0] = (views.input.buffer as HostBuffer).data;
     this.data[1] = (views.output.buffer as HostBuffer).data;
     this.data[2] = (views.scratch.buffer as HostBuffer).data;
@@ -213,8 +216,8 @@ class Run {
   }
 
   /** Runs what is ready and progresses transfers until nothing completes or the slice is used. */
-  private readonly turn = (): void => {
-    if (this.settled) return;
+  private readonly turn = (call = this.call): void => {
+    if (this.settled || call !== this.call) return;
     try {
       const mpi = this.comm.proc.mpi;
       // The clock is read every 8 completions, not each (a small call completes a few in all).
@@ -248,8 +251,8 @@ class Run {
         this.timeout();
         return;
       }
-      if (this.idle < IDLE_TURNS) setImmediate(this.turn);
-      else setTimeout(this.turn, 1);
+      if (this.idle < IDLE_TURNS) setImmediate(this.turn, this.call);
+      else setTimeout(this.turn, 1, this.call);
     } catch (e) {
       this.fail(e);
     }
@@ -387,7 +390,7 @@ class Run {
     this.comm.proc.onAbort(e);
   }
 
-  /** Ends the call: the run goes back to its plan for the next, and the caller's promise settles. */
+  /** Ends the call: the run goes back to its comm's spare runs for the next call of its plan. */
   private settle(): void {
     this.settled = true;
     this.options.signal?.removeEventListener("abort", this.onAbort);
