@@ -244,24 +244,63 @@ describe("bounds before authentication", () => {
     );
   });
 
-  it("caps connections waiting to authenticate; authenticated clients keep working", async () => {
+  it("evicts the oldest connections waiting to authenticate, telling each it was shed; authenticated clients keep working", async () => {
     const good = await client(0);
     const idle: Socket[] = [];
-    // 40 connections that never authenticate: all but 16 are closed by the server at once.
-    let closed = 0;
+    const shed = new Map<number, string>();
+    // 40 connections that never authenticate: each past the 16th evicts the oldest still waiting.
     await new Promise<void>((done) => {
       for (let i = 0; i < 40; i++) {
         const s = connect(server.port, "127.0.0.1");
-        s.resume(); // read, so the server's close (after its ERROR reply) is seen
+        const got: Buffer[] = [];
+        s.on("data", (d) => got.push(d));
         s.on("error", () => {});
-        s.on("close", () => ++closed === 24 && done());
+        s.on("close", () => {
+          shed.set(i, Buffer.concat(got).subarray(13).toString("utf8"));
+          if (shed.size === 24) done();
+        });
         idle.push(s);
       }
     });
     await good.set("rank/0/ok", "1");
+    expect([...shed.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => i));
+    expect(shed.get(0)).toMatch(
+      /^busy: evicted after \d+\.\d s without AUTH: a newer connection needed the room \(at most 16/,
+    );
     expect(server.usage.connections).toBe(16 + 1);
-    expect(server.rejected.get("too many connections waiting to authenticate")).toBe(24);
+    expect(server.rejected.get("evicted: too many connections waiting to authenticate")).toBe(24);
     for (const s of idle) s.destroy();
+  });
+
+  it("64 idle connections held open before the ranks connect: all 8 ranks still join at once", async () => {
+    // Its own store with the default AUTH deadline; the idle connections stay open throughout.
+    const own = await StoreServer.start({ token, world: 8 });
+    const idle: Socket[] = [];
+    try {
+      await Promise.all(
+        Array.from(
+          { length: 64 },
+          () =>
+            new Promise<void>((up) => {
+              const s = connect(own.port, "127.0.0.1", () => up());
+              s.on("error", () => {});
+              idle.push(s);
+            }),
+        ),
+      );
+      const t0 = Date.now();
+      const ranks = await Promise.all(
+        Array.from({ length: 8 }, (_, rank) =>
+          StoreClient.connect({ host: "127.0.0.1", port: own.port, token, role: { rank }, timeoutMs: 5000 }),
+        ),
+      );
+      await Promise.all(ranks.map((c, r) => storeBarrier(c, r, "joined", 8, 5000)));
+      expect(Date.now() - t0).toBeLessThan(2000);
+      for (const c of ranks) await c.close();
+    } finally {
+      for (const s of idle) s.destroy();
+      await own.close();
+    }
   });
 });
 
@@ -284,6 +323,19 @@ describe("a client against what is not a store", () => {
     ).rejects.toThrow(/accepted the connection but did not answer AUTH within 0.3 s/);
     expect(Date.now() - t0).toBeLessThan(1500);
     for (const s of held) s.destroy();
+  });
+
+  it("a store that sheds every connection before AUTH (busy): the client connects again, then names it at its deadline", async () => {
+    let connections = 0;
+    const port = await listen((s) => {
+      connections++;
+      s.resume();
+      s.end(encodeFrame(2, 0, ["busy: evicted after 0.0 s without AUTH: a newer connection needed the room"]));
+    });
+    await expect(
+      StoreClient.connect({ host: "127.0.0.1", port, token, role: { rank: 0 }, timeoutMs: 500 }),
+    ).rejects.toThrow(/refused this connection \d+ times in 0.5 s \(last: store at 127.0.0.1:\d+: busy: evicted/);
+    expect(connections).toBeGreaterThan(1);
   });
 
   it("a peer speaking another protocol is named as not a cclab store, with what it sent", async () => {

@@ -161,12 +161,12 @@ describe("store protocol fuzz", () => {
     );
   });
 
-  it("a flood of connections that never authenticate: all past the cap are refused at once, the rest held; clients unaffected", async () => {
+  it("a flood of connections that never authenticate: the oldest past the cap are evicted at once, the newest held; clients unaffected", async () => {
     // Its own store, whose AUTH deadline cannot expire during the flood (the fuzz's is 0.5 s).
     const t = makeToken();
     const own = await StoreServer.start({ token: t, world: 1, authTimeoutMs: 60_000 });
     const good = await StoreClient.connect({ host: "127.0.0.1", port: own.port, token: t, role: { rank: 0 } });
-    const reason = "too many connections waiting to authenticate";
+    const reason = "evicted: too many connections waiting to authenticate";
     const held: Socket[] = [];
     let closed = 0;
     try {

@@ -1,14 +1,17 @@
 /**
  * The TCP store's client: one per rank (and one per remote node's launcher). Every step is under
- * a deadline: connecting (retried while the server is not up yet), the AUTH handshake (a peer that
+ * a deadline: connecting (retried while the server is not up yet, or while it sheds connections
+ * that others hold open without authenticating: a 'busy' refusal), the AUTH handshake (a peer that
  * accepts and never answers, or answers in another protocol, is named as such), and every request
- * (a stopped launcher cannot hang a rank past its timeout).
+ * (a stopped launcher cannot hang a rank past its timeout). On one host the store may be a
+ * Unix-domain socket (`path`) in a directory only this user can enter.
  */
 import { Socket } from "node:net";
 import { AbortError, InvalidArgumentError, TimeoutError } from "../../core/errors.js";
 import { deadline, formatDuration } from "../../core/timer.js";
 import { type AbortRecord, type KVStore, parseAbort, waitTimeout } from "../../kvstore.js";
 import {
+  BUSY,
   DEFAULT_MAX_FRAME,
   encodeFrame,
   FrameReader,
@@ -27,6 +30,8 @@ export type StoreRole = { readonly rank: number } | { readonly launcherOfNode: n
 export interface StoreClientOptions {
   readonly host: string;
   readonly port: number;
+  /** A Unix-domain socket to connect to instead of host:port (one host: env.ts). */
+  readonly path?: string;
   readonly token: string;
   /** Who this client is: a rank of the job, or the launcher of a remote node. */
   readonly role: StoreRole;
@@ -50,6 +55,9 @@ interface Pending {
 /** How long past a wait's own timeout its reply may take before the server counts as unresponsive. */
 const REPLY_GRACE_MS = 5000;
 
+/** The server shed this connection before AUTH (evicted for room, or AUTH came too late): connect again. */
+class StoreBusy extends AbortError {}
+
 export class StoreClient implements KVStore {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
@@ -67,8 +75,8 @@ export class StoreClient implements KVStore {
     private readonly options: StoreClientOptions,
   ) {
     this.timeoutMs = options.timeoutMs ?? 300_000;
-    this.where = `${options.host}:${options.port}`;
-    socket.setNoDelay(true);
+    this.where = options.path ?? `${options.host}:${options.port}`;
+    if (options.path === undefined) socket.setNoDelay(true);
     // An idle connection (or the abort watch's long poll) must not keep a rank alive whose main
     // awaits nothing that can happen: then Node's beforeExit tells the rank so (worker.ts).
     socket.unref();
@@ -80,10 +88,11 @@ export class StoreClient implements KVStore {
   /** Connects (retrying while nothing listens yet) and authenticates, all within timeoutMs. */
   static async connect(options: StoreClientOptions): Promise<StoreClient> {
     const timeoutMs = options.connectTimeoutMs ?? options.timeoutMs ?? 300_000;
-    const where = `${options.host}:${options.port}`;
+    const where = options.path ?? `${options.host}:${options.port}`;
     const end = Date.now() + timeoutMs;
     let delay = 20;
     let lastCode = "";
+    let busy = 0;
     const noticeMs = options.noticeMs ?? 5000;
     let nextNotice = Date.now() + noticeMs;
     for (;;) {
@@ -95,6 +104,12 @@ export class StoreClient implements KVStore {
         );
       }
       const left = end - Date.now();
+      if (left <= 0 && busy > 0) {
+        throw new TimeoutError(
+          `the store at ${where} refused this connection ${busy} times in ${formatDuration(timeoutMs)} (last: ${lastCode}): ` +
+            "something else keeps connections to it open without authenticating",
+        );
+      }
       if (left <= 0) {
         throw new TimeoutError(
           `waiting for master ${where}: nothing accepted a connection within ${formatDuration(timeoutMs)} (${lastCode || "no answer"}): ` +
@@ -103,12 +118,22 @@ export class StoreClient implements KVStore {
       }
       let socket: Socket;
       try {
-        socket = await openSocket(options.host, options.port, left);
+        socket = await openSocket(options, left);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code ?? "";
         lastCode = code || "connect timed out";
         if (e instanceof TimeoutError) continue;
-        if (code !== "ECONNREFUSED" && code !== "ECONNRESET" && code !== "ENOTFOUND" && code !== "EAI_AGAIN") throw e;
+        // ENOENT: the socket file is not there yet (its host creates it when it starts).
+        const retry = ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", ...(options.path ? ["ENOENT"] : [])];
+        if (!retry.includes(code)) {
+          if (code === "EACCES" && options.path) {
+            throw new InvalidArgumentError(
+              { op: "store connect", arg: "MASTER_PORT" },
+              `cannot reach the store's socket ${options.path}: permission denied (it belongs to another user)`,
+            );
+          }
+          throw e;
+        }
         // The store may not be listening yet (its host starts it): back off and retry.
         await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, end - Date.now()))));
         delay = Math.min(delay * 2, 500);
@@ -134,7 +159,12 @@ export class StoreClient implements KVStore {
         return c;
       } catch (e) {
         c.socket.destroy();
-        throw e;
+        if (!(e instanceof StoreBusy)) throw e;
+        // Shed before AUTH (connections nobody authenticated filled the store's room): again, soon.
+        busy++;
+        lastCode = e.message;
+        await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, end - Date.now()))));
+        delay = Math.min(delay * 2, 200);
       }
     }
   }
@@ -195,6 +225,13 @@ export class StoreClient implements KVStore {
     for (const payload of frames) {
       const f = parsePayload(payload);
       const p = f && this.pending.get(f.id);
+      if (f && !p && f.head === STATUS.ERROR && !this.authenticated()) {
+        const why = f.fields[0]?.toString("utf8").slice(0, 1000) ?? "";
+        if (why.startsWith(BUSY)) {
+          this.fatal(new StoreBusy(`store at ${this.where}: ${why}`));
+          return;
+        }
+      }
       if (f && !p && f.head === STATUS.ERROR && this.authenticated()) {
         // The server's reason for closing this connection (it could not tell which request).
         const why = f.fields[0]?.toString("utf8").slice(0, 1000) ?? "no reason given";
@@ -357,22 +394,24 @@ function refusedArg(why: string): string {
   return "protocol";
 }
 
-/** A TCP connection, or an error with the system's code; at most `ms` to get it. */
-function openSocket(host: string, port: number, ms: number): Promise<Socket> {
+/** A TCP (or Unix-domain socket) connection, or an error with the system's code; at most `ms` to get it. */
+function openSocket(o: StoreClientOptions, ms: number): Promise<Socket> {
   return new Promise<Socket>((resolve, reject) => {
     const s = new Socket();
     const cancel = deadline(ms, () => {
       s.destroy();
-      reject(new TimeoutError(`store: connecting to ${host}:${port} timed out`));
+      reject(new TimeoutError(`store: connecting to ${o.path ?? `${o.host}:${o.port}`} timed out`));
     });
     s.once("error", (e) => {
       cancel();
       reject(e);
     });
-    s.connect(port, host, () => {
+    const connected = () => {
       cancel();
       s.removeAllListeners("error");
       resolve(s);
-    });
+    };
+    if (o.path !== undefined) s.connect(o.path, connected);
+    else s.connect(o.port, o.host, connected);
   });
 }

@@ -16,6 +16,11 @@ export const VERSION = "2";
 export const DEFAULT_MAX_FRAME = 1 << 20;
 /** The largest frame before it: an AUTH frame is about 100 bytes. */
 export const PRE_AUTH_MAX_FRAME = 1024;
+/**
+ * How an ERROR the server sends a connection that has not authenticated yet begins when it only
+ * sheds load (evicted to make room, or too slow to send AUTH): the client connects again.
+ */
+export const BUSY = "busy: ";
 
 export const OP = {
   AUTH: 1,

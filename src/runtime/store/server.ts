@@ -2,8 +2,11 @@
  * The TCP store's server (torch's c10d TCPStore master): hosted by the launcher, or by rank 0 of a
  * job started by torchrun-style variables. Everything a connection sends is untrusted until it
  * authenticates, and bounded after:
- * - before AUTH: frames of at most PRE_AUTH_MAX_FRAME bytes, an AUTH deadline, a cap on such
- *   connections and on all connections;
+ * - before AUTH: frames of at most PRE_AUTH_MAX_FRAME bytes, a short AUTH deadline (3 s), and a
+ *   cap on such connections (16) kept by evicting the oldest when a new one arrives, so connections
+ *   that never authenticate (anyone on the machine can open them, with no token) cannot keep a
+ *   rank out: a rank sends AUTH the moment it connects, and one evicted all the same connects
+ *   again (client.ts);
  * - AUTH names the protocol version, the job's token (compared in constant time) and a role: rank r
  *   (each rank once per job, so nobody can pose as a live rank) or the launcher of node k;
  * - a rank writes only its own keys (`rank/<r>/...`); `job/...` is the server's: who joined, left
@@ -29,6 +32,7 @@ import {
   type TableLimits,
 } from "../../kvstore.js";
 import {
+  BUSY,
   DEFAULT_MAX_FRAME,
   encodeFrame,
   FIELDS,
@@ -58,12 +62,14 @@ export interface StoreServerOptions extends TableLimits {
   readonly port?: number;
   /** Largest frame after AUTH (default 1 MiB). */
   readonly maxFrame?: number;
-  /** How long a new connection has to authenticate (default 10 s). */
+  /** How long a new connection has to authenticate (default 3 s; a rank sends AUTH as soon as it connects). */
   readonly authTimeoutMs?: number;
-  /** Connections at once, authenticated or not (default world + nodes + 16). */
+  /** Connections at once, authenticated or not (default world + nodes + 16); past it the oldest unauthenticated one goes. */
   readonly maxConnections?: number;
-  /** Connections not yet authenticated (default 16). */
+  /** Connections not yet authenticated (default 16); a new one past it evicts the oldest. */
   readonly maxUnauthenticated?: number;
+  /** Listen on this Unix-domain socket instead of TCP (one host, a user-private directory: env.ts). */
+  readonly path?: string;
   /** GET/WAIT requests one connection may have pending (default 1024). */
   readonly maxPending?: number;
   /** Reply bytes a connection may leave unread before it is closed (default 16 MiB). */
@@ -78,6 +84,8 @@ interface Conn {
   readonly socket: Socket;
   readonly reader: FrameReader;
   role: Role | null;
+  /** When it connected (evicting the oldest unauthenticated one says how long it waited). */
+  readonly since: number;
   /** Said BYE: a clean exit, not a death. */
   bye: boolean;
   /** Closed for bad input: what it still sends is ignored while the ERROR reply drains. */
@@ -96,7 +104,7 @@ export class StoreServer {
   /** Connections refused or closed for bad input, by reason (counts, so hostile traffic cannot grow it). */
   readonly rejected = new Map<string, number>();
   readonly maxFrame: number;
-  private readonly o: Required<Omit<StoreServerOptions, keyof TableLimits | "host" | "port">>;
+  private readonly o: Required<Omit<StoreServerOptions, keyof TableLimits | "host" | "port" | "path">>;
 
   private constructor(private readonly options: StoreServerOptions) {
     const world = options.world;
@@ -112,7 +120,7 @@ export class StoreServer {
       world,
       nodes,
       maxFrame: options.maxFrame ?? DEFAULT_MAX_FRAME,
-      authTimeoutMs: options.authTimeoutMs ?? 10_000,
+      authTimeoutMs: options.authTimeoutMs ?? 3000,
       maxConnections: options.maxConnections ?? world + nodes + 16,
       maxUnauthenticated: options.maxUnauthenticated ?? 16,
       maxPending: options.maxPending ?? 1024,
@@ -136,6 +144,10 @@ export class StoreServer {
   get host(): string {
     return this.options.host ?? "127.0.0.1";
   }
+  /** Where clients connect, for messages: host:port, or the socket's path. */
+  get where(): string {
+    return this.options.path ?? `${this.host}:${this.port}`;
+  }
   /** The store for the process hosting the server (the launcher): no socket, no rank binding. */
   get local(): KVStore {
     return new MemoryStore(this.table);
@@ -146,15 +158,18 @@ export class StoreServer {
   }
 
   private listen(): Promise<void> {
+    // No server.maxConnections: Node would drop a rank's connection past it, before accept() could
+    // make room by evicting a connection that never authenticated.
     const server = createServer((socket) => this.accept(socket));
-    server.maxConnections = this.o.maxConnections;
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once("error", reject);
-      server.listen(this.options.port ?? 0, this.host, () => {
+      const listening = () => {
         server.off("error", reject);
         resolve();
-      });
+      };
+      if (this.options.path !== undefined) server.listen(this.options.path, listening);
+      else server.listen(this.options.port ?? 0, this.host, listening);
     });
   }
 
@@ -164,18 +179,31 @@ export class StoreServer {
 
   private accept(socket: Socket): void {
     socket.on("error", () => {}); // a reset peer is reported through 'close'
-    let unauth = 0;
-    for (const c of this.conns) if (!c.role) unauth++;
-    if (this.closing || unauth >= this.o.maxUnauthenticated) {
-      const reason = "too many connections waiting to authenticate";
+    // Make room: the oldest connections that have not authenticated go first (a rank sends AUTH as
+    // soon as it connects, so the oldest waiting are the idle ones); authenticated ones never.
+    const live = [...this.conns].filter((c) => !c.dropped);
+    const waiting = live.filter((c) => !c.role);
+    const excess = Math.max(waiting.length - this.o.maxUnauthenticated + 1, live.length - this.o.maxConnections + 1, 0);
+    for (const old of waiting.slice(0, excess)) {
+      const s = ((Date.now() - old.since) / 1000).toFixed(1);
+      this.drop(
+        old,
+        `${BUSY}evicted after ${s} s without AUTH: a newer connection needed the room (at most ${this.o.maxUnauthenticated} may wait to authenticate)`,
+        0,
+        "evicted: too many connections waiting to authenticate",
+      );
+    }
+    if (this.closing || excess > waiting.length) {
+      const reason = this.closing ? "the store is closing" : "too many connections (every one authenticated)";
       this.count(reason);
       socket.end(encodeFrame(STATUS.ERROR, 0, [reason]));
       socket.destroySoon();
       return;
     }
-    socket.setNoDelay(true);
-    socket.setKeepAlive(true, 1000);
+    if (socket.setNoDelay) socket.setNoDelay(true);
+    if (this.options.path === undefined) socket.setKeepAlive(true, 1000);
     const c: Conn = {
+      since: Date.now(),
       socket,
       reader: new FrameReader(Math.min(PRE_AUTH_MAX_FRAME, this.o.maxFrame)),
       role: null,
@@ -187,7 +215,7 @@ export class StoreServer {
     };
     this.conns.add(c);
     c.cancelAuth = deadline(this.o.authTimeoutMs, () =>
-      this.drop(c, `no AUTH within ${formatDuration(this.o.authTimeoutMs)}`),
+      this.drop(c, `${BUSY}no AUTH within ${formatDuration(this.o.authTimeoutMs)}`, 0, "no AUTH in time"),
     );
     socket.on("close", () => this.closed(c));
     socket.on("data", (data: Buffer) => this.receive(c, data));
@@ -215,11 +243,12 @@ export class StoreServer {
     if (c.socket.writableLength > this.o.maxUnread) this.drop(c, "does not read its replies");
   }
 
-  /** Closes one connection for bad input, telling it why first (best effort). */
-  private drop(c: Conn, reason: string, id = 0): void {
+  /** Closes one connection for bad input, telling it why first (best effort); `counted` groups it in `rejected`. */
+  private drop(c: Conn, reason: string, id = 0, counted = reason): void {
     if (c.socket.destroyed || c.dropped) return;
     c.dropped = true;
-    this.count(reason);
+    c.cancelAuth();
+    this.count(counted);
     c.socket.end(encodeFrame(STATUS.ERROR, id, [reason]));
     c.socket.destroySoon();
   }
