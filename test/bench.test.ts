@@ -386,16 +386,17 @@ describe.skipIf(noMpi !== "")("cclab bench --backend mpi", () => {
     const rows = rowsOf(r.stdout.split("\n"));
     expect(rows.map((x) => x[0])).toEqual(["1024", "2048", "4096"]);
     for (const x of rows) {
-      // nccl-tests' 13 columns, the built-in's time and busbw, the rounds' min/median/max, the
-      // built-in's median and the ratio by median and by mean.
-      expect(x).toHaveLength(21);
+      // nccl-tests' 13 columns, the built-in's time and busbw, the per-call min/median/p99/max,
+      // the built-in's median and the ratio by median and by mean.
+      expect(x).toHaveLength(22);
       expect([x[8], x[12]]).toEqual(["0", "0"]);
       expect(Number(x[13])).toBeGreaterThan(0);
-      const [min, median, max] = [x[15], x[16], x[17]].map(Number) as [number, number, number];
+      const [min, median, p99, max] = [x[15], x[16], x[17], x[18]].map(Number) as [number, number, number, number];
       expect(min).toBeLessThanOrEqual(median);
-      expect(median).toBeLessThanOrEqual(max);
-      expect(Number(x[19])).toBeGreaterThan(0);
+      expect(median).toBeLessThanOrEqual(p99);
+      expect(p99).toBeLessThanOrEqual(max);
       expect(Number(x[20])).toBeGreaterThan(0);
+      expect(Number(x[21])).toBeGreaterThan(0);
     }
     expect(out).toContain("# Out of bounds values : 0 OK");
     expect(out).toMatch(/# Peak memory per rank at 4 KiB/);

@@ -18,7 +18,17 @@ import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, type Patterns, patterns } from "./data.js";
 import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
 import { type BenchProgress, benchAlgorithms, benchCall, resolveAlgorithm } from "./plan.js";
-import { ROUNDS, ratios, roundSizes, type Spread, spread, warmupCalls } from "./stats.js";
+import {
+  type PerCall,
+  perCall,
+  ROUNDS,
+  ratios,
+  roundSizes,
+  SERIES_MAX_BYTES,
+  type Spread,
+  spread,
+  warmupCalls,
+} from "./stats.js";
 import type {
   BenchCollective,
   BenchComm,
@@ -74,9 +84,17 @@ export function benchCommOf(comm: CommWithBuiltin, engine: "MPI" | "NCCL", devic
     await comm.synchronize();
     return read(one, (h) => h[0] as number);
   };
+  const maxOverRanksEach = async (xs: Float64Array): Promise<Float64Array> => {
+    const v = view(comm.alloc("float64", xs.length));
+    await write(v, (h) => (h as Float64Array).set(xs));
+    await comm.builtin.allreduce(null, v, { name: "max" });
+    await comm.synchronize();
+    return read(v, (h) => Float64Array.from(h as Float64Array));
+  };
   return {
     comm,
     engine,
+    maxOverRanksEach,
     barrier: async () => {
       await comm.builtin.barrier();
       await comm.synchronize();
@@ -129,32 +147,70 @@ interface Variant {
   run(): unknown;
 }
 
+/** One variant's timings: the rounds' spread, and on host engines every call's time (max over ranks). */
+interface Timed {
+  readonly rounds: Spread;
+  readonly each?: Float64Array;
+}
+
 /**
  * Times `iters` calls of each variant in ROUNDS interleaved rounds (hand-rolled out of place, in
  * place, built-in, then again): each round is a batch of back-to-back calls after a barrier, as
  * nccl-tests times one batch, and its time per call is the maximum over ranks. On a shared
  * machine the ratio between variants then reflects the algorithms, not which one ran while
- * something else did, and the spread over rounds (stats.ts) shows how steady it was.
+ * something else did, and the spread over rounds (stats.ts) shows how steady it was. On a host
+ * engine (MPI: a call is done when its promise is) each call is also timed on its own, from the
+ * end of the one before (nccl-tests' -I), into an array made before the rounds; on NCCL a call's
+ * promise only says it is queued, so there only the rounds are timed.
  */
-async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<Spread[]> {
+async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<Timed[]> {
   const calls = roundSizes(iters, ROUNDS);
   const perRound = variants.map(() => [] as number[]);
+  const eachCall = bc.engine === "MPI";
+  const each = variants.map(() => new Float64Array(eachCall ? iters : 0));
+  let at = 0;
   for (const batch of calls) {
     for (const [k, v] of variants.entries()) {
+      const e = each[k] as Float64Array;
       await bc.barrier();
       const t0 = performance.now();
-      for (let i = 0; i < batch; i++) await v.run();
+      if (eachCall) {
+        let t = t0;
+        for (let i = 0; i < batch; i++) {
+          await v.run();
+          const now = performance.now();
+          e[at + i] = (now - t) * 1000;
+          t = now;
+        }
+      } else for (let i = 0; i < batch; i++) await v.run();
       await bc.comm.synchronize();
       (perRound[k] as number[]).push(((performance.now() - t0) * 1000) / batch);
     }
+    at += batch;
   }
-  const out: Spread[] = [];
-  for (const rounds of perRound) {
+  const out: Timed[] = [];
+  for (const [k, rounds] of perRound.entries()) {
     const worst: number[] = [];
     for (const t of rounds) worst.push(await bc.maxOverRanks(t));
-    out.push(spread(worst, calls));
+    const timed = { rounds: spread(worst, calls) };
+    out.push(eachCall ? { ...timed, each: await bc.maxOverRanksEach(each[k] as Float64Array) } : timed);
   }
   return out;
+}
+
+/** A variant's per-call figures and, up to SERIES_MAX_BYTES, its series (µs to the ns). */
+function perCallOf(t: Timed, size: number): { perCall?: PerCall; series?: number[] } {
+  if (!t.each || t.each.length === 0) return {};
+  const pc = perCall(t.each);
+  if (size > SERIES_MAX_BYTES) return { perCall: pc };
+  return { perCall: pc, series: Array.from(t.each, (x) => Math.round(x * 1000) / 1000) };
+}
+
+/** What the ratio compares: the per-call median where calls were timed one by one, else the rounds'; nccl-tests' mean. */
+function ratioBasis(t: Timed | undefined): { median: number; mean: number } | undefined {
+  if (!t) return undefined;
+  const median = t.each && t.each.length > 0 ? perCall(t.each).median : t.rounds.median;
+  return { median, mean: t.rounds.mean };
 }
 
 /** RSS high-water mark, bytes. */
@@ -226,13 +282,15 @@ export async function measure(
       await v.run();
       await comm.synchronize();
       const wrong = await bc.sumOverRanks(await check(bc, p, o, count, v.result));
-      const t = us[k] as Spread;
+      const timed = us[k] as Timed;
+      const t = timed.rounds;
       measured.push({
         timeUs: t.mean,
         algbw: algBandwidth(size, t.mean),
         busbw: busBandwidth(o.collective, n, size, t.mean),
         wrong,
         spread: t,
+        ...perCallOf(timed, size),
       });
       const what = k === builtinAt ? engineName : `${algs[k >> 1]} ${k % 2 === 0 ? "out of place" : "in place"}`;
       progress.tick(`${size} B ${what}`);
@@ -250,7 +308,7 @@ export async function measure(
         outOfPlace: measured[2 * a] as Measurement,
         inPlace: measured[2 * a + 1] as Measurement,
         builtin,
-        ratio: ratios(us[2 * a] as Spread, us[builtinAt]),
+        ratio: ratios(ratioBasis(us[2 * a]) as { median: number; mean: number }, ratioBasis(us[builtinAt])),
       });
       onRow(rows[rows.length - 1] as BenchRow);
     }

@@ -2,9 +2,11 @@
  * nccl-tests' output, so tools that read all_reduce_perf logs read cclab's too: '#' header
  * lines, one row per size (size, count, type, redop, root, then time/algbw/busbw/#wrong out of
  * place and in place), then "# Out of bounds values : N OK|FAILED" and "# Avg bus bandwidth".
- * cclab adds, on the right, the engine's own collective's time and busbw, the spread of the
- * hand-rolled out-of-place time over the timing rounds (min, median, max; the built-in's median)
- * and the algbw ratio by median and by mean (stats.ts says why both). Comparing algorithms
+ * cclab adds, on the right, the engine's own collective's time and busbw, the hand-rolled
+ * out-of-place time per call (min, median, p99, max, each call timed on its own as nccl-tests' -I;
+ * where calls are not timed one by one, the rounds' min, median and max and no p99), the
+ * built-in's median per call, and the algbw ratio by median and by mean (stats.ts says why
+ * both). Comparing algorithms
  * (`--algorithm a,b`), a last column names each row's algorithm.
  * Each row is printed the moment its size is done, in nccl-tests' column widths (printf's: a wider
  * cell shifts the rest of its row).
@@ -27,7 +29,7 @@ export const ratioCell = (x: number) => (x >= 0.1 || x === 0 ? x.toFixed(2) : x.
 const wrongCell = (w: number | null) => (w === null ? "N/A" : String(w));
 
 /** Minimum widths as nccl-tests' printf formats (%12li %12li %8s %6s %6i, then %7s %6s %6s %6s per variant). */
-const WIDTHS = [11, 12, 8, 6, 6, 7, 6, 6, 6, 7, 6, 6, 6, 7, 6, 7, 7, 7, 7, 6, 6];
+const WIDTHS = [11, 12, 8, 6, 6, 7, 6, 6, 6, 7, 6, 6, 6, 7, 6, 7, 7, 7, 7, 7, 6, 6];
 
 function variantCells(m: Measurement): string[] {
   return [timeCell(m.timeUs), bw(m.algbw), bw(m.busbw), wrongCell(m.wrong)];
@@ -45,10 +47,12 @@ function rowCells(r: BenchRow, withBuiltin: boolean): string[] {
   ];
   if (withBuiltin) {
     const b = r.builtin;
-    const s = r.outOfPlace.spread;
+    const s = r.outOfPlace.perCall ?? r.outOfPlace.spread;
     cells.push(b ? timeCell(b.timeUs) : "N/A", b ? bw(b.busbw) : "N/A");
-    cells.push(...(s ? [timeCell(s.min), timeCell(s.median), timeCell(s.max)] : ["N/A", "N/A", "N/A"]));
-    cells.push(b?.spread ? timeCell(b.spread.median) : "N/A");
+    cells.push(...(s ? [timeCell(s.min), timeCell(s.median)] : ["N/A", "N/A"]));
+    cells.push(s && "p99" in s ? timeCell(s.p99) : "N/A", s ? timeCell(s.max) : "N/A");
+    const bm = b?.perCall ?? b?.spread;
+    cells.push(bm ? timeCell(bm.median) : "N/A");
     cells.push(r.ratio ? ratioCell(r.ratio.median) : "N/A", r.ratio ? ratioCell(r.ratio.mean) : "N/A");
   }
   return cells;
@@ -80,7 +84,7 @@ export function tableHeadLines(t: TableShape): string[] {
     ["in-place", 4],
   ];
   if (withBuiltin) {
-    groups.push([`${builtinName} (built-in)`, 2], ["out-of-place rounds", 3], ["built-in", 1], ["ratio", 2]);
+    groups.push([`${builtinName} (built-in)`, 2], ["out-of-place per call", 4], ["built-in", 1], ["ratio", 2]);
   }
   let col = 0;
   const spans = groups.map(([label, span]) => {
@@ -91,9 +95,9 @@ export function tableHeadLines(t: TableShape): string[] {
   });
   const names = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong"];
   names.push("time", "algbw", "busbw", "#wrong");
-  if (withBuiltin) names.push("time", "busbw", "min", "median", "max", "median", "median", "mean");
+  if (withBuiltin) names.push("time", "busbw", "min", "median", "p99", "max", "median", "median", "mean");
   const units = ["(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""];
-  if (withBuiltin) units.push("(us)", "(GB/s)", "(us)", "(us)", "(us)", "(us)", "(algbw)", "(algbw)");
+  if (withBuiltin) units.push("(us)", "(GB/s)", "(us)", "(us)", "(us)", "(us)", "(us)", "(algbw)", "(algbw)");
   const nameLine = `#${cellsLine(names)}${withAlgorithm(t) ? `${SEP}algorithm` : ""}`;
   return [`#${spans.join(SEP).trimEnd()}`, nameLine, `#${cellsLine(units)}`];
 }
@@ -102,11 +106,6 @@ export function tableHeadLines(t: TableShape): string[] {
 export function rowLine(r: BenchRow, t: TableShape): string {
   // The algorithm's name last and left-aligned: names differ in length, the numbers stay in line.
   return ` ${cellsLine(rowCells(r, t.builtinName !== null))}${withAlgorithm(t) ? `${SEP}${r.algorithm}` : ""}`;
-}
-
-/** The header and rows, as lines ('#' before header lines, ' ' before rows, as nccl-tests). */
-export function tableLines(result: BenchResult): string[] {
-  return [...tableHeadLines(result), ...result.rows.map((r) => rowLine(r, result))];
 }
 
 function modelText(result: BenchResult): string {
@@ -131,8 +130,10 @@ export function headLines(result: BenchResult, sizes: { min: number; max: number
   } else {
     out.push(
       `# time: wall clock per call, nccl-tests' mean over ${result.iters} calls timed in ${Math.min(ROUNDS, result.iters)} rounds of back-to-back calls after a barrier (each round's time the maximum over ranks), rounds interleaving out of place, in place and built-in; at least ${result.warmupIters} warm-up calls each (200 up to 256 KiB, for the JIT)`,
-      `# rounds: the out-of-place rounds' min, median and max per call; built-in: ${result.builtinName} on the same buffers in the same run, out of place (its median)`,
-      "# ratio = hand-rolled out-of-place algbw / built-in algbw, from the rounds' medians (steady against a rare stall) and from the means (nccl-tests')",
+      result.backend === "mpi"
+        ? `# per call: every out-of-place call timed on its own (as nccl-tests' -I), each call's time the maximum over ranks: min, median, p99, max; built-in: ${result.builtinName} on the same buffers in the same run, out of place (its median per call); --json has every call's time for sizes up to 1 MiB`
+        : `# per call: the out-of-place rounds' min, median and max per call (calls are stream-ordered, so not timed one by one; no p99); built-in: ${result.builtinName} on the same buffers in the same run, out of place (its median)`,
+      "# ratio = hand-rolled out-of-place algbw / built-in algbw, from the medians (steady against a rare stall) and from the means (nccl-tests')",
     );
   }
   if (result.floors) out.push(floorsLine(result.floors));
@@ -161,11 +162,6 @@ export function tailLines(result: BenchResult): string[] {
   }
   out.push("#");
   return out;
-}
-
-/** Everything bench prints, in order. */
-export function reportLines(result: BenchResult, sizes: { min: number; max: number; factor: number }): string[] {
-  return [...headLines(result, sizes), ...result.rows.map((r) => rowLine(r, result)), ...tailLines(result)];
 }
 
 /** nccl-tests' average: the mean busbw over every out-of-place and in-place result. */

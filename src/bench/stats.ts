@@ -1,10 +1,11 @@
 /**
  * What a row's timings say on a shared machine. Each variant is timed in rounds (a batch of
- * back-to-back calls after a barrier, the maximum over ranks of the batch's mean per call); a rare
- * stall (a rank spinning while its peer is off the CPU) lands in one round and moves the mean,
- * not the median. So every row reports the rounds' min, median and max beside nccl-tests' mean
- * (all calls' total time / calls), and the ratio column compares medians; the mean ratio is
- * printed beside it.
+ * back-to-back calls after a barrier, the maximum over ranks of the batch's mean per call), and on
+ * host engines every call of a round is also timed on its own (the maximum over ranks per call).
+ * A rare stall (a rank spinning while its peer is off the CPU) moves the mean, not the median;
+ * the per-call p99 and max show how rare and how long. So every row reports the per-call min,
+ * median, p99 and max beside nccl-tests' mean (all calls' total time / calls), and the ratio
+ * column compares medians; the mean ratio is printed beside it.
  */
 
 export interface Spread {
@@ -48,8 +49,58 @@ export function warmupCalls(warmup: number, bytes: number): number {
   return bytes <= 256 * 1024 ? Math.max(warmup, 200) : warmup;
 }
 
-/** Hand-rolled over built-in as algbw (> 1: hand-rolled is faster), by median and by mean; null without a built-in time. */
-export function ratios(hand: Spread, builtin: Spread | undefined): { median: number; mean: number } | null {
+/**
+ * Every call timed on its own (nccl-tests' -I): µs per call, each call's time the maximum over
+ * ranks of that call's time on each rank. The mean is of these, so a stall in any call shows.
+ */
+export interface PerCall {
+  readonly min: number;
+  readonly median: number;
+  /** The 99th percentile (nearest rank): the call 1 in 100 is slower than. */
+  readonly p99: number;
+  readonly max: number;
+  readonly mean: number;
+  readonly calls: number;
+}
+
+/** The p-th quantile (0..1) of sorted values, by nearest rank (nccl-tests' and most tools' p99). */
+export function quantile(sorted: ArrayLike<number>, p: number): number {
+  const n = sorted.length;
+  if (n === 0) throw new RangeError("quantile: no values");
+  return sorted[Math.min(n - 1, Math.max(0, Math.ceil(p * n) - 1))] as number;
+}
+
+/** The per-call figures of `us` (µs per call, one per call). */
+export function perCall(us: ArrayLike<number>): PerCall {
+  const n = us.length;
+  if (n === 0) throw new RangeError("perCall: no calls");
+  const sorted = Float64Array.from(us).sort();
+  let total = 0;
+  for (let i = 0; i < n; i++) total += sorted[i] as number;
+  const mid = n >> 1;
+  const median = n % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return {
+    min: sorted[0] as number,
+    median,
+    p99: quantile(sorted, 0.99),
+    max: sorted[n - 1] as number,
+    mean: total / n,
+    calls: n,
+  };
+}
+
+/** Sizes up to this get their per-call series in the JSON (µs per call, in call order). */
+export const SERIES_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Hand-rolled over built-in as algbw (> 1: hand-rolled is faster), by median and by mean; null
+ * without a built-in time. The medians are per call where calls were timed one by one, else the
+ * rounds'; the means are nccl-tests' (all calls' time over the calls).
+ */
+export function ratios(
+  hand: { readonly median: number; readonly mean: number },
+  builtin: { readonly median: number; readonly mean: number } | undefined,
+): { median: number; mean: number } | null {
   if (!builtin || hand.median <= 0 || hand.mean <= 0) return null;
   return { median: builtin.median / hand.median, mean: builtin.mean / hand.mean };
 }

@@ -9,7 +9,7 @@ import type { DType, TypedArray } from "../core/dtype.js";
 import type { ReduceOp } from "../core/op.js";
 import { COLLECTIVES, type Collective, specOf } from "../specs/index.js";
 import type { Floors } from "./floors.js";
-import type { Spread } from "./stats.js";
+import type { PerCall, Spread } from "./stats.js";
 
 export const BENCH_BACKENDS = ["sim", "mpi", "nccl"] as const;
 export type BenchBackend = (typeof BENCH_BACKENDS)[number];
@@ -62,6 +62,10 @@ export interface Measurement {
   readonly wrong: number | null;
   /** Measured backends: the rounds' min, median and max, and the mean (timeUs), µs per call. */
   readonly spread?: Spread;
+  /** Host engines (mpi): every call timed on its own, the maximum over ranks per call. */
+  readonly perCall?: PerCall;
+  /** Sizes up to SERIES_MAX_BYTES (1 MiB): those per-call times in call order, µs (rounds one after another). */
+  readonly series?: readonly number[];
 }
 
 export interface BenchRow {
@@ -150,6 +154,8 @@ export interface BenchComm {
   maxOverRanks(x: number): Promise<number>;
   /** The sum of x over ranks (wrong-element counts). */
   sumOverRanks(x: number): Promise<number>;
+  /** The element-wise maximum over ranks (per-call times). */
+  maxOverRanksEach(xs: Float64Array): Promise<Float64Array>;
   /** Fills a view from host memory (a plain write on host backends, a copy to the device on nccl). */
   write(v: View, fill: (host: TypedArray) => void): Promise<void>;
   /** Reads a view into host memory and applies f. */

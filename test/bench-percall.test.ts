@@ -1,0 +1,97 @@
+/**
+ * cclab bench's per-call timing (issue 26): the p99 by nearest rank, the per-call mean that a
+ * single stall moves, and on MPI the table's p99 column and --json's per-call series for sizes up
+ * to 1 MiB (none above).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { perCall, quantile, ratios, SERIES_MAX_BYTES } from "../src/bench/stats.js";
+import type { BenchResult } from "../src/bench/types.js";
+import { mpiSkipReason } from "./support/mpi.js";
+
+describe("per-call figures", () => {
+  // 199 calls of 8 µs and one that waited 4 ms on a descheduled peer.
+  const us = [...new Array(199).fill(8), 4000];
+
+  it("one stall moves the mean and the max, not the median or the p99", () => {
+    const pc = perCall(us);
+    expect(pc).toMatchObject({ min: 8, median: 8, p99: 8, max: 4000, calls: 200 });
+    expect(pc.mean).toBeCloseTo((199 * 8 + 4000) / 200, 9);
+  });
+
+  it("p99 is by nearest rank: the 99th of 100 values, the 990th of 1000", () => {
+    const hundred = Float64Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(quantile(hundred, 0.99)).toBe(99);
+    expect(quantile(hundred, 0.5)).toBe(50);
+    const thousand = Float64Array.from({ length: 1000 }, (_, i) => i + 1);
+    expect(quantile(thousand, 0.99)).toBe(990);
+    expect(quantile([7], 0.99)).toBe(7);
+    expect(() => quantile([], 0.99)).toThrow(RangeError);
+    expect(() => perCall([])).toThrow(RangeError);
+  });
+
+  it("perCall sorts a copy, not the caller's series", () => {
+    const series = Float64Array.from([3, 1, 2]);
+    expect(perCall(series).median).toBe(2);
+    expect(Array.from(series)).toEqual([3, 1, 2]);
+  });
+
+  it("the ratio compares per-call medians, and nccl-tests' means beside", () => {
+    expect(ratios({ median: 8, mean: 27.96 }, { median: 4, mean: 4.2 })).toEqual({ median: 0.5, mean: 4.2 / 27.96 });
+  });
+});
+
+const noMpi = mpiSkipReason();
+
+describe.skipIf(noMpi !== "")("cclab bench --backend mpi: p99 and the per-call series", () => {
+  it("prints p99 between median and max, and --json has every call's time up to 1 MiB only", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cclab-percall-"));
+    const json = join(dir, "bench.json");
+    const iters = 12;
+    const r = spawnSync(
+      process.execPath,
+      [
+        "src/cli/bin.js",
+        "bench",
+        "--backend",
+        "mpi",
+        "-n",
+        "2",
+        "--algorithm",
+        "ring",
+        "-b",
+        "512K",
+        "-e",
+        "2M",
+        "-f",
+        "4",
+        "--iters",
+        String(iters),
+        "-w",
+        "1",
+        "-o",
+        json,
+        "--no-progress",
+      ],
+      { encoding: "utf8", timeout: 120_000 },
+    );
+    expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toMatch(/#.*\bmin +median +p99 +max\b/);
+    const result = JSON.parse(readFileSync(json, "utf8")) as BenchResult;
+    expect(result.rows.map((row) => row.size)).toEqual([512 * 1024, 2 * 1024 * 1024]);
+    for (const row of result.rows) {
+      for (const m of [row.outOfPlace, row.inPlace, row.builtin]) {
+        const pc = m?.perCall;
+        expect(pc?.calls).toBe(iters);
+        expect(pc && pc.min <= pc.median && pc.median <= pc.p99 && pc.p99 <= pc.max).toBe(true);
+        if (row.size <= SERIES_MAX_BYTES) {
+          expect(m?.series).toHaveLength(iters);
+          expect(Math.max(...(m?.series ?? []))).toBeCloseTo(pc?.max ?? -1, 2);
+        } else expect(m?.series).toBeUndefined();
+      }
+    }
+  });
+});
