@@ -3,9 +3,13 @@
  * RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE/MASTER_ADDR/MASTER_PORT, or what mpirun (Open MPI,
  * MPICH's PMI) or Slurm's srun set when they, not cclab, started the job. The store token comes
  * only from CCLAB_STORE_TOKEN (cclab run hands its ranks a random one); nothing is derived from
- * job ids, which other users can read.
+ * job ids, which other users can read. Ranks on one host with no token meet at a Unix-domain
+ * socket in a directory only their user can enter (storeEndpoint), never at a TCP port with a
+ * token anyone could know.
  */
-import { hostname, networkInterfaces } from "node:os";
+import { lstatSync, mkdirSync } from "node:fs";
+import { hostname, networkInterfaces, tmpdir } from "node:os";
+import { join } from "node:path";
 import { InvalidArgumentError } from "../core/errors.js";
 
 /** torch's default rendezvous port. */
@@ -24,7 +28,8 @@ export interface JobEnv {
   readonly masterGiven: boolean;
   /**
    * Every rank runs on this host: MASTER_ADDR is loopback, or names this host and
-   * LOCAL_WORLD_SIZE equals WORLD_SIZE. The store then listens on loopback only.
+   * LOCAL_WORLD_SIZE equals WORLD_SIZE. The store then listens on loopback only, or (no token) on a
+   * Unix-domain socket only this user can reach.
    */
   readonly singleHost: boolean;
   /** Where the store listens and ranks connect: 127.0.0.1 on a single host, else MASTER_ADDR. */
@@ -37,8 +42,11 @@ export interface JobEnv {
   readonly launcherPid: number | undefined;
 }
 
-/** The token of a store on loopback with no CCLAB_STORE_TOKEN: torchrun's trusted single host. */
-export const LOOPBACK_TOKEN = "cclab-loopback-store-no-token";
+/**
+ * The token presented on the one-host socket (storeEndpoint). It is no secret and needs none: the
+ * socket lies in a directory only this user can enter, so whoever reaches it is this user already.
+ */
+export const SOCKET_TOKEN = "cclab-user-socket-access-is-the-secret";
 
 function int(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const v = env[name];
@@ -134,14 +142,28 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
   };
 }
 
+/** Where a rank's store is and what it presents there. */
+export interface StoreEndpoint {
+  readonly host: string;
+  readonly port: number;
+  /** A Unix-domain socket in place of host:port (ranks on one host without CCLAB_STORE_TOKEN). */
+  readonly path?: string;
+  readonly token: string;
+}
+
 /**
- * The token a rank presents: CCLAB_STORE_TOKEN (cclab run hands its ranks a random one); none is
- * needed where every rank is on this host (the store listens on loopback only, torchrun's trusted
- * single host); a store reachable from the network needs one.
+ * Where the store is and the token a rank presents: CCLAB_STORE_TOKEN over TCP (cclab run hands
+ * its ranks a random one; across hosts the user exports one). With no token and every rank on
+ * this host (torchrun's single host), a Unix-domain socket in a directory only this user can
+ * enter (userSocketPath): other users cannot connect at all, so none can squat on a rank's place
+ * or read its keys. A store reachable from the network needs a token.
  */
-export function storeToken(job: JobEnv): string {
-  if (job.token) return job.token;
-  if (job.singleHost && !job.storeHosted) return LOOPBACK_TOKEN;
+export function storeEndpoint(job: JobEnv, env: NodeJS.ProcessEnv = process.env): StoreEndpoint {
+  const tcp = { host: job.storeAddr, port: job.masterPort };
+  if (job.token) return { ...tcp, token: job.token };
+  if (job.singleHost && !job.storeHosted) {
+    return { ...tcp, path: userSocketPath(job.masterPort, env, job.rank), token: SOCKET_TOKEN };
+  }
   throw new InvalidArgumentError(
     { rank: job.rank, op: "init", arg: "CCLAB_STORE_TOKEN" },
     job.storeHosted
@@ -150,6 +172,36 @@ export function storeToken(job: JobEnv): string {
           "export CCLAB_STORE_TOKEN=$(openssl rand -hex 16) with the same value to every rank (on one host, set " +
           "MASTER_ADDR=127.0.0.1, or LOCAL_WORLD_SIZE equal to WORLD_SIZE, and none is needed)",
   );
+}
+
+/**
+ * This user's directory for one-host stores, created 0700 if missing: $TMPDIR/cclab-<uid>. It
+ * must be a real directory (not a link), owned by this user, open to nobody else; anything else
+ * (another user made it first, to listen there) is refused, naming it.
+ */
+export function userSocketDir(env: NodeJS.ProcessEnv = process.env, rank?: number): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : 0;
+  const dir = join(env.TMPDIR || tmpdir(), `cclab-${uid}`);
+  const bad = (why: string) =>
+    new InvalidArgumentError(
+      { rank, op: "init", arg: "MASTER_PORT" },
+      `the one-host store's directory ${dir} ${why}; remove it, or set CCLAB_STORE_TOKEN (the store then uses TCP)`,
+    );
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw bad(`cannot be created: ${(e as Error).message}`);
+  }
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) throw bad("is not a directory (a link, or a file)");
+  if (st.uid !== uid) throw bad(`belongs to uid ${st.uid}, not to this user (uid ${uid})`);
+  if ((st.mode & 0o077) !== 0) throw bad(`is open to other users (mode ${(st.mode & 0o777).toString(8)}, not 700)`);
+  return dir;
+}
+
+/** The socket of the one-host store for MASTER_PORT `port` (the port only names it: no TCP is opened). */
+export function userSocketPath(port: number, env: NodeJS.ProcessEnv = process.env, rank?: number): string {
+  return join(userSocketDir(env, rank), `store-${port}.sock`);
 }
 
 /** True for addresses of this machine only, where the store need not listen beyond loopback. */

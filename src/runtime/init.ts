@@ -28,7 +28,7 @@ import {
 import { checkTimeoutMs, formatDuration } from "../core/timer.js";
 import { joinedKey, type KVStore, ownKey } from "../kvstore.js";
 import { checkedFromEnv, withChecks } from "./checked.js";
-import { type JobEnv, mpiLaunched, readJobEnv, storeToken } from "./env.js";
+import { type JobEnv, mpiLaunched, readJobEnv, storeEndpoint } from "./env.js";
 import { checkFaultRanks, type Fault, faultsFromEnv, withFaults } from "./faults.js";
 import { AbortWatch, defaultTimeoutMs, GuardedComm, joinTimeoutMs } from "./guard.js";
 import { type HostedStore, hostStore } from "./store/hosted.js";
@@ -264,22 +264,22 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
   let server: HostedStore | null = null;
   let store: StoreClient | null = null;
   if (useStore) {
-    const token = storeToken(job);
+    const at = storeEndpoint(job, env);
     if (job.rank === 0 && !job.storeHosted) {
       // No cclab launcher: rank 0 hosts the store, as torchrun's c10d rendezvous does on the master,
       // from a worker thread, so this rank blocking in its backend never stops it answering the others.
+      // On one host without a token it listens on a socket only this user can reach (env.ts).
       server = await hostStore({
-        token,
+        token: at.token,
         world: job.size,
-        host: job.storeAddr,
-        port: job.masterPort,
+        host: at.host,
+        port: at.port,
+        ...(at.path !== undefined ? { path: at.path } : {}),
       });
     }
     try {
       store = await StoreClient.connect({
-        host: job.storeAddr,
-        port: job.masterPort,
-        token,
+        ...at,
         role: { rank: job.rank },
         timeoutMs,
         connectTimeoutMs: joinMs,

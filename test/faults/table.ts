@@ -6,6 +6,9 @@
  * `npm run docs:faults` runs it and writes docs/faults.md with each row's measured time.
  */
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { userSocketPath } from "../../src/runtime/env.js";
 import { type Backend, CLI, cclabRun, fakePeer, freePort, gone, type Outcome, SCENARIO, start } from "./runner.js";
 
 export interface Expect {
@@ -21,7 +24,7 @@ export interface Expect {
 
 export interface Row {
   readonly id: string;
-  /** Issue 14's item ('1', '2(a)', ...), or '' for rows beyond its list. */
+  /** The issue's item: issue 14's ('1', '2(a)', ...), issue 27's ('27.1', ...), or '' for rows beyond their lists. */
   readonly item: string;
   readonly fault: string;
   readonly backends: readonly Backend[];
@@ -102,6 +105,37 @@ function torchrunRank(rank: number, world: number, port: number, marker: string,
     marker,
   );
 }
+
+/** A rank started by hand with only torchrun's variables (no launcher, no token unless given), at ordinary timeouts. */
+function plainRank(rank: number, world: number, port: number, marker: string, env: NodeJS.ProcessEnv = {}) {
+  return start(
+    process.execPath,
+    [CLI, "run", "-n", String(world), "--backend", "mpi", "--timeout", "20", SCENARIO, "allreduce"],
+    { RANK: String(rank), WORLD_SIZE: String(world), MASTER_ADDR: "127.0.0.1", MASTER_PORT: String(port), ...env },
+    marker,
+  );
+}
+
+/** Polls (every 50 ms, up to ms) until `ready()` holds: there is no event for another process's listen. */
+async function until(ready: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!(await ready())) {
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+/** A TCP connection to 127.0.0.1:port, or the error code that refused it. */
+function tcp(port: number): Promise<Socket | string> {
+  return new Promise((resolve) => {
+    const s = connect(port, "127.0.0.1", () => resolve(s));
+    s.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+  });
+}
+
+/** Who runs the rows: only root can try the store's socket as another user. */
+const ROOT_USER = typeof process.getuid === "function" && process.getuid() === 0;
 
 /** A directory list for PATH with no mpirun on it (node is started by its full path). */
 function pathWithoutMpirun(): string {
@@ -484,7 +518,7 @@ export const ROWS: readonly Row[] = [
     boundS: 25,
     expect: {
       exit: 0,
-      names: ["flood: 24 of 40 refused at once", "over the limit of 1024 before AUTH", "wrong token", "unknown op 99"],
+      names: ["flood: 24 of 40 evicted at once", "over the limit of 1024 before AUTH", "wrong token", "unknown op 99"],
       okLines: 2,
     },
   }),
@@ -836,5 +870,94 @@ export const ROWS: readonly Row[] = [
         {},
         marker,
       ).done(HARD_MS),
+  },
+
+  // ---- issue 27: nothing a neighbour can break ----
+  {
+    id: "store-idle-connections",
+    item: "27.1",
+    fault:
+      "64 idle TCP connections (no token, never authenticating) are opened to the store and held before rank 1 starts (torchrun-style ranks with CCLAB_STORE_TOKEN)",
+    backends: ["mpi"],
+    boundS: 20,
+    expect: { exit: 0, names: ["64 idle connections opened"], okLines: 2 },
+    run: async (_b, marker) => {
+      const port = await freePort();
+      const env = { CCLAB_STORE_TOKEN: "0123456789abcdef0123456789abcdef" };
+      const r0 = plainRank(0, 2, port, marker, env);
+      const idle: Socket[] = [];
+      let opened = 0;
+      try {
+        // The first connection that is accepted shows rank 0's store listens; 63 more join it.
+        await until(async () => {
+          const s = await tcp(port);
+          if (typeof s === "string") return false;
+          idle.push(s);
+          return true;
+        }, 20_000);
+        for (let i = 1; i < 64; i++) {
+          const s = await tcp(port);
+          if (typeof s !== "string") idle.push(s);
+        }
+        opened = idle.length;
+        for (const s of idle) s.on("error", () => {});
+        const r1 = plainRank(1, 2, port, marker, env);
+        const [o0, o1] = await Promise.all([r0.done(HARD_MS), r1.done(HARD_MS)]);
+        return {
+          ...o0,
+          code: o0.code || o1.code,
+          out: `${opened} idle connections opened\n${o0.out}${o1.out}`,
+          err: o0.err + o1.err,
+          survivors: [...o0.survivors, ...o1.survivors],
+          hung: o0.hung || o1.hung,
+        };
+      } finally {
+        for (const s of idle) s.destroy();
+      }
+    },
+  },
+  {
+    id: "torchrun-no-token",
+    item: "27.2",
+    fault:
+      "ranks started with only torchrun's variables (no CCLAB_STORE_TOKEN); before rank 1 comes, a squatter tries the store's TCP port and another user its socket",
+    backends: ["mpi"],
+    boundS: 20,
+    expect: {
+      exit: 0,
+      names: ["squatter at MASTER_PORT: ECONNREFUSED", ...(ROOT_USER ? ["another user at the socket: EACCES"] : [])],
+      okLines: 2,
+    },
+    run: async (_b, marker) => {
+      const port = await freePort();
+      const r0 = plainRank(0, 2, port, marker);
+      const path = userSocketPath(port);
+      await until(() => existsSync(path), 20_000);
+      // No TCP port is open at all: the fixed token older versions presented there reaches nothing.
+      const s = await tcp(port);
+      const squat = typeof s === "string" ? s : "connected";
+      if (typeof s !== "string") s.destroy();
+      const other = ROOT_USER
+        ? spawnSync(
+            process.execPath,
+            [
+              "-e",
+              "const s=require('node:net').connect(process.argv[1],()=>{console.log('connected');process.exit(0)});s.on('error',e=>{console.log(e.code);process.exit(0)})",
+              path,
+            ],
+            { uid: 65534, gid: 65534, encoding: "utf8", timeout: 10_000 },
+          ).stdout.trim()
+        : "not tried (not root)";
+      const r1 = plainRank(1, 2, port, marker);
+      const [o0, o1] = await Promise.all([r0.done(HARD_MS), r1.done(HARD_MS)]);
+      return {
+        ...o0,
+        code: o0.code || o1.code,
+        out: `squatter at MASTER_PORT: ${squat}\nanother user at the socket: ${other}\n${o0.out}${o1.out}`,
+        err: o0.err + o1.err,
+        survivors: [...o0.survivors, ...o1.survivors],
+        hung: o0.hung || o1.hung,
+      };
+    },
   },
 ];

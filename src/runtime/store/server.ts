@@ -15,7 +15,8 @@
  *   a cap, or sending garbage, gets an ERROR reply saying why and is closed, alone.
  */
 import { timingSafeEqual } from "node:crypto";
-import { createServer, type Server, type Socket } from "node:net";
+import { unlinkSync } from "node:fs";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { InvalidArgumentError } from "../../core/errors.js";
 import { deadline, formatDuration } from "../../core/timer.js";
 import {
@@ -157,20 +158,33 @@ export class StoreServer {
     return { bytes: this.table.size, connections: this.conns.size, waiting: this.table.waiting };
   }
 
-  private listen(): Promise<void> {
+  private async listen(): Promise<void> {
     // No server.maxConnections: Node would drop a rank's connection past it, before accept() could
     // make room by evicting a connection that never authenticated.
     const server = createServer((socket) => this.accept(socket));
     this.server = server;
-    return new Promise((resolve, reject) => {
-      server.once("error", reject);
-      const listening = () => {
-        server.off("error", reject);
-        resolve();
-      };
-      if (this.options.path !== undefined) server.listen(this.options.path, listening);
-      else server.listen(this.options.port ?? 0, this.host, listening);
-    });
+    const attempt = () =>
+      new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        const listening = () => {
+          server.off("error", reject);
+          resolve();
+        };
+        if (this.options.path !== undefined) server.listen(this.options.path, listening);
+        else server.listen(this.options.port ?? 0, this.host, listening);
+      });
+    const path = this.options.path;
+    try {
+      await attempt();
+    } catch (e) {
+      if (path === undefined || (e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
+      // A socket file left by a job that died: nothing answers there, so it may go.
+      if (await answers(path)) {
+        throw new Error(`another store already listens at ${path} (a job of this user with the same MASTER_PORT?)`);
+      }
+      unlinkSync(path);
+      await attempt();
+    }
   }
 
   private count(reason: string): void {
@@ -472,4 +486,15 @@ export class StoreServer {
     this.server = null;
     if (server) await new Promise<void>((r) => server.close(() => r()));
   }
+}
+
+/** True when something accepts connections at the Unix-domain socket `path`. */
+function answers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(path, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on("error", () => resolve(false));
+  });
 }

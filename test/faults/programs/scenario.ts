@@ -288,7 +288,7 @@ const scenarios: Record<string, Scenario> = {
       ]);
       // An ERROR reply: length, status, id, then the reason as its one field.
       const reasons = replies.map((r) => r.slice(13, 113));
-      // 40 connections that never authenticate: the store refuses those past its cap at once.
+      // 40 connections that never authenticate: each past the store's cap evicts the oldest at once.
       const idle: Socket[] = [];
       let closed = 0;
       await new Promise<void>((done) => {
@@ -302,7 +302,7 @@ const scenarios: Record<string, Scenario> = {
       });
       const refused = closed;
       for (const sock of idle) sock.destroy();
-      console.log(`flood: ${refused} of 40 refused at once; store replies: ${reasons.join(" | ")}`);
+      console.log(`flood: ${refused} of 40 evicted at once; store replies: ${reasons.join(" | ")}`);
     }
     await sumCheck(comm);
   },
