@@ -17,6 +17,7 @@ import { finish, type LaunchOptions, type LaunchResult, type RankExit } from "./
 import { LinePrefixer } from "./output.js";
 import { makeToken, StoreClient, StoreServer } from "./store/index.js";
 import { nodeArgv, ownModule } from "./user-module.js";
+import { STOPPED_PAST_TIMEOUT } from "./watchdog.js";
 
 interface MpiModule {
   mpirunCommand: (
@@ -172,12 +173,19 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   };
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) process.on(s, interrupted);
-  // Stopped (SIGSTOP, Ctrl-Z) and resumed: the ranks may have given up meanwhile (watchdog.ts); say why.
+  // Stopped (SIGSTOP, Ctrl-Z) and resumed: the ranks may have given up meanwhile (watchdog.ts), and
+  // then that is why the job failed. A SIGCONT alone (fg, timeout(1), Slurm, kill -CONT) says
+  // nothing: only a rank whose watchdog wrote that it gave up makes the stop the reason.
   const resumed = () => {
     stoppedOnce = true;
   };
   let stoppedOnce = false;
+  let gaveUp = false;
   process.on("SIGCONT", resumed);
+  const errLines = (t: string) => {
+    if (t.includes(STOPPED_PAST_TIMEOUT)) gaveUp = true;
+    err(t);
+  };
 
   /** A process exit nobody explained yet: publish it (as mpirun's, if the rank is not known). */
   const explainExit = (rank: number, how: string) => {
@@ -210,7 +218,7 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     const entry: Child = { rank, child };
     children.push(entry);
     const outP = new LinePrefixer(prefix ? `[rank ${rank}] ` : "", out);
-    const errP = new LinePrefixer(prefix ? `[rank ${rank}] ` : "", err);
+    const errP = new LinePrefixer(prefix ? `[rank ${rank}] ` : "", errLines);
     child.stdout!.on("data", (d: Buffer) => outP.push(d));
     child.stderr!.on("data", (d: Buffer) => errP.push(d));
     let streams = 0;
@@ -282,7 +290,9 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     }
     await exited;
     failure = await blame();
-    if (stoppedOnce && (!failure || failure.rank < 0)) {
+    // The stop explains only deaths (the watchdog's SIGKILL, mpirun ending), never an interrupt or a rank's own error.
+    const death = !failure || /died|was killed by|^mpirun /.test(failure.reason);
+    if (stoppedOnce && gaveUp && death) {
       failure = {
         rank: -1,
         reason:

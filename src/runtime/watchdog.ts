@@ -27,6 +27,9 @@ export interface WatchdogOptions {
   readonly intervalMs?: number;
 }
 
+/** The words a rank's watchdog writes when it gives up on a launcher stopped too long (launch-procs.ts looks for them). */
+export const STOPPED_PAST_TIMEOUT = "past the job's timeout";
+
 // Runs in the worker (plain JavaScript, CommonJS: no loader needed there).
 const WATCHDOG = `
 const { workerData, parentPort } = require("node:worker_threads");
@@ -72,7 +75,7 @@ setInterval(() => {
     if (s && (s.state === "T" || s.state === "t")) {
       w.stoppedAt ||= now;
       if (now - w.stoppedAt > stoppedMs) {
-        return die(w.what + " (pid " + w.pid + ") has been stopped for " + Math.round((now - w.stoppedAt) / 1000) + " s, past the job's timeout");
+        return die(w.what + " (pid " + w.pid + ") has been stopped for " + Math.round((now - w.stoppedAt) / 1000) + " s, ${STOPPED_PAST_TIMEOUT}");
       }
     } else w.stoppedAt = 0;
   }

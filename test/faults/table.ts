@@ -960,4 +960,33 @@ export const ROWS: readonly Row[] = [
       };
     },
   },
+  {
+    id: "sigcont-success",
+    item: "27.3",
+    fault: "a bare SIGCONT to the launcher while its ranks run (fg, timeout(1), Slurm and `kill -CONT` all send one)",
+    backends: ["mpi"],
+    boundS: 15,
+    expect: { exit: 0, names: [], okLines: 2 },
+    run: async (backend, marker) => {
+      const s = cclabRun(backend, 2, [], "ready-ring", [], {}, marker);
+      await s.waitFor("ready on rank", 2);
+      process.kill(s.child.pid!, "SIGCONT");
+      return s.done(HARD_MS);
+    },
+  },
+  {
+    id: "sigint-then-sigcont",
+    item: "27.3",
+    fault: "SIGINT then SIGCONT to the launcher while its ranks compute (what `timeout -s INT` sends)",
+    backends: ["mpi"],
+    boundS: 15,
+    expect: { exit: 1, names: ["the job failed: cclab run was interrupted (SIGINT)"] },
+    run: async (backend, marker) => {
+      const s = cclabRun(backend, 2, [], "compute", [], {}, marker);
+      await s.waitFor("computing on rank", 2);
+      process.kill(s.child.pid!, "SIGINT");
+      process.kill(s.child.pid!, "SIGCONT");
+      return s.done(HARD_MS);
+    },
+  },
 ];
