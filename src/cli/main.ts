@@ -11,6 +11,7 @@ import { registerList } from "./list.js";
 import { registerModel } from "./model.js";
 import { registerMsccl } from "./msccl.js";
 import { jsonOption, nranksOption, parsers, printJson } from "./options.js";
+import { registerPlayground } from "./playground.js";
 import { registerRun } from "./run.js";
 import { registerTrace } from "./trace.js";
 import { registerVerify } from "./verify.js";
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerBench(program);
   registerMsccl(program);
+  registerPlayground(program);
   return program;
 }
 

@@ -24,7 +24,7 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: "collectives", paths: ["^src/collectives/"] },
   {
     name: "tools",
-    paths: ["^src/(verify|bench|model|viz|runtime|tools|msccl)/", "^src/tracing\\.ts$"],
+    paths: ["^src/(verify|bench|model|viz|runtime|tools|msccl|playground)/", "^src/tracing\\.ts$"],
   },
   { name: "cli", paths: ["^src/cli/", "^src/index\\.ts$"] },
 ];

@@ -1,0 +1,174 @@
+/**
+ * `cclab playground -o site/`: the playground as a static site, one page and its assets, no
+ * server code. esbuild bundles the page (CodeMirror, the renderer of the step-through page) and
+ * the Worker (sucrase, the simulator, the symbolic checker, explain, the property tests and
+ * every algorithm) from cclab's own sources; the example programs and algorithm sources the
+ * Examples menu opens are carried as text. Every asset is a classic script, and the Worker is
+ * started from a Blob of its source, so the page works from file:// as from any static host.
+ */
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import type { Plugin } from "esbuild";
+import { playgroundHtml } from "./html.js";
+
+/** The repository (or package) root: src/playground/ is two folders below it. */
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ext = ".ts";
+/** The browser code, bundled from its .ts sources (the package build copies them, as it does src/viz/client). */
+const client = (name: string) => join(HERE, "client", `${name}.ts`);
+
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...walk(p));
+    else out.push(p);
+  }
+  return out;
+}
+
+const repoPath = (abs: string) => relative(ROOT, abs).split("\\").join("/");
+const isSource = (p: string) => /\.(ts|js)$/.test(p) && !/\.d\.ts$/.test(p);
+
+/** One entry of the Examples menu: where it lives in the repository, its group, its text. */
+export interface SourceFile {
+  readonly path: string;
+  readonly group: string;
+  readonly text: string;
+}
+
+/**
+ * What the Examples menu offers and imports may open: every program of examples/, the user
+ * algorithms of examples/algorithms/, and every built-in algorithm's source with the routines and
+ * topologies they import. Read from .ts sources (a checkout, or the package's copies).
+ */
+export function sourceFiles(): SourceFile[] {
+  const out: SourceFile[] = [];
+  const add = (abs: string, group: string) => out.push({ path: repoPath(abs), group, text: readFileSync(abs, "utf8") });
+  const ex = join(ROOT, "examples");
+  for (const f of readdirSync(ex).sort()) if (f.endsWith(".ts") && !f.startsWith("_")) add(join(ex, f), "programs");
+  for (const f of readdirSync(join(ex, "algorithms")).sort())
+    if (f.endsWith(".ts") && !f.startsWith("_")) add(join(ex, "algorithms", f), "your own algorithm");
+  for (const f of walk(join(ROOT, "algorithms"))) {
+    if (!f.endsWith(".ts") || f.endsWith("index.ts")) continue;
+    const rel = repoPath(f);
+    const group = /^algorithms\/(lib|topology)\//.test(rel) ? "routines" : "built-in algorithms";
+    add(f, group);
+  }
+  return out;
+}
+
+/**
+ * The module table the Worker's loader resolves imports against: every module of algorithms/,
+ * the schedule language, specs, simulator and core, keyed by repository path without extension;
+ * 'src/index' is the playground's API (client/api.ts) and 'examples/_run' its print shim.
+ */
+function modulesSource(): string {
+  const files = [
+    ...walk(join(ROOT, "algorithms")),
+    ...["src/core", "src/specs", "src/schedule", "src/sim", "src/collectives"].flatMap((d) => walk(join(ROOT, d))),
+    ...["src/comm", "src/trace", "src/checks", "src/layer", "examples/_tensor"].map((p) => join(ROOT, p + ext)),
+  ].filter(isSource);
+  const entries: [string, string][] = files.map((f) => [repoPath(f).replace(/\.(ts|js)$/, ""), f]);
+  entries.push(["src/index", client("api")], ["examples/_run", client("run-shim")]);
+  const lines = entries.map(([, f], i) => `import * as m${i} from ${JSON.stringify(f)};`);
+  lines.push(`export const MODULES = {${entries.map(([k], i) => `${JSON.stringify(k)}: m${i}`).join(",")}};`);
+  return lines.join("\n");
+}
+
+/** What the page's code may not bring into a browser, and what the examples import differently there. */
+function browserPlugin(): Plugin {
+  const builtins = new Set(builtinModules);
+  return {
+    name: "cclab-playground",
+    setup(b) {
+      b.onResolve({ filter: /^cclab-playground:modules$/ }, () => ({ path: "modules", namespace: "cclab-modules" }));
+      b.onLoad({ filter: /.*/, namespace: "cclab-modules" }, () => ({
+        contents: modulesSource(),
+        loader: "js",
+        resolveDir: ROOT,
+      }));
+      // examples/_tensor.ts imports ../src/index.js: the playground's API instead (no Node modules).
+      b.onResolve({ filter: /(^|\/)src\/index\.js$/ }, () => ({ path: client("api") }));
+      b.onResolve({ filter: /.*/ }, (a) => {
+        const bare = a.path.replace(/^node:/, "");
+        if (a.path.startsWith("node:") || builtins.has(bare) || a.path === "esbuild" || a.path.startsWith("tsx")) {
+          return { path: bare, namespace: "cclab-node" };
+        }
+        return undefined;
+      });
+      // Node's modules, where a bundled module imports one for a path the playground never takes
+      // (trace files, the addon): each function throws, naming itself, if it is ever called.
+      b.onLoad({ filter: /.*/, namespace: "cclab-node" }, (a) => ({
+        contents:
+          a.path === "v8"
+            ? // broadcastObject / allGatherObject: objects go as JSON here (v8's format needs Node).
+              "export const serialize = (o) => new TextEncoder().encode(JSON.stringify(o));\n" +
+              "export const deserialize = (b) => JSON.parse(new TextDecoder().decode(b));"
+            : `module.exports = new Proxy({}, { get: (_, k) => k === "__esModule" ? false : () => { throw new Error(${JSON.stringify(a.path)} + "." + String(k) + ": not available in the playground (a browser; sim only)"); } });`,
+        loader: "js",
+      }));
+    },
+  };
+}
+
+export interface SiteFile {
+  readonly path: string;
+  readonly bytes: number;
+  readonly gzipBytes: number;
+}
+
+export interface SiteReport {
+  readonly dir: string;
+  readonly files: readonly SiteFile[];
+  readonly bytes: number;
+  readonly gzipBytes: number;
+}
+
+async function bundle(entry: string, define: Record<string, string> = {}): Promise<string> {
+  const esbuild = await import("esbuild");
+  const out = await esbuild.build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    format: "iife",
+    platform: "browser",
+    target: "es2020",
+    write: false,
+    legalComments: "none",
+    logLevel: "silent",
+    plugins: [browserPlugin()],
+    define,
+  });
+  return out.outputFiles[0]?.text ?? "";
+}
+
+/** Builds the site into `dir` (created if need be) and reports each file's size, plain and gzipped. */
+export async function buildSite(dir: string): Promise<SiteReport> {
+  const [app, worker] = await Promise.all([bundle(client("app")), bundle(client("worker"))]);
+  const sources = sourceFiles();
+  const files: [string, string][] = [
+    ["index.html", playgroundHtml()],
+    ["assets/playground.js", app],
+    // The Worker's code as a string: the page starts it from a Blob, which file:// allows.
+    ["assets/worker.js", `self.CCLAB_WORKER_SOURCE=${JSON.stringify(worker)};\n`],
+    ["assets/sources.js", `self.CCLAB_SOURCES=${JSON.stringify(sources).replace(/</g, "\\u003c")};\n`],
+  ];
+  mkdirSync(join(dir, "assets"), { recursive: true });
+  const report: SiteFile[] = [];
+  for (const [rel, text] of files) {
+    const buf = Buffer.from(text, "utf8");
+    writeFileSync(join(dir, rel), buf);
+    report.push({ path: rel, bytes: buf.length, gzipBytes: gzipSync(buf, { level: 9 }).length });
+  }
+  return {
+    dir,
+    files: report,
+    bytes: report.reduce((s, f) => s + f.bytes, 0),
+    gzipBytes: report.reduce((s, f) => s + f.gzipBytes, 0),
+  };
+}

@@ -1,0 +1,440 @@
+/**
+ * The playground page: a CodeMirror editor over a small workspace of files (the main one runs;
+ * files it imports can be opened and edited too), Run / Verify / Explain sent to a Web Worker
+ * with a time bound and a Stop button, the results drawn (viewer.ts), and Share (share.ts).
+ * window.playground is a small handle for tests and scripts: the source, the workspace, the
+ * last result, whether a job runs.
+ */
+import { javascript } from "@codemirror/lang-javascript";
+import { basicSetup, EditorView } from "codemirror";
+import type { Semantics } from "../../sim/ops.js";
+import { importsOf, resolvePath } from "./paths.js";
+import type { CallShape, Files, FromWorker, Job, Result } from "./protocol.js";
+import { decodeShared, encodeShared, type Shared } from "./share.js";
+import { esc, hideTrace, move, setOnStep, show, showTraced, stepIndex } from "./viewer.js";
+
+interface SourceFile {
+  readonly path: string;
+  readonly group: string;
+  readonly text: string;
+}
+
+const g = globalThis as unknown as {
+  CCLAB_SOURCES: SourceFile[];
+  CCLAB_WORKER_SOURCE: string;
+  playground: unknown;
+};
+const SOURCES = new Map(g.CCLAB_SOURCES.map((s) => [s.path, s]));
+const workerUrl = URL.createObjectURL(new Blob([g.CCLAB_WORKER_SOURCE], { type: "text/javascript" }));
+
+function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el as T;
+}
+const input = (id: string) => byId<HTMLInputElement>(id);
+const num = (id: string, lo: number, hi: number) => {
+  const v = Math.round(Number(input(id).value));
+  if (!Number.isFinite(v) || v < lo || v > hi)
+    throw new Error(`${id} must be an integer in ${lo}..${hi}, got '${input(id).value}'`);
+  return v;
+};
+
+// ---- the workspace and the editor ----
+
+const ws = { files: {} as Record<string, string>, main: "", current: "" };
+
+const editor = new EditorView({
+  parent: byId("editor"),
+  extensions: [
+    basicSetup,
+    javascript({ typescript: true }),
+    EditorView.updateListener.of((u) => {
+      if (u.docChanged && ws.current) ws.files[ws.current] = u.state.doc.toString();
+    }),
+  ],
+});
+
+function setDoc(text: string): void {
+  editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
+}
+
+function showFile(path: string): void {
+  ws.current = path;
+  setDoc(ws.files[path] ?? "");
+  refreshFiles();
+}
+
+/** Opens a file the site carries as the workspace's only (and main) file. */
+function openExample(path: string): void {
+  const s = SOURCES.get(path);
+  if (!s) throw new Error(`the site carries no file ${path}; the Examples menu lists those it has`);
+  ws.files = { [path]: s.text };
+  ws.main = path;
+  byId<HTMLSelectElement>("examples").value = path;
+  showFile(path);
+  clearResults();
+  setStatus(`opened ${path}`);
+}
+
+/** Adds a file the main file imports to the workspace (edits to it then take effect), and shows it. */
+function openImport(path: string): void {
+  if (ws.files[path] === undefined) {
+    const s = SOURCES.get(path);
+    if (!s) throw new Error(`the site carries no file ${path}`);
+    ws.files[path] = s.text;
+  }
+  showFile(path);
+}
+
+function refreshFiles(): void {
+  const fileSel = byId<HTMLSelectElement>("file");
+  fileSel.innerHTML = Object.keys(ws.files)
+    .map((p) => `<option value="${esc(p)}">${esc(p)}${p === ws.main ? " (main)" : ""}</option>`)
+    .join("");
+  fileSel.value = ws.current;
+  const imports = new Set<string>();
+  for (const [p, text] of Object.entries(ws.files)) {
+    for (const spec of importsOf(text)) {
+      const key = resolvePath(p, spec);
+      if (key && SOURCES.has(`${key}.ts`) && ws.files[`${key}.ts`] === undefined) imports.add(`${key}.ts`);
+    }
+  }
+  const impSel = byId<HTMLSelectElement>("imports");
+  impSel.innerHTML = `<option value="">${imports.size} to open</option>${[...imports].map((p) => `<option>${esc(p)}</option>`).join("")}`;
+  byId("file-note").textContent =
+    ws.current === ws.main ? "" : `editing an import; Run, Verify and Explain act on ${ws.main}`;
+}
+
+function fillExamples(): void {
+  const groups = new Map<string, SourceFile[]>();
+  for (const s of SOURCES.values()) {
+    const list = groups.get(s.group) ?? [];
+    list.push(s);
+    groups.set(s.group, list);
+  }
+  byId<HTMLSelectElement>("examples").innerHTML = [...groups]
+    .map(
+      ([group, list]) =>
+        `<optgroup label="${esc(group)}">${list.map((s) => `<option value="${esc(s.path)}">${esc(s.path.replace(/^(examples|algorithms)\//, ""))}</option>`).join("")}</optgroup>`,
+    )
+    .join("");
+}
+
+// ---- results ----
+
+function setStatus(text: string, cls: "" | "error" | "ok" = ""): void {
+  const el = byId("status");
+  el.textContent = text;
+  el.className = cls;
+}
+
+function clearResults(): void {
+  hideTrace();
+  for (const id of ["verify-out", "output-out", "explain-out"]) byId(id).classList.add("hidden");
+  byId("ranks").innerHTML = "";
+  byId("console").textContent = "";
+  byId("console").classList.add("hidden");
+  byId("verify-out").innerHTML = "";
+  byId("progress").classList.add("hidden");
+}
+
+function rankPanels(n: number): void {
+  const out: string[] = [];
+  for (let r = 0; r < n; r++) out.push(`<div><h3>rank ${r}</h3><pre id="rank-${r}" class="rank-out"></pre></div>`);
+  byId("ranks").innerHTML = out.join("");
+  byId("output-out").classList.remove("hidden");
+}
+
+function printLine(rank: number, line: string): void {
+  const el = rank < 0 ? byId("console") : document.getElementById(`rank-${rank}`);
+  if (!el) return;
+  el.classList.remove("hidden");
+  el.textContent += `${line}\n`;
+}
+
+let lastResult: Result | undefined;
+let lastAction: "run" | "explain" | undefined;
+
+function showResult(r: Result, step?: number): void {
+  lastResult = r;
+  const notes = r.notes.length > 0 ? `\n${r.notes.join("\n")}` : "";
+  if (r.kind === "run") {
+    showTraced(r.traced, step);
+    const dl = r.traced.deadlocks.length;
+    if (r.error) setStatus(`the run failed: ${r.error}${notes}`, "error");
+    else if (dl > 0)
+      setStatus(`ran to the end, after ${dl} deadlock${dl > 1 ? "s" : ""} the program caught (below)${notes}`);
+    else setStatus(`ran to the end: no deadlock, ${r.traced.events.length} events${notes}`, "ok");
+  } else if (r.kind === "explain") {
+    showTraced(r.traced, step);
+    byId("explain-out").classList.remove("hidden");
+    byId("explain-text").textContent = r.traced.explainText ?? "";
+    setStatus(`${r.traced.title}${notes}`, r.traced.steps?.errors.length ? "error" : "");
+  } else {
+    const el = byId("verify-out");
+    el.classList.remove("hidden");
+    const f = r.failure;
+    const head = `${r.algorithm}: static proof, ${r.staticCases} cases; property tests, ${r.propertyCases} cases`;
+    if (!f) {
+      el.innerHTML = `<h2 id="verify-verdict">verified</h2><pre>${esc(head)}: all pass</pre>`;
+      setStatus(`${r.algorithm} verified${notes}`, "ok");
+    } else {
+      el.innerHTML =
+        `<div class="failure"><h2 id="verify-verdict">FAILED (${f.phase === "proof" ? "static proof" : "property test"})</h2>` +
+        `<pre>${esc(head)}</pre><h2>counterexample</h2><pre id="counterexample">${esc(f.message)}</pre>` +
+        `<p>replay: <button id="replay">explain it here (n = ${f.replay.n}${f.replay.count !== undefined ? `, count = ${f.replay.count}` : ""})</button> or, in a checkout, <code>${esc(f.command)}</code></p></div>`;
+      byId("replay").addEventListener("click", () => startExplain(f.replay));
+      setStatus(`${r.algorithm} FAILED${notes}`, "error");
+    }
+  }
+}
+
+// ---- jobs ----
+
+let worker: Worker | undefined;
+let timer: number | undefined;
+let nextId = 1;
+let busy = false;
+let started = 0;
+
+function settings() {
+  return {
+    n: num("n", 1, 64),
+    semantics: byId<HTMLSelectElement>("semantics").value as Semantics,
+    seed: num("seed", -(2 ** 31), 2 ** 31),
+    lo: num("lo", 1, 64),
+    hi: num("hi", 1, 64),
+    runs: num("runs", 0, 1000),
+    limit: num("limit", 1, 600),
+  };
+}
+
+function setBusy(b: boolean): void {
+  busy = b;
+  for (const id of ["run", "verify", "explain"]) byId<HTMLButtonElement>(id).disabled = b;
+  byId<HTMLButtonElement>("stop").disabled = !b;
+}
+
+function stop(why: string): void {
+  worker?.terminate();
+  worker = undefined;
+  if (timer !== undefined) clearTimeout(timer);
+  timer = undefined;
+  setBusy(false);
+  byId("progress").classList.add("hidden");
+  setStatus(why, "error");
+}
+
+function start(job: Job, onDone: (r: Result) => void): void {
+  const s = settings();
+  stop("");
+  clearResults();
+  setBusy(true);
+  started = performance.now();
+  setStatus(`${job.kind}: running ${job.main}…`);
+  const w = new Worker(workerUrl);
+  worker = w;
+  timer = window.setTimeout(
+    () =>
+      stop(
+        `stopped: ${job.kind} of ${job.main} ran past its limit of ${s.limit} s (an endless loop, or too much work: raise the limit)`,
+      ),
+    s.limit * 1000,
+  );
+  w.onmessage = (ev: MessageEvent<FromWorker>) => {
+    const m = ev.data;
+    if (worker !== w || m.id !== job.id) return;
+    if (m.kind === "print") printLine(m.rank, m.line);
+    else if (m.kind === "progress") {
+      const p = byId<HTMLProgressElement>("progress");
+      p.classList.remove("hidden");
+      p.max = m.total;
+      p.value = m.done;
+      setStatus(`verify: ${m.done} of ${m.total}: ${m.what}`);
+    } else {
+      worker = undefined;
+      w.terminate();
+      if (timer !== undefined) clearTimeout(timer);
+      setBusy(false);
+      byId("progress").classList.add("hidden");
+      if (m.kind === "failed") setStatus(m.message, "error");
+      else onDone(m.result);
+    }
+  };
+  w.onerror = (ev) => {
+    if (worker === w) stop(`the worker failed: ${ev.message}`);
+  };
+  w.postMessage(job);
+}
+
+function base(kind: Job["kind"]) {
+  return { id: nextId++, files: { ...ws.files } as Files, main: ws.main, kind };
+}
+
+function guarded(f: () => void): () => void {
+  return () => {
+    try {
+      f();
+    } catch (e) {
+      setStatus(e instanceof Error ? e.message : String(e), "error");
+    }
+  };
+}
+
+function startRun(step?: number): void {
+  const s = settings();
+  lastAction = "run";
+  start({ ...base("run"), kind: "run", n: s.n, semantics: s.semantics, seed: s.seed }, (r) => {
+    if (r.kind === "run")
+      for (let i = 0; i < r.output.length; i++) if ((r.output[i] ?? []).length === 0) printLine(i, "");
+    showResult(r, step);
+  });
+  // After start(), which clears the results; the worker's first line comes later.
+  rankPanels(s.n);
+}
+
+function startExplain(call?: CallShape, step?: number): void {
+  const s = settings();
+  lastAction = "explain";
+  start({ ...base("explain"), kind: "explain", call: call ?? { n: s.n }, semantics: s.semantics, seed: s.seed }, (r) =>
+    showResult(r, step),
+  );
+}
+
+function startVerify(): void {
+  const s = settings();
+  if (s.lo > s.hi) throw new Error(`n from (${s.lo}) must not exceed to (${s.hi})`);
+  lastAction = undefined;
+  start({ ...base("verify"), kind: "verify", lo: s.lo, hi: s.hi, runs: s.runs, seed: s.seed }, (r) => showResult(r));
+}
+
+// ---- share ----
+
+function shared(): Shared {
+  const s = settings();
+  return {
+    files: ws.files,
+    main: ws.main,
+    current: ws.current,
+    ...s,
+    ...(lastAction ? { action: lastAction, step: stepIndex() } : {}),
+  };
+}
+
+async function share(): Promise<string> {
+  const hash = await encodeShared(shared());
+  const url = `${location.href.split("#")[0]}#${hash}`;
+  history.replaceState(null, "", `#${hash}`);
+  try {
+    await navigator.clipboard.writeText(url);
+    setStatus(`link copied (${url.length} characters): it holds the files, the settings and the step`, "ok");
+  } catch {
+    setStatus(
+      `link in the address bar (${url.length} characters): it holds the files, the settings and the step`,
+      "ok",
+    );
+  }
+  return url;
+}
+
+async function restore(): Promise<void> {
+  const st = await decodeShared(location.hash);
+  if (!st) {
+    openExample("examples/send_recv.ts");
+    return;
+  }
+  if (st.example) openExample(st.example);
+  else if (st.files && st.main) {
+    ws.files = { ...st.files };
+    ws.main = st.main;
+    showFile(st.current && st.files[st.current] !== undefined ? st.current : st.main);
+  } else openExample("examples/send_recv.ts");
+  const setv = (id: string, v: number | string | undefined) => {
+    if (v !== undefined) (document.getElementById(id) as HTMLInputElement).value = String(v);
+  };
+  setv("n", st.n);
+  setv("semantics", st.semantics);
+  setv("seed", st.seed);
+  setv("lo", st.lo);
+  setv("hi", st.hi);
+  setv("runs", st.runs);
+  setv("limit", st.limit);
+  if (st.action === "run") startRun(st.step);
+  else if (st.action === "explain") startExplain(undefined, st.step);
+}
+
+// ---- wiring ----
+
+fillExamples();
+byId("examples").addEventListener(
+  "change",
+  guarded(() => openExample(byId<HTMLSelectElement>("examples").value)),
+);
+byId("file").addEventListener(
+  "change",
+  guarded(() => showFile(byId<HTMLSelectElement>("file").value)),
+);
+byId("imports").addEventListener(
+  "change",
+  guarded(() => {
+    const v = byId<HTMLSelectElement>("imports").value;
+    if (v) openImport(v);
+  }),
+);
+byId("run").addEventListener(
+  "click",
+  guarded(() => startRun()),
+);
+byId("verify").addEventListener("click", guarded(startVerify));
+byId("explain").addEventListener(
+  "click",
+  guarded(() => startExplain()),
+);
+byId("stop").addEventListener("click", () => {
+  if (busy) stop(`stopped by you after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+});
+byId("share").addEventListener(
+  "click",
+  guarded(() => void share()),
+);
+byId("step").addEventListener("input", () => show(Number(input("step").value)));
+byId("prev").addEventListener("click", () => move(-1));
+byId("next").addEventListener("click", () => move(1));
+document.addEventListener("keydown", (e) => {
+  if ((e.ctrlKey || e.metaKey) && e.key === "Enter") guarded(() => startRun())();
+  else if (e.altKey && e.key === "ArrowRight") move(1);
+  else if (e.altKey && e.key === "ArrowLeft") move(-1);
+  else return;
+  e.preventDefault();
+});
+setOnStep(() => {});
+
+const handle = {
+  ready: false,
+  /** The text of the file shown in the editor. */
+  getSource: () => editor.state.doc.toString(),
+  /** Replaces the shown file's text (as typing would). */
+  setSource: (text: string) => setDoc(text),
+  open: (path: string) => openExample(path),
+  openImport: (path: string) => openImport(path),
+  workspace: () => ({ files: { ...ws.files }, main: ws.main, current: ws.current }),
+  busy: () => busy,
+  lastResult: () => lastResult,
+  share,
+  step: () => stepIndex(),
+};
+g.playground = handle;
+
+restore()
+  .catch((e: unknown) => {
+    openExample("examples/send_recv.ts");
+    setStatus(
+      `the link's state could not be read (${e instanceof Error ? e.message : String(e)}); opened the first example`,
+      "error",
+    );
+  })
+  .finally(() => {
+    handle.ready = true;
+    document.body.dataset.ready = String(Math.round(performance.now()));
+  });

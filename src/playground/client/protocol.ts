@@ -1,0 +1,112 @@
+/**
+ * What the playground's page and its Worker say to each other. The page sends one job at a time
+ * (the workspace's files, which file is the main one, the settings); the worker answers with
+ * printed lines and progress as they come, then one result. A job that outlives its time bound
+ * is ended by the page terminating the worker, so nothing here has to cooperate with a stop.
+ */
+import type { Semantics } from "../../sim/ops.js";
+import type { DeadlockRecord, TraceEvent } from "../../trace.js";
+import type { StepThrough } from "../../viz/steps.js";
+
+/** A file of the workspace: its path as in the repository ('examples/deadlock.ts'), its text. */
+export type Files = Readonly<Record<string, string>>;
+
+interface JobBase {
+  readonly id: number;
+  readonly files: Files;
+  /** The file that runs (a program) or holds the algorithm. */
+  readonly main: string;
+}
+
+export interface RunJob extends JobBase {
+  readonly kind: "run";
+  readonly n: number;
+  readonly semantics: Semantics;
+  readonly seed: number;
+}
+
+export interface VerifyJob extends JobBase {
+  readonly kind: "verify";
+  /** The static proof's sizes, lo..hi. */
+  readonly lo: number;
+  readonly hi: number;
+  readonly runs: number;
+  readonly seed: number;
+}
+
+/** The call an algorithm is explained (and traced) at; absent fields take explain's defaults. */
+export interface CallShape {
+  readonly n: number;
+  readonly count?: number;
+  readonly root?: number;
+  readonly segment?: number;
+  readonly inPlace?: boolean;
+}
+
+export interface ExplainJob extends JobBase {
+  readonly kind: "explain";
+  readonly call: CallShape;
+  readonly semantics: Semantics;
+  readonly seed: number;
+}
+
+export type Job = RunJob | VerifyJob | ExplainJob;
+
+/** A run's picture: the trace, any deadlock, and for an algorithm explain's steps. */
+export interface Traced {
+  readonly title: string;
+  readonly size: number;
+  readonly events: readonly TraceEvent[];
+  readonly deadlocks: readonly DeadlockRecord[];
+  readonly steps?: StepThrough;
+  /** explain's text for the call (an algorithm only). */
+  readonly explainText?: string;
+}
+
+export interface RunResult {
+  readonly kind: "run";
+  readonly traced: Traced;
+  /** Each rank's printed lines (print() of examples/_run.ts, or console.log inside a rank). */
+  readonly output: readonly (readonly string[])[];
+  /** The run's failure (a RankError's text), if it failed. */
+  readonly error?: string;
+  readonly notes: readonly string[];
+}
+
+export interface VerifyFailure {
+  readonly phase: "proof" | "property";
+  readonly message: string;
+  /** The call that fails, to replay in the page (explain at that call). */
+  readonly replay: CallShape;
+  /** The command that replays it from a checkout. */
+  readonly command: string;
+}
+
+export interface VerifyResult {
+  readonly kind: "verify";
+  readonly algorithm: string;
+  readonly staticCases: number;
+  readonly propertyCases: number;
+  readonly failure?: VerifyFailure;
+  readonly notes: readonly string[];
+}
+
+export interface ExplainResult {
+  readonly kind: "explain";
+  readonly traced: Traced;
+  readonly notes: readonly string[];
+}
+
+export type Result = RunResult | VerifyResult | ExplainResult;
+
+export type FromWorker =
+  | { readonly kind: "print"; readonly id: number; readonly rank: number; readonly line: string }
+  | {
+      readonly kind: "progress";
+      readonly id: number;
+      readonly done: number;
+      readonly total: number;
+      readonly what: string;
+    }
+  | { readonly kind: "done"; readonly id: number; readonly result: Result }
+  | { readonly kind: "failed"; readonly id: number; readonly message: string };
