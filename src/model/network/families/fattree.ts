@@ -1,0 +1,207 @@
+/**
+ * Fat-trees. Two levels (leaf/spine, the default): `leaves` leaf switches of `hosts` hosts each,
+ * every leaf joined to every one of `spines` spine switches by one link each way. Three levels
+ * (`k=K`, the k-ary fat-tree of Al-Fares et al., SIGCOMM'08): K pods of K/2 edge (leaf) and K/2
+ * aggregation switches, K/2 hosts per edge switch, (K/2)^2 core switches; aggregation switch j of
+ * every pod joins cores j·K/2 .. j·K/2 + K/2 - 1. K^3/4 hosts.
+ *
+ * Bandwidths: host links `host` (default: --link); core links (aggregation to core) `link`; a
+ * leaf's uplinks together carry hosts·host / over (over = the oversubscription ratio, default 1):
+ * each of a two-level leaf's `spines` uplinks has bandwidth hosts·host / (spines·over), each of a
+ * k-ary edge switch's K/2 uplinks host / over. Oversubscription thins the uplinks; the switch
+ * count, and so the ECMP choice, stays the same.
+ *
+ * Numbering: hosts 0..H-1 (nodes 0..H-1), leaf by leaf; then leaves (edges), then spines (for
+ * k-ary: aggregation switches pod by pod, then cores). Host h's up link is 2h, its down link 2h+1.
+ *
+ * Routing: minimal up/down. Same leaf: host -> leaf -> host. Otherwise up to the lowest common
+ * level and down. 'ecmp' (the default) picks the spine (and core) by a deterministic hash of the
+ * (source host, destination host) pair, so every message of a pair takes one path; 'spray' splits
+ * each message evenly over all minimal paths.
+ */
+import { checkPair, LinkTable, pairHash } from "../builder.js";
+import type { Topology } from "../types.js";
+
+export interface FatTreeParams {
+  /** Two-level shape; ignored when k is set. */
+  readonly leaves: number;
+  readonly hostsPerLeaf: number;
+  readonly spines: number;
+  /** k-ary three-level fat-tree when set (even, >= 2). */
+  readonly k?: number;
+  readonly over: number;
+  readonly host: number;
+  readonly link: number;
+  readonly latency: number;
+  readonly hopLatency: number;
+  readonly routing: "ecmp" | "spray";
+  readonly name: string;
+}
+
+export function fatTreeTopology(p: FatTreeParams): Topology {
+  return p.k === undefined ? twoLevel(p) : threeLevel(p, p.k);
+}
+
+function twoLevel(p: FatTreeParams): Topology {
+  const L = p.leaves;
+  const Hl = p.hostsPerLeaf;
+  const S = p.spines;
+  const H = L * Hl;
+  const leafNode = (l: number) => H + l;
+  const spineNode = (s: number) => H + L + s;
+  const table = new LinkTable();
+  for (let h = 0; h < H; h++) {
+    table.add(h, leafNode(Math.floor(h / Hl)), p.host, p.latency, "inject");
+    table.add(leafNode(Math.floor(h / Hl)), h, p.host, 0, "eject");
+  }
+  const upBase = table.count;
+  const uplink = (Hl * p.host) / (S * p.over);
+  for (let l = 0; l < L; l++) {
+    for (let s = 0; s < S; s++) {
+      table.add(leafNode(l), spineNode(s), uplink, p.latency, "up");
+      table.add(spineNode(s), leafNode(l), uplink, p.latency, "down");
+    }
+  }
+  const links = table.finish();
+  const up = (l: number, s: number) => upBase + 2 * (l * S + s);
+  const via = (a: number, b: number, s: number): number[] => {
+    const la = Math.floor(a / Hl);
+    const lb = Math.floor(b / Hl);
+    return la === lb ? [2 * a, 2 * b + 1] : [2 * a, up(la, s), up(lb, s) + 1, 2 * b + 1];
+  };
+  const route = (a: number, b: number, _flow: number, out: number[]): void => {
+    checkPair(a, b, H, "route");
+    out.length = 0;
+    out.push(...via(a, b, pairHash(a, b) % S));
+  };
+  const paths = (a: number, b: number, flow: number): number[][] => {
+    if (p.routing === "ecmp" || Math.floor(a / Hl) === Math.floor(b / Hl)) {
+      const one: number[] = [];
+      route(a, b, flow, one);
+      return [one];
+    }
+    checkPair(a, b, H, "paths");
+    return Array.from({ length: S }, (_, s) => via(a, b, s));
+  };
+  return {
+    name: p.name,
+    family: "fattree",
+    nodeCount: H + L + S,
+    nodeKind: (n) => (n < H ? "host" : "switch"),
+    nodeName: (n) => (n < H ? `h${n}` : n < H + L ? `leaf${n - H}` : `spine${n - H - L}`),
+    hosts: H,
+    hostNode: (h) => h,
+    links,
+    hopLatency: p.hopLatency,
+    routing:
+      p.routing === "ecmp"
+        ? "up/down, minimal; the spine picked by a deterministic ECMP hash of (source host, destination host)"
+        : "up/down, minimal; each message split evenly over every spine (packet spraying)",
+    route,
+    paths,
+    groups: L,
+    group: (h) => Math.floor(h / Hl),
+    groupName: "leaf",
+    layout: {
+      kind: "levels",
+      level: (n) => (n < H ? 0 : n < H + L ? 1 : 2),
+      index: (n) => (n < H ? n : n < H + L ? n - H : n - H - L),
+    },
+  };
+}
+
+function threeLevel(p: FatTreeParams, k: number): Topology {
+  const h2 = k / 2;
+  const E = k * h2; // edge switches (h2 per pod)
+  const G = k * h2; // aggregation switches
+  const C = h2 * h2; // cores
+  const H = E * h2;
+  const edgeNode = (e: number) => H + e;
+  const aggNode = (g: number) => H + E + g;
+  const coreNode = (c: number) => H + E + G + c;
+  const table = new LinkTable();
+  for (let h = 0; h < H; h++) {
+    const e = Math.floor(h / h2);
+    table.add(h, edgeNode(e), p.host, p.latency, "inject");
+    table.add(edgeNode(e), h, p.host, 0, "eject");
+  }
+  const edgeBase = table.count;
+  const edgeUp = p.host / p.over;
+  for (let e = 0; e < E; e++) {
+    const pod = Math.floor(e / h2);
+    for (let j = 0; j < h2; j++) {
+      table.add(edgeNode(e), aggNode(pod * h2 + j), edgeUp, p.latency, "up");
+      table.add(aggNode(pod * h2 + j), edgeNode(e), edgeUp, p.latency, "down");
+    }
+  }
+  const coreBase = table.count;
+  for (let g = 0; g < G; g++) {
+    const j = g % h2;
+    for (let c = 0; c < h2; c++) {
+      table.add(aggNode(g), coreNode(j * h2 + c), p.link, p.latency, "core-up");
+      table.add(coreNode(j * h2 + c), aggNode(g), p.link, p.latency, "core-down");
+    }
+  }
+  const links = table.finish();
+  const eUp = (e: number, j: number) => edgeBase + 2 * (e * h2 + j);
+  const gUp = (g: number, c: number) => coreBase + 2 * (g * h2 + c);
+  /** The path through aggregation index j (and core c of j's group when pods differ). */
+  const via = (a: number, b: number, j: number, c: number): number[] => {
+    const ea = Math.floor(a / h2);
+    const eb = Math.floor(b / h2);
+    if (ea === eb) return [2 * a, 2 * b + 1];
+    const pa = Math.floor(ea / h2);
+    const pb = Math.floor(eb / h2);
+    if (pa === pb) return [2 * a, eUp(ea, j), eUp(eb, j) + 1, 2 * b + 1];
+    return [2 * a, eUp(ea, j), gUp(pa * h2 + j, c), gUp(pb * h2 + j, c) + 1, eUp(eb, j) + 1, 2 * b + 1];
+  };
+  const route = (a: number, b: number, _flow: number, out: number[]): void => {
+    checkPair(a, b, H, "route");
+    const x = pairHash(a, b);
+    out.length = 0;
+    out.push(...via(a, b, x % h2, Math.floor(x / h2) % h2));
+  };
+  const paths = (a: number, b: number, flow: number): number[][] => {
+    const ea = Math.floor(a / h2);
+    const eb = Math.floor(b / h2);
+    if (p.routing === "ecmp" || ea === eb) {
+      const one: number[] = [];
+      route(a, b, flow, one);
+      return [one];
+    }
+    checkPair(a, b, H, "paths");
+    const samePod = Math.floor(ea / h2) === Math.floor(eb / h2);
+    const result: number[][] = [];
+    for (let j = 0; j < h2; j++) {
+      if (samePod) result.push(via(a, b, j, 0));
+      else for (let c = 0; c < h2; c++) result.push(via(a, b, j, c));
+    }
+    return result;
+  };
+  return {
+    name: p.name,
+    family: "fattree",
+    nodeCount: H + E + G + C,
+    nodeKind: (n) => (n < H ? "host" : "switch"),
+    nodeName: (n) =>
+      n < H ? `h${n}` : n < H + E ? `edge${n - H}` : n < H + E + G ? `agg${n - H - E}` : `core${n - H - E - G}`,
+    hosts: H,
+    hostNode: (h) => h,
+    links,
+    hopLatency: p.hopLatency,
+    routing:
+      p.routing === "ecmp"
+        ? "up/down, minimal; aggregation and core switches picked by a deterministic ECMP hash of (source host, destination host)"
+        : "up/down, minimal; each message split evenly over every minimal path (packet spraying)",
+    route,
+    paths,
+    groups: E,
+    group: (h) => Math.floor(h / h2),
+    groupName: "leaf",
+    layout: {
+      kind: "levels",
+      level: (n) => (n < H ? 0 : n < H + E ? 1 : n < H + E + G ? 2 : 3),
+      index: (n) => (n < H ? n : n < H + E ? n - H : n < H + E + G ? n - H - E : n - H - E - G),
+    },
+  };
+}
