@@ -5,13 +5,14 @@
  * and proves it the collective it says it is; export writes a schedule as MSCCL IR and imports
  * its own output again, refusing to write a file that does not prove equal to the schedule.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { AlgorithmFileError, InvalidArgumentError } from "../core/errors.js";
 import { differentMessages } from "../msccl/compare.js";
 import { exportMsccl, overLimits, toXml } from "../msccl/export.js";
 import { type Imported, importMsccl } from "../msccl/import.js";
 import { PROTOS, type Proto } from "../msccl/ir.js";
+import { MSCCL_LIMITS, mscclLimits, readMscclFile } from "../msccl/parse.js";
 import { checkAlgorithm } from "../schedule/check.js";
 import { explainCall } from "../schedule/explain.js";
 import { makeCall } from "../specs/index.js";
@@ -51,52 +52,65 @@ export function registerMsccl(program: Command): void {
     .addOption(
       nranksOption("expect a program for this many GPUs (refuse any other)", parse.int("-n", 1, TOOL_MAX_RANKS)),
     )
+    .option(
+      "--max-bytes <n>",
+      `refuse a file larger than this (default ${MSCCL_LIMITS.bytes}, or CCLAB_MSCCL_MAX_BYTES)`,
+      parse.int("--max-bytes", 1),
+    )
+    .option(
+      "--max-chunks <n>",
+      `refuse nchunksperloop or a GPU's i/o/s_chunks above this (default ${MSCCL_LIMITS.chunks}, or CCLAB_MSCCL_MAX_CHUNKS)`,
+      parse.int("--max-chunks", 1),
+    )
     .addOption(jsonOption())
-    .action((f: string, file: string, o: { nranks?: number; json?: boolean }) => {
-      format(f);
-      const imp = importMsccl(readFileSync(file, "utf8"), { file });
-      const p = imp.program;
-      const a = imp.algorithm;
-      if (o.nranks !== undefined && o.nranks !== p.ngpus) {
-        throw new InvalidArgumentError(
-          { op: "import msccl", arg: "-n" },
-          `${file} is a program for ${p.ngpus} GPUs, not ${o.nranks}`,
+    .action(
+      (f: string, file: string, o: { nranks?: number; json?: boolean; maxBytes?: number; maxChunks?: number }) => {
+        format(f);
+        const limits = mscclLimits({ bytes: o.maxBytes, chunks: o.maxChunks });
+        const imp = importMsccl(readMscclFile(file, limits), { file, limits });
+        const p = imp.program;
+        const a = imp.algorithm;
+        if (o.nranks !== undefined && o.nranks !== p.ngpus) {
+          throw new InvalidArgumentError(
+            { op: "import msccl", arg: "-n" },
+            `${file} is a program for ${p.ngpus} GPUs, not ${o.nranks}`,
+          );
+        }
+        if (o.json) {
+          const cases = proveImported(imp, file);
+          printJson({
+            file,
+            collective: a.collective,
+            name: p.name,
+            nranks: p.ngpus,
+            chunksPerLoop: p.nchunksperloop,
+            threadblocks: imp.threadblocks,
+            channels: p.nchannels,
+            proto: p.proto,
+            inPlace: p.inplace,
+            outOfPlace: p.outofplace,
+            rounds: imp.rounds,
+            chunksSent: imp.chunksSent,
+            notes: imp.notes,
+            proved: cases,
+          });
+          return;
+        }
+        console.log(`${file}: ${a.collective} on ${p.ngpus} GPUs, '${p.name}'`);
+        console.log(
+          `  ${p.nchunksperloop} chunks per loop, ${imp.threadblocks} threadblocks on ${p.nchannels} channel(s), ${p.proto}, ${[p.inplace ? "in place" : "", p.outofplace ? "out of place" : ""].filter(Boolean).join(" and ")}${p.minBytes || p.maxBytes ? `, ${p.minBytes}..${p.maxBytes || "any"} bytes` : ""}`,
         );
-      }
-      if (o.json) {
+        console.log(`  ${imp.rounds} rounds, ${imp.chunksSent} chunks sent by the busiest GPU`);
+        for (const n of imp.notes) console.log(`  note: ${n}`);
         const cases = proveImported(imp, file);
-        printJson({
-          file,
-          collective: a.collective,
-          name: p.name,
-          nranks: p.ngpus,
-          chunksPerLoop: p.nchunksperloop,
-          threadblocks: imp.threadblocks,
-          channels: p.nchannels,
-          proto: p.proto,
-          inPlace: p.inplace,
-          outOfPlace: p.outofplace,
-          rounds: imp.rounds,
-          chunksSent: imp.chunksSent,
-          notes: imp.notes,
-          proved: cases,
-        });
-        return;
-      }
-      console.log(`${file}: ${a.collective} on ${p.ngpus} GPUs, '${p.name}'`);
-      console.log(
-        `  ${p.nchunksperloop} chunks per loop, ${imp.threadblocks} threadblocks on ${p.nchannels} channel(s), ${p.proto}, ${[p.inplace ? "in place" : "", p.outofplace ? "out of place" : ""].filter(Boolean).join(" and ")}${p.minBytes || p.maxBytes ? `, ${p.minBytes}..${p.maxBytes || "any"} bytes` : ""}`,
-      );
-      console.log(`  ${imp.rounds} rounds, ${imp.chunksSent} chunks sent by the busiest GPU`);
-      for (const n of imp.notes) console.log(`  note: ${n}`);
-      const cases = proveImported(imp, file);
-      const unit = a.domain?.countMultiple ?? 1;
-      console.log(
-        `  proved: ${cases} calls (counts 0..${3 * unit} in units of ${unit}, in and out of place): it is ${a.collective}`,
-      );
-      console.log(`next: cclab explain ${a.collective} --algorithm-file ${file} -n ${p.ngpus} --count ${unit}`);
-      console.log(`      cclab verify --algorithm-file ${file}   (also: trace, model, bench with --algorithm-file)`);
-    });
+        const unit = a.domain?.countMultiple ?? 1;
+        console.log(
+          `  proved: ${cases} calls (counts 0..${3 * unit} in units of ${unit}, in and out of place): it is ${a.collective}`,
+        );
+        console.log(`next: cclab explain ${a.collective} --algorithm-file ${file} -n ${p.ngpus} --count ${unit}`);
+        console.log(`      cclab verify --algorithm-file ${file}   (also: trace, model, bench with --algorithm-file)`);
+      },
+    );
 
   program
     .command("export")

@@ -40,7 +40,7 @@ import type { CollectiveSpec } from "../specs/types.js";
 import { buildActions, type Context, context, pairMessages, sameRef } from "./actions.js";
 import { at, type MscclProgram, sizeMultiplier } from "./ir.js";
 import { assignRounds, constraintGraph } from "./order.js";
-import { parseMscclXml } from "./parse.js";
+import { type MscclLimits, parseMscclXml } from "./parse.js";
 import { type Alias, checkRaces, placer } from "./races.js";
 import { gpuRounds, scheduleOf } from "./schedule.js";
 
@@ -60,12 +60,14 @@ export interface ImportOptions {
   readonly file?: string;
   /** The algorithm's name (default: the file's base name, else the program's name). */
   readonly name?: string;
+  /** Size limits (parse.ts; default MSCCL_LIMITS, raised by CCLAB_MSCCL_MAX_*). */
+  readonly limits?: MscclLimits;
 }
 
 /** Reads MSCCL XML into a cclab Algorithm; structural errors throw AlgorithmFileError naming gpu, tb and step. */
 export function importMsccl(text: string, options: ImportOptions = {}): Imported {
   const file = options.file ?? "<xml>";
-  const { program, notes } = parseMscclXml(text, file);
+  const { program, notes } = parseMscclXml(text, file, options.limits);
   return fromProgram(program, notes, options);
 }
 

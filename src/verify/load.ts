@@ -5,11 +5,12 @@
  * an MSCCL XML program (algo.xml, src/msccl/import.ts), which becomes one algorithm named after
  * the file.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { InvalidArgumentError } from "../core/errors.js";
 import { suggest } from "../core/suggest.js";
 import { importMsccl } from "../msccl/import.js";
+import { readMscclFile } from "../msccl/parse.js";
 import { importUserModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { allAlgorithms, registerAlgorithm } from "../schedule/registry.js";
@@ -31,7 +32,7 @@ export async function loadAlgorithmFile(path: string): Promise<Algorithm[]> {
     throw new InvalidArgumentError({ op: "loadAlgorithmFile", arg: "--algorithm-file" }, `no such file: ${file}`);
   }
   if (/\.xml$/i.test(file)) {
-    const { algorithm } = importMsccl(readFileSync(file, "utf8"), { file });
+    const { algorithm } = importMsccl(readMscclFile(file), { file });
     registerAlgorithm(algorithm);
     return [algorithm];
   }

@@ -6,8 +6,10 @@
  * `npm run docs:faults` runs it and writes docs/faults.md with each row's measured time.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { userSocketPath } from "../../src/runtime/env.js";
 import { type Backend, CLI, cclabRun, fakePeer, freePort, gone, type Outcome, SCENARIO, start } from "./runner.js";
 
@@ -132,6 +134,59 @@ function tcp(port: number): Promise<Socket | string> {
     const s = connect(port, "127.0.0.1", () => resolve(s));
     s.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
   });
+}
+
+/**
+ * A row that hands cclab a file it wrote (an MSCCL program, an algorithm file): `cclab <args...>
+ * FILE`, with FILE a fresh temporary file holding `content`.
+ */
+function fileRow(r: {
+  id: string;
+  item: string;
+  fault: string;
+  name: string;
+  content: () => string;
+  args: readonly string[];
+  after?: readonly string[];
+  boundS?: number;
+  expect: Expect;
+}): Row {
+  return {
+    id: r.id,
+    item: r.item,
+    fault: r.fault,
+    backends: SAME_CODE,
+    boundS: r.boundS ?? 8,
+    expect: r.expect,
+    run: async (_b, marker) => {
+      const dir = mkdtempSync(join(tmpdir(), "cclab-row-"));
+      const file = join(dir, r.name);
+      writeFileSync(file, r.content());
+      try {
+        return await start(process.execPath, [CLI, ...r.args, file, ...(r.after ?? [])], {}, marker).done(HARD_MS);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** A two-GPU MSCCL all-reduce header with `attrs` in place of the defaults named in them. */
+function mscclXml(attrs: Record<string, string>, gpu = 'i_chunks="1" o_chunks="0" s_chunks="0"'): string {
+  const a = {
+    name: "x",
+    proto: "Simple",
+    nchannels: "1",
+    nchunksperloop: "2",
+    ngpus: "2",
+    coll: "allreduce",
+    inplace: "1",
+    ...attrs,
+  };
+  const head = Object.entries(a)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(" ");
+  return `<algo ${head}>\n<gpu id="0" ${gpu}></gpu>\n<gpu id="1" ${gpu}></gpu>\n</algo>\n`;
 }
 
 /** Who runs the rows: only root can try the store's socket as another user. */
@@ -989,4 +1044,60 @@ export const ROWS: readonly Row[] = [
       return s.done(HARD_MS);
     },
   },
+  fileRow({
+    id: "msccl-chunks-1e8",
+    item: "27.4",
+    fault: "an MSCCL file of 1 KB with nchunksperloop=100000000 (it ran 70 s to 8.1 GB and died), given to verify",
+    name: "huge.xml",
+    content: () => mscclXml({ nchunksperloop: "100000000" }),
+    args: ["verify", "--algorithm-file"],
+    expect: fails(
+      "AlgorithmFileError",
+      "huge.xml: <algo>",
+      'nchunksperloop="100000000"',
+      "over the limit of 65536 chunks",
+    ),
+  }),
+  fileRow({
+    id: "msccl-chunks-1e12",
+    item: "27.4",
+    fault: "i_chunks=1000000000000 on a GPU (a raw 'RangeError: Invalid array length' before)",
+    name: "wide.xml",
+    content: () => mscclXml({}, 'i_chunks="1000000000000" o_chunks="0" s_chunks="0"'),
+    args: ["import", "msccl"],
+    expect: fails(
+      "AlgorithmFileError",
+      "wide.xml: gpu 0",
+      'i_chunks="1000000000000"',
+      "over the limit of 65536 chunks",
+    ),
+  }),
+  fileRow({
+    id: "msccl-huge-attribute",
+    item: "27.4",
+    fault: "an MSCCL file with a 17 MB attribute value (200 MB ran to 4.2 GB and crashed)",
+    name: "long.xml",
+    content: () => mscclXml({ name: "x".repeat(17 << 20) }),
+    args: ["import", "msccl"],
+    expect: fails("AlgorithmFileError", "long.xml", "over the limit of 16777216 for an MSCCL program", "--max-bytes"),
+  }),
+  fileRow({
+    id: "msccl-empty-file",
+    item: "27.4",
+    fault: "an empty MSCCL file ('column undefined' before)",
+    name: "empty.xml",
+    content: () => "",
+    args: ["import", "msccl"],
+    expect: fails("AlgorithmFileError", "empty.xml", "is empty"),
+  }),
+  fileRow({
+    id: "msccl-entities",
+    item: "27.4",
+    fault:
+      "an MSCCL file with a DOCTYPE defining a parameter entity (the XML library's raw 'Invalid entity name %' before)",
+    name: "entity.xml",
+    content: () => `<!DOCTYPE algo [<!ENTITY % x "y">]>\n${mscclXml({})}`,
+    args: ["import", "msccl"],
+    expect: fails("AlgorithmFileError", "entity.xml: <!DOCTYPE>", "not allowed in an MSCCL program"),
+  }),
 ];
