@@ -253,6 +253,16 @@ describe("torus and mesh", () => {
     expect(d.paths(0, at(2, 2, 1), 0)).toEqual([route(d, 0, at(2, 2, 1))]);
   });
 
+  it("minimal routing refuses a torus whose messages would split over more than 4096 paths", () => {
+    expect(
+      parseTopology("torus:4x4x4x4x4", 1, { routing: "minimal" }).paths(0, 2 + 8 + 32 + 128 + 512, 0),
+    ).toHaveLength(120 * 32);
+    expect(() => parseTopology("torus:4x4x4x4x4x4", 1, { routing: "minimal" })).toThrow(
+      "--routing: minimal on 'torus:4x4x4x4x4x4' splits a message over up to 46080 paths",
+    );
+    expect(parseTopology("torus:3x3x3x3x3x3", 1, { routing: "minimal" }).hosts).toBe(729);
+  });
+
   it("property: a connected walk of minimal length, on tori and meshes of 1 to 4 dimensions", () => {
     const shape = fc.record({
       dims: fc.array(fc.integer({ min: 2, max: 6 }), { minLength: 1, maxLength: 4 }),
@@ -375,6 +385,24 @@ describe("fat-tree", () => {
     for (const p of s.paths(0, 15, 0)) expectWalk(s, 0, 15, p);
   });
 
+  it("k-ary ECMP covers every aggregation switch and core over many pairs", () => {
+    const t = parseTopology("fattree:k=8", 128);
+    const cores = new Set<string>();
+    const aggs = new Set<string>();
+    for (
+      let a = 0;
+      a < 16;
+      a++ // pod 0: 16 hosts
+    )
+      for (let b = 16; b < 128; b++) {
+        const n = nodesOf(t, route(t, a, b));
+        aggs.add(n[2]!);
+        cores.add(n[3]!);
+      }
+    expect(cores.size).toBe(16);
+    expect(aggs.size).toBe(4); // pod 0's four aggregation switches
+  });
+
   it("property: up/down routes are connected walks of 2, 4 or 6 links", () => {
     const t2 = parseTopology("fattree:leaves=6,hosts=5,spines=3", 30);
     const t3 = parseTopology("fattree:k=6", 54);
@@ -442,6 +470,53 @@ describe("rail-optimized GPU system", () => {
     const t = parseTopology("rail:4x2,over=2", 8);
     expect(t.links.bandwidth[t.links.kind.indexOf("up")]).toBe(NETWORK_DEFAULTS.nic / 2);
     expect(parseTopology("rail", 20).name).toBe("rail:3x8");
+  });
+});
+
+describe("layouts for the heat maps", () => {
+  const levels = (t: Topology) => {
+    if (t.layout?.kind !== "levels") throw new Error(`${t.name}: expected a levels layout`);
+    const { level, index } = t.layout;
+    return Array.from({ length: t.nodeCount }, (_, v) => `${t.nodeName(v)}@${level(v)}.${index(v)}`);
+  };
+
+  it("full, fat-trees, rail and files draw in levels, hosts at the bottom", () => {
+    expect(levels(parseTopology("full", 2))).toEqual(["h0@0.0", "h1@0.1", "switch@1.0"]);
+    expect(levels(parseTopology("fattree:leaves=2,hosts=1,spines=2", 2))).toEqual([
+      "h0@0.0",
+      "h1@0.1",
+      "leaf0@1.0",
+      "leaf1@1.1",
+      "spine0@2.0",
+      "spine1@2.1",
+    ]);
+    expect(levels(parseTopology("fattree:k=2", 2))).toEqual([
+      "h0@0.0",
+      "h1@0.1",
+      "edge0@1.0",
+      "edge1@1.1",
+      "agg0@2.0",
+      "agg1@2.1",
+      "core0@3.0",
+    ]);
+    expect(levels(parseTopology("rail:2x1", 2))).toEqual([
+      "gpu0@0.0",
+      "gpu1@0.1",
+      "nvswitch0@1.0",
+      "nvswitch1@1.1",
+      "rail0@2.0",
+      "spine0@3.0",
+      "spine1@3.1",
+    ]);
+    expect(levels(parseTopology("examples/topologies/two-leaves.json", 4))).toEqual([
+      "h0@0.0",
+      "h1@0.1",
+      "h2@0.2",
+      "h3@0.3",
+      "leaf0@1.0",
+      "leaf1@1.1",
+      "spine@2.0",
+    ]);
   });
 });
 

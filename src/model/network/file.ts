@@ -243,6 +243,35 @@ export function fileTopology(path: string, d: FileDefaults): Topology {
     }
     out.reverse();
   };
+  // Layout: level = hops from the nearest host (hosts 0, their switches 1, ...), index = order within the level.
+  const level = new Int32Array(N).fill(-1);
+  const levelIndex = new Int32Array(N);
+  const levelSize: number[] = [];
+  {
+    let head = 0;
+    let tail = 0;
+    for (const v of hostNodes) {
+      level[v] = 0;
+      queue[tail++] = v;
+    }
+    while (head < tail) {
+      const v = queue[head++]!;
+      for (let k = first[v]!; k < first[v + 1]!; k++) {
+        const w = links.to[outLinks[k]!]!;
+        if (level[w] !== -1) continue;
+        level[w] = level[v]! + 1;
+        queue[tail++] = w;
+      }
+    }
+    let deepest = 0;
+    for (let v = 0; v < N; v++) deepest = Math.max(deepest, level[v]!);
+    for (let v = 0; v < N; v++) {
+      if (level[v] === -1) level[v] = deepest + 1; // switches no host reaches
+      const l = level[v]!;
+      while (levelSize.length <= l) levelSize.push(0);
+      levelIndex[v] = levelSize[l]!++;
+    }
+  }
   return {
     name,
     family: "file",
@@ -264,5 +293,6 @@ export function fileTopology(path: string, d: FileDefaults): Topology {
     group: (h) => groupOf[h]!,
     groupName: "group",
     ...(placement ? { placement } : {}),
+    layout: { kind: "levels", level: (v) => level[v]!, index: (v) => levelIndex[v]! },
   };
 }

@@ -74,6 +74,9 @@ export const ROUTINGS: Readonly<Record<Topology["family"], readonly string[]>> =
 export const MAX_TOPOLOGY_HOSTS = 2 ** 21;
 export const MAX_TOPOLOGY_LINKS = 2 ** 23;
 
+/** --routing minimal on tori and meshes: the most paths one message may be split over (4-D torus: 384). */
+export const MAX_MINIMAL_PATHS = 4096;
+
 const FAMILIES = ["full", "ring", "torus", "mesh", "fattree", "rail", "file"] as const;
 
 export const TOPOLOGY_HELP = [
@@ -185,6 +188,18 @@ export function parseTopology(spec: string, ranks: number, o: LinkOptions = {}):
       }
       const hosts = dims.reduce((a, b) => a * b, 1);
       checkSize(text, hosts, 2 * hosts * (dims.length + 1));
+      if (routing === "minimal") {
+        let most = 1;
+        dims.forEach((A, d) => {
+          most *= d + 1;
+          if (fam !== "mesh" && A > 2 && A % 2 === 0) most *= 2;
+        });
+        if (most > MAX_MINIMAL_PATHS)
+          throw new InvalidArgumentError(
+            { op: "--routing" },
+            `minimal on '${text}' splits a message over up to ${most} paths (every order of ${dims.length} dimensions${fam === "mesh" ? "" : ", ties both ways"}); at most ${MAX_MINIMAL_PATHS} are allowed: use dor, or fewer dimensions`,
+          );
+      }
       t = gridTopology({
         family: fam,
         dims,
