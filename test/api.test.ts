@@ -1,12 +1,21 @@
 /**
  * The front API's argument checks: each bad argument fails on the calling rank, before any data
- * moves, with a message naming the rank, the operation and the argument.
+ * moves, with a message naming the rank, the operation and the argument. And the one call
+ * builder (makeCall): the front API, bench, model and explain plan the same segments for a call.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { NO_PROGRESS } from "../src/bench/plan.js";
+import { benchSim } from "../src/bench/sim.js";
+import { model } from "../src/cli/model.js";
 import { allGather, allReduce, broadcast, gather, reduceScatter, scatter } from "../src/collectives/api.js";
-import type { Comm } from "../src/comm.js";
-import { tensor, zeros } from "../src/core/buffer.js";
+import type { Comm, OpOptions, Work } from "../src/comm.js";
+import { tensor, type View, zeros } from "../src/core/buffer.js";
+import { CommLayer } from "../src/layer.js";
+import { explainCallFor } from "../src/schedule/explain.js";
+import { compile } from "../src/schedule/plan.js";
+import { findAlgorithm } from "../src/schedule/registry.js";
 import { spawn } from "../src/sim/index.js";
+import { defaultSegment, rankCall } from "../src/specs/index.js";
 
 /** The message `call` rejects with on each of 3 simulated ranks (every rank calls it alike). */
 async function messages(call: (comm: Comm) => Promise<unknown>): Promise<string[]> {
@@ -100,5 +109,87 @@ describe("the front API rejects bad arguments, naming rank, operation and argume
     for (const [r, m] of got.entries()) {
       expect(m).toBe(`rank ${r}: scatter: argument 'output': view [3, 5) is outside its buffer of 4 elements`);
     }
+  });
+});
+
+describe("one call, one segment: the front API, bench (sim), model and explain plan the same segments", () => {
+  /** Counts the transfers the executor posts on one rank. */
+  class Sends extends CommLayer {
+    sends = 0;
+    override isend(v: View, peer: number, options?: OpOptions): Work {
+      this.sends++;
+      return super.isend(v, peer, options);
+    }
+    async split(ranks: readonly number[]): Promise<Comm> {
+      return this.inner.split(ranks);
+    }
+  }
+  const n = 4;
+  const count = 1 << 22; // 16 MiB of float32: many segments for both algorithms below
+  const bytes = count * 4;
+  const params = { alpha: 5, beta: 0.00004, gamma: 0 };
+
+  /** `cclab model --json` for one algorithm: its segment, messages and modelled time. */
+  async function modelJson(algorithm: string): Promise<{ segment: number; messages: number; modelUs: number }> {
+    const out: string[] = [];
+    const write = vi.spyOn(process.stdout, "write").mockImplementation((s) => out.push(String(s)) > 0);
+    try {
+      await model("allreduce", { algorithm, nranks: n, bytes, root: 0, ...params, contention: "shared", json: true });
+    } finally {
+      write.mockRestore();
+    }
+    return JSON.parse(out.join(""));
+  }
+
+  /** Every rank's sends for one allReduce through the front API on the simulator. */
+  async function frontSends(algorithm: string, segment?: number): Promise<number> {
+    const sends = await spawn(n, async (raw) => {
+      const comm = new Sends(raw);
+      await allReduce(comm, new Float32Array(count).fill(1), { algorithm, segment });
+      return comm.sends;
+    });
+    return sends.reduce((a, b) => a + b, 0);
+  }
+
+  for (const algorithm of ["segmented_ring", "double_binary_tree"]) {
+    it(`allreduce/${algorithm}, n = ${n}, 16 MiB, no segment named`, async () => {
+      const alg = findAlgorithm("allreduce", algorithm, { op: "test" });
+      const m = await modelJson(algorithm);
+      expect(m.segment).toBe(defaultSegment("float32", alg));
+      // The front API posts exactly the messages the model counted for its call.
+      expect(await frontSends(algorithm)).toBe(m.messages);
+      // Explain shows the same call for this count, and its plan sends the same messages.
+      const shown = explainCallFor(alg, n, { count });
+      expect(shown.segment).toBe(m.segment);
+      const planned = Array.from({ length: n }, (_, r) => compile(alg, rankCall(shown, r)));
+      expect(planned.flatMap((p) => p.ops).filter((o) => o.kind === "send").length).toBe(m.messages);
+      // Bench on sim times the model over its own call: the same time means the same segments.
+      const [row] = await benchSim(
+        {
+          collective: "allreduce",
+          algorithm,
+          backend: "sim",
+          nranks: n,
+          minBytes: bytes,
+          maxBytes: bytes,
+          stepFactor: 2,
+          iters: 1,
+          warmupIters: 0,
+          dtype: "float32",
+          op: { name: "sum" },
+          root: 0,
+          progress: false,
+          ...params,
+          simMaxBytes: 0,
+        },
+        NO_PROGRESS,
+      );
+      expect(row?.outOfPlace.timeUs).toBe(m.modelUs);
+    });
+  }
+
+  it("a named segment is a different plan, so the comparison above can fail", async () => {
+    const m = await modelJson("segmented_ring");
+    expect(await frontSends("segmented_ring", m.segment / 8)).toBe(m.messages * 8);
   });
 });

@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from "vitest";
 import { chooseAlgorithm } from "../src/collectives/auto.js";
-import { defaultSegment } from "../src/model/sweep.js";
 import { modelTime } from "../src/schedule/model.js";
 import { algorithmsOf, findAlgorithm } from "../src/schedule/registry.js";
 import { type Collective, makeCall } from "../src/specs/index.js";
@@ -20,8 +19,9 @@ const pick = (c: Collective, n: number, bytes: number) =>
   )?.algorithm;
 const time = (c: Collective, name: string, n: number, bytes: number) => {
   const count = bytes / 4;
-  const call = makeCall({ collective: c, size: n, count, segment: defaultSegment(count) });
-  return modelTime(findAlgorithm(c, name, { op: "test" }), call, { alpha: 5, beta: 1 / 25e3 }).time;
+  const alg = findAlgorithm(c, name, { op: "test" });
+  const call = makeCall({ collective: c, size: n, count }, alg);
+  return modelTime(alg, call, { alpha: 5, beta: 1 / 25e3 }).time;
 };
 
 describe("allreduce: swing_bandwidth on even groups that are not powers of two", () => {

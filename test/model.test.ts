@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseBeta } from "../src/cli/model.js";
-import { defaultSegment, powersOfTwo, sweep, sweepChart } from "../src/model/sweep.js";
+import { powersOfTwo, sweep, sweepChart } from "../src/model/sweep.js";
 import { type Algorithm, recv, send, step } from "../src/schedule/dsl.js";
 import { betaFromGBps, formulaTime, modelTime } from "../src/schedule/model.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
@@ -34,7 +34,7 @@ describe("alpha-beta model", () => {
   });
 
   it("large N, small message: the tree's ~2 log2 n latency beats the ring's 2(n-1)", () => {
-    const call = ar({ size: 256, count: 2048, segment: defaultSegment(2048) });
+    const call = ar({ size: 256, count: 2048 });
     const r = modelTime(ring, call, params).time;
     const t = modelTime(dbt, call, params).time;
     expect(t).toBeLessThan(r / 5);
@@ -43,7 +43,7 @@ describe("alpha-beta model", () => {
 
   it("small N, large message: the ring's bandwidth term wins", () => {
     const count = 16 * 1024 * 1024;
-    const call = ar({ size: 4, count, segment: defaultSegment(count) });
+    const call = ar({ size: 4, count });
     const r = modelTime(ring, call, params).time;
     const t = modelTime(dbt, call, params).time;
     expect(r).toBeLessThan(t);
@@ -53,7 +53,7 @@ describe("alpha-beta model", () => {
 
   it("shared links charge a rank's concurrent transfers together; 'none' does not", () => {
     const count = 1 << 20;
-    const call = ar({ size: 8, count, segment: defaultSegment(count) });
+    const call = ar({ size: 8, count });
     const shared = modelTime(dbt, call, params).time;
     const none = modelTime(dbt, call, { ...params, contention: "none" }).time;
     expect(none).toBeLessThan(shared);

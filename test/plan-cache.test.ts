@@ -9,9 +9,9 @@ import type { Comm, OpOptions, Work } from "../src/comm.js";
 import type { DataBuffer, View } from "../src/core/buffer.js";
 import type { DType } from "../src/core/dtype.js";
 import { CommLayer } from "../src/layer.js";
-import { defaultSegmentOf } from "../src/schedule/dsl.js";
 import { findAlgorithm, registerAlgorithm } from "../src/schedule/registry.js";
 import { spawn } from "../src/sim/index.js";
+import { defaultSegment } from "../src/specs/index.js";
 
 /** Counts the buffers the executor asks the backend for. */
 class CountingComm extends CommLayer {
@@ -90,8 +90,8 @@ describe("an algorithm's own default segment", () => {
     }
   }
   it("segmented_ring moves 1 MiB segments when the call names none (Open MPI's), a named segment when it does", async () => {
-    expect(defaultSegmentOf(findAlgorithm("allreduce", "segmented_ring", { op: "test" }), "float32")).toBe(262144);
-    expect(defaultSegmentOf(findAlgorithm("allreduce", "ring", { op: "test" }), "float32")).toBe(32768);
+    expect(defaultSegment("float32", findAlgorithm("allreduce", "segmented_ring", { op: "test" }))).toBe(262144);
+    expect(defaultSegment("float32", findAlgorithm("allreduce", "ring", { op: "test" }))).toBe(32768);
     const sends = await spawn(2, async (raw) => {
       const comm = new Transfers(raw);
       const buf = new Float32Array(1 << 21).fill(1); // 8 MiB: a 4 MiB chunk per rank

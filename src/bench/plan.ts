@@ -7,7 +7,7 @@ import cliProgress from "cli-progress";
 import { chooseFor } from "../collectives/api.js";
 import type { DType } from "../core/dtype.js";
 import { checkOpFitsDType } from "../core/op.js";
-import { type Algorithm, defaultSegmentOf } from "../schedule/dsl.js";
+import type { Algorithm } from "../schedule/dsl.js";
 import { findAlgorithm } from "../schedule/registry.js";
 import { makeCall } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
@@ -71,16 +71,19 @@ const DTYPE_ALIASES: Record<string, DType> = {
 
 /** The call one benchmark variant makes: the options' collective, root, dtype, op and segment at this size. */
 export function benchCall(o: BenchOptions, n: number, count: number, inPlace = false, alg?: Algorithm): CollectiveCall {
-  return makeCall({
-    collective: o.collective,
-    size: n,
-    count,
-    root: o.root,
-    dtype: o.dtype,
-    op: o.op,
-    inPlace,
-    segment: o.segment ?? defaultSegmentOf(alg, o.dtype),
-  });
+  return makeCall(
+    {
+      collective: o.collective,
+      size: n,
+      count,
+      root: o.root,
+      dtype: o.dtype,
+      op: o.op,
+      inPlace,
+      segment: o.segment,
+    },
+    alg,
+  );
 }
 
 export function dtypeAlias(x: string): string {

@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { InvalidArgumentError } from "../core/errors.js";
 import type { Algorithm } from "../schedule/dsl.js";
-import { explain, explainCall, explainSteps } from "../schedule/explain.js";
+import { explain, explainCallFor, explainSteps } from "../schedule/explain.js";
 import type { CollectiveCall } from "../specs/types.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { jsonOption, nranksOption, parsers, printJson, TOOL_MAX_RANKS } from "./options.js";
@@ -14,7 +14,7 @@ interface ExplainFlags {
   count?: number;
   root: number;
   inPlace?: boolean;
-  segment: number;
+  segment?: number;
   json?: boolean;
 }
 
@@ -62,7 +62,11 @@ export function registerExplain(program: Command): void {
     )
     .option("--root <n>", "root rank", p.int("--root", 0), 0)
     .option("--in-place", "in-place call")
-    .option("--segment <n>", "pipelining segment in elements", p.int("--segment", 1), 1)
+    .option(
+      "--segment <n>",
+      "pipelining segment in elements (default: 1 with the default count, so pipelining shows; with --count, the front API's)",
+      p.int("--segment", 1),
+    )
     .option("--algorithm-file <file>", "your own algorithm file")
     .addOption(jsonOption())
     .action(async (collective: string, o: ExplainFlags) => {
@@ -81,14 +85,12 @@ export function registerExplain(program: Command): void {
       }
       const [alg] = algs;
       if (!alg) return;
-      const base = explainCall(alg, o.nranks);
-      const call = {
-        ...base,
-        count: o.count ?? base.count,
+      const call = explainCallFor(alg, o.nranks, {
+        count: o.count,
         root: o.root,
         inPlace: Boolean(o.inPlace),
         segment: o.segment,
-      };
+      });
       if (call.root >= call.size) {
         throw new InvalidArgumentError({ op: "explain", arg: "--root" }, `${call.root} is not a rank of ${call.size}`);
       }

@@ -8,11 +8,11 @@ import { writeFileSync } from "node:fs";
 import { type Command, InvalidArgumentError as CommanderError, Option } from "commander";
 import { dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
-import { defaultSegment, powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
+import { powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { betaFromGBps, formulaTime, MODEL_MAX_RANKS, type ModelParams, modelTime } from "../schedule/model.js";
 import { findAlgorithm } from "../schedule/registry.js";
-import { makeCall, specOf } from "../specs/index.js";
+import { type CollectiveCall, makeCall, specOf } from "../specs/index.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, StatusLine, TOOL_MAX_RANKS } from "./options.js";
@@ -109,16 +109,24 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   collective = specOf(collective, { op: "model" }).name;
   const dtype = specOf(collective, { op: "model" }).defaultDtype;
   const count = Math.floor(o.bytes / dtypeInfo(dtype).bytes);
-  // One algorithm: its own default segment; several share the common one.
-  const segment = o.segment ?? defaultSegment(count, dtype, algs.length === 1 ? algs[0] : undefined);
-  const what = `${bytesText(o.bytes)} (${count} x ${dtype}), segment ${segment} elements`;
+  // Each algorithm's call as the front API would make it: the same default segment (makeCall).
+  const calls = algs.map((a) =>
+    makeCall({ collective: a.collective, size: o.nranks, count, root: o.root, dtype, segment: o.segment }, a),
+  );
+  const segments = calls.map((c) => c.segment);
+  const segmentText =
+    new Set(segments).size === 1
+      ? `segment ${segments[0]} elements`
+      : `segments ${algs.map((a, i) => `${segments[i]} (${a.name})`).join(", ")} elements`;
+  const what = `${bytesText(o.bytes)} (${count} x ${dtype}), ${segmentText}`;
   const out = (line: string) => {
     if (!o.json) console.log(line);
   };
 
   if (!sizes) {
     const alg = algs[0] as Algorithm;
-    const call = makeCall({ collective: alg.collective, size: o.nranks, count, root: o.root, dtype, segment });
+    const call = calls[0] as CollectiveCall;
+    const segment = call.segment;
     const t0 = performance.now();
     const m = modelTime(alg, call, params);
     const ms = performance.now() - t0;
@@ -228,7 +236,7 @@ export function registerModel(program: Command): void {
     .option("--gamma <us-per-byte>", "local reduction cost, microseconds per byte", p.number("--gamma"), 0)
     .option(
       "--segment <n>",
-      "pipelining segment in elements (default: 128 KiB, at most 32 segments)",
+      "pipelining segment in elements (default: the algorithm's own, else 128 KiB, as the front API)",
       p.int("--segment", 1),
     )
     .option("--contention <mode>", "'shared': a rank's concurrent transfers share its link; 'none'", "shared")

@@ -25,7 +25,7 @@ import { DeadlockError, InvalidArgumentError } from "../core/errors.js";
 import { insideJob } from "../runtime/env.js";
 import { nodeArgv, ownModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
-import { explainCall } from "../schedule/explain.js";
+import { explainCall, explainCallFor } from "../schedule/explain.js";
 import { spawn } from "../sim/index.js";
 import { rankCall } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
@@ -311,14 +311,8 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   const jobSize = Number(env.OMPI_COMM_WORLD_SIZE ?? env.PMI_SIZE ?? env.SLURM_NTASKS ?? env.WORLD_SIZE ?? 4);
   // -n, when given, must agree with the job (traceThisMpiRank says so otherwise).
   const size = o.nranks ?? o.size ?? (job ? jobSize : 4);
-  const base = defaultTraceCall(alg, size);
-  const call: TraceCall = {
-    size,
-    count: o.count ?? base.count,
-    root: o.root,
-    segment: o.segment ?? base.segment,
-    seed: o.seed,
-  };
+  const shown = explainCallFor(alg, size, { count: o.count, root: o.root, segment: o.segment });
+  const call: TraceCall = { size, count: shown.count, root: shown.root, segment: shown.segment, seed: o.seed };
   if (call.root >= call.size) {
     throw new InvalidArgumentError({ op: "trace", arg: "--root" }, `${call.root} is not a rank of ${call.size}`);
   }
@@ -403,7 +397,11 @@ export function registerTrace(program: Command): void {
     )
     .option("--count <n>", "elements (NCCL's count); default one element per chunk", p.int("--count", 0))
     .option("--root <n>", "root rank", p.int("--root", 0), 0)
-    .option("--segment <n>", "pipelining segment in elements", p.int("--segment", 1))
+    .option(
+      "--segment <n>",
+      "pipelining segment in elements (default: 1 with the default count; with --count, the front API's)",
+      p.int("--segment", 1),
+    )
     .option("--seed <n>", "sim scheduler seed", p.int("--seed", -(2 ** 31), 2 ** 31))
     .addOption(
       new Option("--backend <name>", "sim (logical ticks), mpi (microseconds, launched under mpirun) or nccl")

@@ -17,10 +17,10 @@ import { overlaps, type View } from "../core/buffer.js";
 import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, opLabel, type ReduceOp } from "../core/op.js";
-import { type Algorithm, defaultSegmentOf } from "../schedule/dsl.js";
+import type { Algorithm } from "../schedule/dsl.js";
 import { execute } from "../schedule/executor.js";
 import { findAlgorithm } from "../schedule/registry.js";
-import { type Collective, specOf } from "../specs/index.js";
+import { type Collective, makeCall, rankCall, specOf } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
 import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
 import { chooseFor, planFor } from "./plans.js";
@@ -131,19 +131,22 @@ function run(comm: Comm, call: Call): Promise<void> {
       `must be a positive integer, got ${segment}`,
     );
   }
-  const probe: RankCall = {
-    collective: call.collective,
-    rank: comm.rank,
-    size: comm.size,
-    count: call.count,
-    root: call.root ?? 0,
-    dtype: call.dtype,
-    op: call.op ?? { name: "sum" },
-    inPlace: false,
-    segment: segment ?? defaultSegmentOf(alg, call.dtype),
-    sendCounts: call.sendCounts,
-    recvCounts: call.recvCounts,
-  };
+  const probe = rankCall(
+    makeCall(
+      {
+        collective: call.collective,
+        size: comm.size,
+        count: call.count,
+        root: call.root,
+        dtype: call.dtype,
+        op: call.op,
+        segment,
+      },
+      alg,
+    ),
+    comm.rank,
+    call.sendCounts ? { sendCounts: call.sendCounts, recvCounts: call.recvCounts } : undefined,
+  );
   const c: RankCall = inPlaceOf(comm, call, probe) ? { ...probe, inPlace: true } : probe;
   const plan = planFor(alg, c);
   const queue = queueOf(comm);
@@ -190,14 +193,9 @@ export function runCollective(
   const spec = specOf(c.collective);
   const name = spec.api;
   return start(comm, name, () => {
-    const l = spec.layout({
-      ...c,
-      rank: comm.rank,
-      size: comm.size,
-      dtype: c.dtype ?? "float32",
-      inPlace: false,
-      segment: 1,
-    });
+    const l = spec.layout(
+      rankCall(makeCall({ ...c, size: comm.size }), comm.rank, { sendCounts: c.sendCounts, recvCounts: c.recvCounts }),
+    );
     const dtype = c.dtype ?? buffers.input?.buffer.dtype ?? buffers.output?.buffer.dtype ?? spec.defaultDtype;
     const input =
       l.inputCount > 0 || buffers.input ? sizedArg(comm, name, "input", buffers.input, l.inputCount, dtype) : undefined;

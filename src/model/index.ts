@@ -2,7 +2,6 @@
 export { betaFromGBps, formulaTime, type ModelParams, type ModelResult, modelTime } from "../schedule/model.js";
 export {
   type Crossover,
-  defaultSegment,
   powersOfTwo,
   type SweepOptions,
   type SweepResult,

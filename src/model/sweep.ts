@@ -1,21 +1,15 @@
 /**
  * Sweeping the alpha-beta model over the group size: which algorithm is faster as N grows into
  * the thousands, and where the lines cross (ring all-reduce's 2(n-1)·alpha latency against the
- * double binary tree's ~2·log2(n), the reason NCCL added trees). Also the segment policy the
- * model uses when the caller gives none.
+ * double binary tree's ~2·log2(n), the reason NCCL added trees). A call that names no segment
+ * gets the one default (makeCall, src/specs/segment.ts), as the front API and bench do.
  */
 import { type DType, dtypeInfo } from "../core/dtype.js";
-import { type Algorithm, defaultSegmentOf } from "../schedule/dsl.js";
+import type { Algorithm } from "../schedule/dsl.js";
 import { formulaTime, type ModelParams, modelTime } from "../schedule/model.js";
 import { makeCall } from "../specs/index.js";
 import { lineChartSvg } from "../viz/chart.js";
 import { bytesText } from "../viz/svg.js";
-
-/** Segments of NCCL's order (128 KiB) but never more than 32 per message: modest step counts at any N. */
-export function defaultSegment(count: number, dtype: DType = "float32", alg?: Algorithm): number {
-  const perSeg = defaultSegmentOf(alg, dtype);
-  return Math.max(1, Math.min(count, perSeg), Math.ceil(count / 32));
-}
 
 /** 2, 4, 8, ..., max (and max itself when it is not a power of two). */
 export function powersOfTwo(max: number): number[] {
@@ -31,7 +25,7 @@ export interface SweepOptions {
   readonly bytes: number;
   readonly dtype?: DType;
   readonly root?: number;
-  /** Elements per segment; default defaultSegment(count). */
+  /** Elements per segment; default each algorithm's (makeCall's one default). */
   readonly segment?: number;
   readonly params: ModelParams;
   /** Told before each size is modelled (the CLI's progress line). */
@@ -62,7 +56,8 @@ export interface SweepResult {
   readonly rows: SweepRow[];
   readonly crossovers: Crossover[];
   readonly count: number;
-  readonly segment: number;
+  /** The segment each algorithm ran with, in the order given. */
+  readonly segments: number[];
   /** Wall-clock seconds the sweep took. */
   readonly seconds: number;
 }
@@ -71,11 +66,10 @@ export function sweep(algs: readonly Algorithm[], o: SweepOptions): SweepResult 
   const t0 = performance.now();
   const dtype = o.dtype ?? "float32";
   const count = Math.max(0, Math.floor(o.bytes / dtypeInfo(dtype).bytes));
-  const segment = o.segment ?? defaultSegment(count, dtype);
   const rows: SweepRow[] = o.sizes.map((n, i) => {
     o.onSize?.(n, i, o.sizes.length);
     const call = (a: Algorithm) =>
-      makeCall({ collective: a.collective, size: n, count, root: o.root ?? 0, dtype, segment });
+      makeCall({ collective: a.collective, size: n, count, root: o.root ?? 0, dtype, segment: o.segment }, a);
     return {
       n,
       times: algs.map((a) => modelTime(a, call(a), o.params).time),
@@ -103,7 +97,9 @@ export function sweep(algs: readonly Algorithm[], o: SweepOptions): SweepResult 
     rows,
     crossovers,
     count,
-    segment,
+    segments: algs.map(
+      (a) => makeCall({ collective: a.collective, size: 2, count, dtype, segment: o.segment }, a).segment,
+    ),
     seconds: (performance.now() - t0) / 1000,
   };
 }

@@ -17,8 +17,6 @@
  * for algorithms marked `form: "in-place"`, the out-of-place copy of the input into the output.
  */
 import { invariant } from "../core/assert.js";
-import { type DType, dtypeInfo } from "../core/dtype.js";
-import { DEFAULT_SEGMENT_BYTES } from "../specs/index.js";
 import type { RankCall } from "../specs/types.js";
 
 export type BufferName = "input" | "output" | "scratch";
@@ -145,8 +143,9 @@ export interface Algorithm {
    */
   readonly ranksDiffer?: string;
   /**
-   * The pipelining segment, in bytes, for a call that names none (default DEFAULT_SEGMENT_BYTES,
-   * NCCL's 128 KiB): an algorithm that pipelines best at another size says so, with its source.
+   * The pipelining segment, in bytes, for a call that names none (default NCCL's 128 KiB; the one
+   * rule is src/specs/segment.ts, applied by makeCall): an algorithm that pipelines best at
+   * another size says so, with its source.
    */
   readonly segmentBytes?: number;
   /** Where the schedule is defined, if not for every call (imported MSCCL programs). */
@@ -158,11 +157,6 @@ export interface Algorithm {
 }
 
 /** An algorithm, as its file declares it. */
-/** The segment, in elements of dtype, of a call to alg that names none: its segmentBytes, else the default. */
-export function defaultSegmentOf(alg: Algorithm | undefined, dtype: DType): number {
-  return Math.max(1, Math.floor((alg?.segmentBytes ?? DEFAULT_SEGMENT_BYTES) / dtypeInfo(dtype).bytes));
-}
-
 export function defineAlgorithm(a: Algorithm): Algorithm {
   return a;
 }

@@ -6,7 +6,7 @@
  * which steps run together in which round. The ring all-reduce header keeps its n = 4 table;
  * the other tables are golden files under test/golden/explain/ that a test keeps current.
  */
-import { specOf } from "../specs/index.js";
+import { makeCall, specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import { cellText, compileAll, strideOf } from "./check.js";
 import { type Algorithm, type BufferName, type LocalOp, regionText, type Step, type Transfer } from "./dsl.js";
@@ -14,22 +14,42 @@ import { interpret } from "./interpret.js";
 import { type Plan, ScheduleError } from "./plan.js";
 import { type Cell, SymbolicMemory } from "./symbolic.js";
 
-/** The call explain shows by default: the spec's explain call (one element per chunk) at n ranks. */
+/**
+ * The call explain shows by default: the spec's explain call (one element per chunk) at n ranks,
+ * one element per segment so that pipelining shows in the table.
+ */
 export function explainCall(alg: Algorithm, size: number): CollectiveCall {
   const spec = specOf(alg.collective);
-  return {
-    collective: spec.name,
-    size,
-    count: 0,
-    root: 0,
-    dtype: spec.defaultDtype,
-    op: { name: "sum" },
-    inPlace: false,
-    segment: 1,
-    ...spec.explainCall(size),
-    // An algorithm written for whole units (an imported MSCCL program): one element per unit.
-    ...(alg.domain ? { count: alg.domain.countMultiple ?? 1, root: alg.domain.roots?.[0] ?? 0 } : {}),
-  };
+  return makeCall(
+    {
+      collective: spec.name,
+      size,
+      segment: 1,
+      ...spec.explainCall(size),
+      // An algorithm written for whole units (an imported MSCCL program): one element per unit.
+      ...(alg.domain ? { count: alg.domain.countMultiple ?? 1, root: alg.domain.roots?.[0] ?? 0 } : {}),
+    },
+    alg,
+  );
+}
+
+/**
+ * The call `cclab explain` and `cclab trace` run for their options: explain's own call (above)
+ * unless a count is named; a named count without a segment gets the one default segment
+ * (makeCall), so explain shows the segments the front API, bench and model plan for that call.
+ */
+export function explainCallFor(
+  alg: Algorithm,
+  size: number,
+  given: { readonly count?: number; readonly root?: number; readonly inPlace?: boolean; readonly segment?: number },
+): CollectiveCall {
+  const base = explainCall(alg, size);
+  if (given.count === undefined) return { ...base, ...defined(given) };
+  return makeCall({ ...base, segment: undefined, ...defined(given) }, alg);
+}
+
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 const transferText = (t: Transfer): string =>

@@ -4,9 +4,7 @@
  * Everything else (front API checks, checker, oracle, verify, bench, CLI names) reads the spec.
  */
 import type { DType } from "../core/dtype.js";
-import { dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
-import type { ReduceOp } from "../core/op.js";
 import { suggest } from "../core/suggest.js";
 import { allgather } from "./allgather.js";
 import { allreduce } from "./allreduce.js";
@@ -18,8 +16,10 @@ import { gather } from "./gather.js";
 import { reduce } from "./reduce.js";
 import { reducescatter } from "./reducescatter.js";
 import { scatter } from "./scatter.js";
+import { defaultSegment, type SegmentPolicy } from "./segment.js";
 import type { CollectiveCall, CollectiveSpec, Layout, RankCall } from "./types.js";
 
+export { DEFAULT_SEGMENT_BYTES, defaultSegment, type SegmentPolicy } from "./segment.js";
 export type * from "./types.js";
 
 /** In the order tables list them. */
@@ -44,13 +44,9 @@ for (const s of SPECS) {
   for (const n of [s.name, s.api, ...s.aliases]) BY_NAME.set(n.toLowerCase(), s);
 }
 
-export function isCollective(x: unknown): x is Collective {
-  return typeof x === "string" && (COLLECTIVES as readonly string[]).includes(x);
-}
-
 /** The spec of a collective by any of its names (allreduce, all_reduce, allReduce), or undefined. */
 export function findSpec(name: string): CollectiveSpec | undefined {
-  return BY_NAME.get(name.toLowerCase());
+  return BY_NAME.get(name) ?? BY_NAME.get(name.toLowerCase());
 }
 
 /** The spec of a collective by any of its names; an unknown name is an error listing the names, with a suggestion. */
@@ -64,12 +60,15 @@ export function specOf(name: string, site: { rank?: number; op: string; arg?: st
   );
 }
 
-/** NCCL pipelines in chunks of this order (its default chunk size is 128 KiB for trees). */
-export const DEFAULT_SEGMENT_BYTES = 128 * 1024;
-
-/** A call with the defaults filled in: the spec's dtype, sum, root 0, out of place, 128 KiB segments. */
+/**
+ * The one call builder: a call with the defaults filled in (the spec's dtype, sum, root 0, out of
+ * place) and the one default segment (segment.ts: `alg`'s own segmentBytes, else 128 KiB). The
+ * front API, bench, model, explain, verify and trace all build their calls here, so the same call
+ * plans the same segments everywhere; pass the algorithm that will run it.
+ */
 export function makeCall(
   c: Partial<CollectiveCall> & { readonly collective: string; readonly size: number },
+  alg?: SegmentPolicy,
 ): CollectiveCall {
   const spec = specOf(c.collective);
   const dtype = c.dtype ?? spec.defaultDtype;
@@ -81,13 +80,21 @@ export function makeCall(
     dtype,
     op: c.op ?? { name: "sum" },
     inPlace: spec.inPlace && (c.inPlace ?? false),
-    segment: Math.max(1, c.segment ?? Math.floor(DEFAULT_SEGMENT_BYTES / dtypeInfo(dtype).bytes)),
+    segment: Math.max(1, c.segment ?? defaultSegment(dtype, alg)),
     splits: c.splits,
   };
 }
 
-/** Rank `rank`'s view of a call: alltoallv's split matrix becomes its row of send counts and column of receive counts. */
-export function rankCall(call: CollectiveCall, rank: number): RankCall {
+/**
+ * Rank `rank`'s view of a call: alltoallv's split matrix becomes its row of send counts and
+ * column of receive counts; a real backend's rank, which knows only its own, passes them as `own`.
+ */
+export function rankCall(
+  call: CollectiveCall,
+  rank: number,
+  own?: { readonly sendCounts?: readonly number[]; readonly recvCounts?: readonly number[] },
+): RankCall {
+  if (own) return { ...call, rank, sendCounts: own.sendCounts, recvCounts: own.recvCounts };
   if (!call.splits) return { ...call, rank };
   return {
     ...call,
@@ -100,21 +107,6 @@ export function rankCall(call: CollectiveCall, rank: number): RankCall {
 /** One rank's buffers for a call. */
 export function layoutOf(c: RankCall): Layout {
   return specOf(c.collective).layout(c);
-}
-
-/** A short text of a call for messages: 'allreduce n=4 count=8 float32 sum, in place'. */
-export function callText(c: CollectiveCall): string {
-  const spec = specOf(c.collective);
-  const parts = [`${c.collective} n=${c.size}`];
-  if (spec.counted) parts.push(`count=${c.count}`);
-  if (spec.rooted) parts.push(`root=${c.root}`);
-  parts.push(c.dtype);
-  if (spec.reducing) parts.push(opText(c.op));
-  return `${parts.join(" ")}${c.inPlace ? ", in place" : ""}`;
-}
-
-function opText(op: ReduceOp): string {
-  return op.name === "premulsum" ? `premulsum(${op.scalar})` : op.name;
 }
 
 export type { DType };

@@ -9,7 +9,7 @@ import Table from "cli-table3";
 import fc from "fast-check";
 import { checkAlgorithm } from "../schedule/check.js";
 import type { Algorithm } from "../schedule/dsl.js";
-import { findSpec } from "../specs/index.js";
+import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "./load.js";
 import { checkCases } from "./matrix.js";
 import { caseArb, describeCase, runCase } from "./property.js";
@@ -100,11 +100,13 @@ export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number):
   return { algorithm: alg, staticCases: cases.length, propertyCases: result.numRuns };
 }
 
-/** Steps and bytes per rank at n = 8 for a 1 MiB float32 message, from the (checked) cost formulas. */
+/** Steps and bytes per rank at n = 8 for a 1 MiB float32 message (the call's default segment), from the (checked) cost formulas. */
 function costAt8(alg: Algorithm): { steps: number; bytes: number } {
-  const count = findSpec(alg.collective)?.counted ? 262144 : 0;
-  const segment = 32768;
-  return { steps: alg.cost.steps.value(8, count, segment), bytes: alg.cost.sent.value(8, count, segment) * 4 };
+  const c = makeCall({ collective: alg.collective, size: 8, count: (1 << 20) / 4, dtype: "float32" }, alg);
+  return {
+    steps: alg.cost.steps.value(c.size, c.count, c.segment),
+    bytes: alg.cost.sent.value(c.size, c.count, c.segment) * 4,
+  };
 }
 
 export async function verify(o: VerifyOptions): Promise<number> {
