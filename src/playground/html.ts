@@ -11,6 +11,8 @@ header input[type=number]{width:4.5em}
 header button{font-size:13px;padding:3px 10px}
 button.primary{font-weight:bold}
 #stop{color:#b00}
+#stop:disabled{color:#999}
+#counterexample{white-space:pre-wrap}
 #layout{flex:1;display:flex;min-height:0}
 #left{flex:0 0 46%;display:flex;flex-direction:column;border-right:1px solid #ddd;min-width:0}
 #files{display:flex;gap:6px;align-items:center;padding:4px 8px;border-bottom:1px solid #eee;font-size:13px;flex-wrap:wrap}
@@ -77,11 +79,11 @@ export function playgroundHtml(): string {
     '<section id="verify-out" class="hidden"></section>',
     '<section id="trace-out" class="hidden">',
     '<h2 id="trace-title"></h2>',
+    '<div id="deadlock"></div>',
     '<div class="stepbar"><button id="prev" title="previous step (Alt-←)">‹</button>',
     '<input id="step" type="range" min="0" max="0" value="0" aria-label="step">',
     '<button id="next" title="next step (Alt-→)">›</button> <span id="step-text"></span></div>',
     '<svg id="diagram" xmlns="http://www.w3.org/2000/svg" font-family="Helvetica, Arial, sans-serif"></svg>',
-    '<div id="deadlock"></div>',
     '<div id="side"></div>',
     "</section>",
     '<section id="output-out" class="hidden"><h2>printed output, per rank</h2><div id="ranks"></div><pre id="console" class="hidden"></pre></section>',

@@ -182,6 +182,13 @@ async function run(job: RunJob): Promise<Result> {
   };
 }
 
+/** How a checkout names the algorithm: a built-in's file by its name (your edits saved there), any other by its file. */
+function fileFlag(job: Job, alg: Algorithm): string {
+  return job.main === `algorithms/${alg.collective}/${alg.name}.ts`
+    ? `--algorithm ${alg.name}`
+    : `--algorithm-file ${job.main}`;
+}
+
 async function verify(job: VerifyJob): Promise<Result> {
   const notes: string[] = [];
   const alg = algorithmOf(job, load(job, job.id));
@@ -212,17 +219,16 @@ async function verify(job: VerifyJob): Promise<Result> {
           phase: "proof",
           message: report.errors.join("\n"),
           replay: { n: c.size, count: c.count, root: c.root, segment: c.segment, inPlace: c.inPlace },
-          command: `cclab explain ${alg.collective} --algorithm-file ${job.main} ${call}`,
+          command: `cclab explain ${alg.collective} ${fileFlag(job, alg)} ${call}`,
         },
         notes,
       };
     }
   }
   const reg = registeredAs(alg, notes);
-  const arb =
-    job.lo <= 1
-      ? caseArb(alg, { maxSize: job.hi })
-      : fc.integer({ min: job.lo, max: job.hi }).chain((n) => caseArb(alg, { worldSize: n }));
+  // As `cclab verify -n lo..hi` draws them, so the command below replays the same cases.
+  const sizes = Array.from({ length: job.hi - job.lo + 1 }, (_, i) => job.lo + i);
+  const arb = fc.constantFrom(...sizes).chain((n) => caseArb(alg, { worldSize: n }));
   const result = await fc.check(
     fc.asyncProperty(arb, async (c) => {
       const err = await runCase(reg, c);
@@ -245,7 +251,7 @@ async function verify(job: VerifyJob): Promise<Result> {
         replay: c
           ? { n: c.size, count: c.count, root: c.root, segment: c.segment, inPlace: c.inPlace }
           : { n: Math.min(4, job.hi) },
-        command: `cclab verify --algorithm-file ${job.main} --max-n ${job.hi} --seed ${job.seed} --runs ${job.runs}`,
+        command: `cclab verify --collective ${alg.collective} ${fileFlag(job, alg)} --max-n ${job.hi} -n ${job.lo}..${job.hi} --seed ${job.seed} --runs ${job.runs}`,
       },
       notes,
     };

@@ -1,0 +1,283 @@
+/**
+ * The playground (`cclab playground -o site/`) in headless Chromium through puppeteer-core, as
+ * test/browser.test.ts drives the step-through page. The site is built once for the file and
+ * opened from file://: the send-send deadlock example under nccl shows its wait-for cycle with
+ * the blocked sends named, and passes under buffered; ring all-reduce with one send's peer
+ * swapped fails Verify with a counterexample, and the fixed one's Explain table is `cclab
+ * explain`'s, character for character; `while (true) {}` is stopped at its time bound and the
+ * tab stays responsive; a shared link reopens the same files, settings and step; the site also
+ * loads from the --serve server. It measures the site's gzipped size and the first load, and
+ * writes the screenshots docs/teaching.md shows (docs/img/playground-*.png).
+ * Skips, saying why, where Chromium is not installed (CI: apt-get install -y chromium).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import type { Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSite, type SiteReport } from "../src/playground/build.js";
+import { serveSite } from "../src/playground/serve.js";
+
+function findChromium(): string | undefined {
+  for (const name of ["chromium", "chromium-browser", "google-chrome"]) {
+    try {
+      return execFileSync("which", [name], { encoding: "utf8" }).trim() || undefined;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+const chromium = findChromium();
+if (!chromium) console.log("playground.test.ts skipped: no chromium on PATH (Debian: apt-get install -y chromium)");
+
+const ROOT = join(import.meta.dirname, "..");
+const docsImg = join(ROOT, "docs", "img");
+const dir = mkdtempSync(join(tmpdir(), "cclab-playground-"));
+const CHROME_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--hide-scrollbars",
+  "--font-render-hinting=none",
+];
+
+let browser: Browser | undefined;
+let site: SiteReport | undefined;
+const url = () => `file://${join(dir, "index.html")}`;
+
+beforeAll(async () => {
+  if (!chromium) return;
+  site = await buildSite(dir);
+  const puppeteer = (await import("puppeteer-core")).default;
+  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: CHROME_ARGS });
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Handle {
+  ready: boolean;
+  getSource(): string;
+  setSource(text: string): void;
+  busy(): boolean;
+  share(): Promise<string>;
+  step(): number;
+  workspace(): { files: Record<string, string>; main: string; current: string };
+}
+declare const playground: Handle;
+
+/** A new page at `address`, once the playground says it is ready. */
+async function open(address: string): Promise<Page> {
+  const page = await (browser as Browser).newPage();
+  await page.setViewport({ width: 1280, height: 800 });
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  pageErrors.set(page, errors);
+  await page.goto(address);
+  await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready, { timeout: 30_000 });
+  return page;
+}
+
+const pageErrors = new Map<Page, string[]>();
+
+/** Closes a page; an uncaught error on it fails the test. */
+async function close(page: Page): Promise<void> {
+  await page.close();
+  expect(pageErrors.get(page)).toEqual([]);
+}
+
+async function idle(page: Page, timeout = 60_000): Promise<void> {
+  await page.waitForFunction(() => !playground.busy(), { timeout, polling: 50 });
+}
+
+const text = (page: Page, sel: string) => page.$eval(sel, (e) => e.textContent ?? "");
+const status = (page: Page) => text(page, "#status");
+
+async function setValue(page: Page, sel: string, value: string): Promise<void> {
+  await page.$eval(
+    sel,
+    (e, v) => {
+      const el = e as HTMLInputElement;
+      el.value = v;
+      el.dispatchEvent(new Event("change"));
+    },
+    value,
+  );
+}
+
+/** A screenshot of the page for docs/img, at the viewport's size. */
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(docsImg, `playground-${name}.png`) as `${string}.png` });
+}
+
+describe.skipIf(!chromium)("the playground in Chromium", () => {
+  it("builds a site under 2 MB gzipped and loads from file:// (first load measured)", async () => {
+    const r = site as SiteReport;
+    expect(r.files.map((f) => f.path).sort()).toEqual([
+      "assets/playground.js",
+      "assets/sources.js",
+      "assets/worker.js",
+      "index.html",
+    ]);
+    expect(r.gzipBytes).toBeLessThan(2 * 1024 * 1024);
+    const page = await open(url());
+    // Interactive: the editor holds the first example and the buttons work (performance.now() at ready).
+    const ms = Number(await page.evaluate(() => document.body.dataset.ready));
+    console.log(
+      `playground: ${r.files.map((f) => `${f.path} ${(f.gzipBytes / 1024).toFixed(1)} KiB`).join(", ")}; ` +
+        `total ${(r.bytes / 1024).toFixed(1)} KiB, ${(r.gzipBytes / 1024).toFixed(1)} KiB gzipped; first load from file:// interactive at ${ms} ms`,
+    );
+    expect(ms).toBeGreaterThan(0);
+    expect(ms).toBeLessThan(10_000);
+    expect(await page.evaluate(() => playground.getSource())).toContain("export async function main");
+    await close(page);
+  });
+
+  it("send-send deadlock: the cycle under nccl with the blocked sends named; it passes under buffered", async () => {
+    const page = await open(`${url()}#example=examples/deadlock.ts&semantics=nccl`);
+    expect(await page.$eval("#semantics", (e) => (e as HTMLSelectElement).value)).toBe("nccl");
+    await page.click("#run");
+    await idle(page);
+    expect(await text(page, "#deadlock .deadlock-title")).toBe(
+      "deadlock at round 0: wait-for cycle rank 0 → rank 1 → rank 0",
+    );
+    const blocked = await page.$$eval("#deadlock .blocked li", (els) => els.map((e) => e.textContent));
+    expect(blocked).toEqual([
+      "rank 0 blocked in send(to 1, 2 x float32, 'exchange')",
+      "rank 1 blocked in send(to 0, 2 x float32, 'exchange')",
+    ]);
+    expect(await page.$$eval("#deadlock .graph .edge.cycle", (els) => els.length)).toBe(2);
+    expect(await text(page, "#rank-0")).toContain("Rank 0: caught DeadlockError in send(to 1)");
+    expect(await text(page, "#rank-1")).toContain("fix c (isend and irecv first, then wait on both)");
+    await shoot(page, "deadlock");
+
+    await page.select("#semantics", "buffered");
+    await page.click("#run");
+    await idle(page);
+    expect(await page.$$eval("#deadlock *", (els) => els.length)).toBe(0);
+    expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+    expect(await text(page, "#rank-0")).toContain("Rank 0: no deadlock under these semantics (sends were buffered)");
+    await close(page);
+  });
+
+  it("ring all-reduce with one send's peer swapped fails Verify with a counterexample; fixed, Explain is cclab explain's", async () => {
+    const page = await open(`${url()}#example=algorithms/allreduce/ring.ts&n=4`);
+    await page.select("#imports", "algorithms/lib/ring.ts");
+    const lib = await page.evaluate(() => playground.getSource());
+    const send = "send(next, chunkOf(from, out))";
+    // Two such sends: the reduce-scatter's, then the all-gather's; the all-gather's goes the wrong way.
+    expect(lib.split(send).length).toBe(3);
+    const at = lib.lastIndexOf(send);
+    const broken = `${lib.slice(0, at)}send(prev, chunkOf(from, out))${lib.slice(at + send.length)}`;
+    await page.evaluate((t) => playground.setSource(t), broken);
+    await setValue(page, "#hi", "6");
+    await page.click("#verify");
+    await idle(page);
+    expect(await text(page, "#verify-verdict")).toBe("FAILED (static proof)");
+    const cex = await text(page, "#counterexample");
+    // n = 2 has next = prev, so the first size the swap breaks is 3.
+    expect(cex).toMatch(/^allreduce\/ring \(n=3, count=\d+/);
+    expect(await page.$eval("#replay", (e) => e.textContent)).toContain("n = 3");
+    await shoot(page, "verify");
+    await page.click("#replay");
+    await idle(page);
+    expect(await text(page, "#side")).toContain("the checker rejects this schedule");
+
+    // Fixed: the import as it was; Explain at n = 4 prints what the command line prints.
+    await page.evaluate((t) => playground.setSource(t), lib);
+    await page.select("#file", "algorithms/allreduce/ring.ts");
+    await page.click("#verify");
+    await idle(page);
+    expect(await text(page, "#verify-verdict")).toBe("verified");
+    await page.click("#explain");
+    await idle(page);
+    const cli = execFileSync(
+      process.execPath,
+      [join(ROOT, "src/cli/bin.js"), "explain", "allreduce", "--algorithm", "ring", "-n", "4"],
+      { encoding: "utf8" },
+    );
+    expect(`${await text(page, "#explain-text")}\n`).toBe(cli);
+    // The step table beside the diagram, after the slider's third step, is explain's step 3.
+    await page.$eval("#step", (e) => {
+      (e as HTMLInputElement).value = "2";
+      e.dispatchEvent(new Event("input"));
+    });
+    const ops = await page.$$eval("#ops li", (els) => els.map((e) => e.textContent ?? ""));
+    const step3 = cli.slice(cli.indexOf("\nstep 3\n"));
+    for (const o of ops) expect(step3).toContain(`  ${o}\n`);
+    await shoot(page, "explain");
+    await close(page);
+  });
+
+  it("while (true) {} is stopped at its time bound, the tab stays responsive, and Stop ends a job at once", async () => {
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    await page.evaluate(() => playground.setSource("export async function main() {\n  while (true) {}\n}\n"));
+    await setValue(page, "#limit", "2");
+    const t0 = Date.now();
+    await page.click("#run");
+    // The page answers while the worker spins.
+    expect(await page.evaluate(() => playground.busy())).toBe(true);
+    await idle(page, 20_000);
+    const took = Date.now() - t0;
+    expect(await status(page)).toContain("ran past its limit of 2 s");
+    expect(took).toBeGreaterThanOrEqual(1900);
+    expect(took).toBeLessThan(6000);
+
+    await setValue(page, "#limit", "60");
+    await page.click("#run");
+    expect(await page.evaluate(() => playground.busy())).toBe(true);
+    const t1 = Date.now();
+    await page.click("#stop");
+    await idle(page, 5000);
+    expect(Date.now() - t1).toBeLessThan(2000);
+    expect(await status(page)).toMatch(/^stopped by you after/);
+    await close(page);
+  });
+
+  it("a shared link reopens the same files, settings and step", async () => {
+    const page = await open(`${url()}#example=examples/deadlock.ts`);
+    const edited = `// my lesson\n${await page.evaluate(() => playground.getSource())}`;
+    await page.evaluate((t) => playground.setSource(t), edited);
+    await page.select("#semantics", "mpi-eager");
+    await setValue(page, "#seed", "7");
+    await page.click("#run");
+    await idle(page);
+    await page.$eval("#step", (e) => {
+      (e as HTMLInputElement).value = "1";
+      e.dispatchEvent(new Event("input"));
+    });
+    const link = await page.evaluate(() => playground.share());
+    expect(link).toMatch(/#s=[A-Za-z0-9_-]+$/);
+    const caption = await text(page, "#step-text");
+    await close(page);
+
+    const again = await open(link);
+    await idle(again);
+    expect(await again.evaluate(() => playground.getSource())).toBe(edited);
+    expect(await again.$eval("#semantics", (e) => (e as HTMLSelectElement).value)).toBe("mpi-eager");
+    expect(await again.$eval("#seed", (e) => (e as HTMLInputElement).value)).toBe("7");
+    expect(await again.evaluate(() => playground.step())).toBe(1);
+    expect(await text(again, "#step-text")).toBe(caption);
+    await close(again);
+  });
+
+  it("loads over HTTP from the --serve server too", async () => {
+    const { server, url: base } = await serveSite(dir, 0);
+    try {
+      const page = await open(`${base}#example=examples/send_recv.ts&run=1`);
+      await idle(page);
+      expect(await text(page, "#rank-3")).toMatch(/\S/);
+      await close(page);
+    } finally {
+      await new Promise((r) => (server as Server).close(r));
+    }
+  });
+});
