@@ -11,6 +11,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../src/core/errors.js";
 import {
+  describeTopology,
   FULL_DEFAULTS,
   NETWORK_DEFAULTS,
   parseTopology,
@@ -470,6 +471,22 @@ describe("rail-optimized GPU system", () => {
     const t = parseTopology("rail:4x2,over=2", 8);
     expect(t.links.bandwidth[t.links.kind.indexOf("up")]).toBe(NETWORK_DEFAULTS.nic / 2);
     expect(parseTopology("rail", 20).name).toBe("rail:3x8");
+  });
+});
+
+describe("describeTopology", () => {
+  it("sizes, each kind of link, the hop latency and the routing rule", () => {
+    expect(describeTopology(parseTopology("torus:4x4", 16))).toEqual([
+      "torus:4x4: 16 hosts, 16 switches, 96 links",
+      "  inject  16 × 200 GB/s, 100 ns",
+      "  eject   16 × 200 GB/s, 0 µs",
+      "  x+      16 × 50 GB/s, 100 ns",
+      "  x-      16 × 50 GB/s, 100 ns",
+      "  y+      16 × 50 GB/s, 100 ns",
+      "  y-      16 × 50 GB/s, 100 ns",
+      "hop latency 100 ns; routing: dimension order (dimension 0 first), the shorter way round each ring, a tie going +",
+    ]);
+    expect(describeTopology(parseTopology("mesh:3x3", 9))[1]).toBe("  inject  9 × 100 GB/s to 200 GB/s, 100 ns");
   });
 });
 

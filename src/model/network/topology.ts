@@ -14,6 +14,7 @@ import { gridTopology } from "./families/grid.js";
 import { railTopology } from "./families/rail.js";
 import { fileTopology } from "./file.js";
 import type { Topology } from "./types.js";
+import { formatBandwidth, formatTime } from "./units.js";
 
 export { PLACEMENTS, placeRanks } from "./placement.js";
 
@@ -327,4 +328,40 @@ function rail(
     routing,
     name: `rail:${nodes}x${gpus}${extra}`,
   });
+}
+
+/**
+ * The topology in a few lines for reports: its size, each kind of link with its count, bandwidth
+ * and latency, the switching latency and the routing rule.
+ *
+ *   torus:8x8: 64 hosts, 64 switches, 384 links
+ *     inject  64 × 200 GB/s, 100 ns
+ *     ...
+ *   hop latency 100 ns; routing: dimension order (dimension 0 first), ...
+ */
+export function describeTopology(t: Topology): string[] {
+  let switches = 0;
+  for (let v = 0; v < t.nodeCount; v++) if (t.nodeKind(v) === "switch") switches++;
+  const kinds = new Map<string, { count: number; bw: Set<number>; lat: Set<number> }>();
+  for (let i = 0; i < t.links.count; i++) {
+    const k = t.links.kind[i] as string;
+    let e = kinds.get(k);
+    if (!e) kinds.set(k, (e = { count: 0, bw: new Set(), lat: new Set() }));
+    e.count++;
+    e.bw.add(t.links.bandwidth[i] as number);
+    e.lat.add(t.links.latency[i] as number);
+  }
+  const range = (values: Set<number>, fmt: (x: number) => string) => {
+    const v = [...values].sort((a, b) => a - b);
+    return v.length === 1 ? fmt(v[0] as number) : `${fmt(v[0] as number)} to ${fmt(v[v.length - 1] as number)}`;
+  };
+  const width = Math.max(...[...kinds.keys()].map((k) => k.length));
+  return [
+    `${t.name}: ${t.hosts} hosts, ${switches} switches, ${t.links.count} links`,
+    ...[...kinds].map(
+      ([k, e]) =>
+        `  ${k.padEnd(width)}  ${e.count} × ${range(e.bw, (x) => formatBandwidth(x))}, ${range(e.lat, formatTime)}`,
+    ),
+    `hop latency ${formatTime(t.hopLatency)}; routing: ${t.routing}`,
+  ];
 }
