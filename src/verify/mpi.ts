@@ -12,7 +12,7 @@ import { mpiAvailable, mpirunCommand } from "../backends/mpi/index.js";
 import { nodeArgv, ownModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { selectAlgorithms } from "./load.js";
-import { printReport, type VerifyOptions, type VerifyReport } from "./run.js";
+import { printReport, type VerifyOptions, type VerifyReport } from "./report.js";
 
 export const DEFAULT_SIZES: readonly number[] = [2, 3, 4, 5];
 

@@ -15,7 +15,7 @@ import type { DType } from "../core/dtype.js";
 import { launch } from "../runtime/launch.js";
 import { ownModule } from "../runtime/user-module.js";
 import { RESULT_TAG, type WorkerOptions } from "./nccl-worker.js";
-import { printReport, type VerifyOptions } from "./run.js";
+import { printReport, type VerifyOptions } from "./report.js";
 
 export const WORKER = ownModule("./nccl-worker.ts", import.meta.url);
 

@@ -1,7 +1,7 @@
 /**
  * What `cclab verify` (and `npm start`) does: for every algorithm (or those selected), the static
  * proof over n = 1..--size and the property tests against the oracle on the sim backend, one row
- * per algorithm; on mpi and nccl the differential tests (backends.ts routes them). Returns the
+ * per algorithm; on mpi and nccl the differential tests (mpi.ts, nccl.ts). Returns the
  * exit code: non-zero on any failure, with the command that replays it printed.
  */
 import { SingleBar } from "cli-progress";
@@ -13,46 +13,9 @@ import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "./load.js";
 import { checkCases } from "./matrix.js";
 import { caseArb, describeCase, runCase } from "./property.js";
+import { printReport, type VerifyOptions } from "./report.js";
 
-export interface VerifyOptions {
-  collective?: string;
-  algorithm?: string;
-  algorithmFile?: string;
-  size: number;
-  runs: number;
-  seed?: number;
-  backend: string;
-  /** mpi/nccl: world sizes to run, e.g. '4' or '2,3' (default 2..5; or $CCLAB_MPI_NP). */
-  np?: string;
-  /** sim: the property tests' world sizes (default: drawn from 1..17). */
-  sizes?: readonly number[];
-  /** Print a VerifyReport as JSON on stdout instead of the table. */
-  json?: boolean;
-}
-
-/** `cclab verify --json`, on every backend: one result per algorithm. */
-export interface VerifyReport {
-  readonly tool: "cclab verify";
-  readonly backend: string;
-  readonly seed: number;
-  readonly runs: number;
-  readonly ok: boolean;
-  readonly seconds: number;
-  readonly results: readonly {
-    readonly collective: string;
-    readonly algorithm: string;
-    /** World sizes it ran on (sim: the static proof's 1..--max-n). */
-    readonly nranks: readonly number[];
-    readonly cases: number;
-    readonly ok: boolean;
-    readonly failure?: string;
-    readonly replay?: string;
-  }[];
-}
-
-export function printReport(r: VerifyReport): void {
-  process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
-}
+export type { VerifyOptions, VerifyReport } from "./report.js";
 
 export interface VerifyRow {
   readonly algorithm: Algorithm;
@@ -110,9 +73,17 @@ function costAt8(alg: Algorithm): { steps: number; bytes: number } {
 }
 
 export async function verify(o: VerifyOptions): Promise<number> {
-  if (o.backend !== "sim") {
-    const { verifyBackend } = await import("./backends.js");
-    return verifyBackend(o);
+  // The engines' drivers load only when asked: they start processes and need their engine.
+  switch (o.backend) {
+    case "sim":
+      break;
+    case "mpi":
+      return (await import("./mpi.js")).verifyMpi(o);
+    case "nccl":
+      return (await import("./nccl.js")).verifyNccl(o);
+    default:
+      console.error(`cclab verify: unknown backend '${o.backend}'; expected sim, mpi or nccl`);
+      return 2;
   }
   const algs = await selectAlgorithms(o);
   const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);

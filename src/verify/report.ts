@@ -1,0 +1,45 @@
+/**
+ * What every verify driver shares (sim in run.ts, mpi.ts, nccl.ts): the options `cclab verify`
+ * takes and the JSON report each prints with --json. Kept apart from run.ts so the engine
+ * drivers, which run.ts loads only when asked, import it without importing run.ts back.
+ */
+
+export interface VerifyOptions {
+  collective?: string;
+  algorithm?: string;
+  algorithmFile?: string;
+  size: number;
+  runs: number;
+  seed?: number;
+  backend: string;
+  /** mpi/nccl: world sizes to run, e.g. '4' or '2,3' (default 2..5; or $CCLAB_MPI_NP). */
+  np?: string;
+  /** sim: the property tests' world sizes (default: drawn from 1..17). */
+  sizes?: readonly number[];
+  /** Print a VerifyReport as JSON on stdout instead of the table. */
+  json?: boolean;
+}
+
+/** `cclab verify --json`, on every backend: one result per algorithm. */
+export interface VerifyReport {
+  readonly tool: "cclab verify";
+  readonly backend: string;
+  readonly seed: number;
+  readonly runs: number;
+  readonly ok: boolean;
+  readonly seconds: number;
+  readonly results: readonly {
+    readonly collective: string;
+    readonly algorithm: string;
+    /** World sizes it ran on (sim: the static proof's 1..--max-n). */
+    readonly nranks: readonly number[];
+    readonly cases: number;
+    readonly ok: boolean;
+    readonly failure?: string;
+    readonly replay?: string;
+  }[];
+}
+
+export function printReport(r: VerifyReport): void {
+  process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+}
