@@ -474,6 +474,28 @@ describe("rail-optimized GPU system", () => {
   });
 });
 
+describe("paths() under the default (single-path) rules", () => {
+  it.each([
+    "full:12",
+    "ring:12",
+    "torus:3x4",
+    "mesh:4x3",
+    "fattree:leaves=3,hosts=4,spines=2",
+    "fattree:k=4",
+    "rail:3x4",
+    "examples/topologies/two-leaves.json",
+  ])("%s: one path, the same as route()", (spec) => {
+    const t = parseTopology(spec, 4);
+    for (let a = 0; a < t.hosts; a++)
+      for (let b = 0; b < t.hosts; b++) {
+        if (a === b) continue;
+        const r = route(t, a, b, a + b);
+        expectWalk(t, a, b, r);
+        expect(t.paths(a, b, a + b)).toEqual([r]);
+      }
+  });
+});
+
 describe("describeTopology", () => {
   it("sizes, each kind of link, the hop latency and the routing rule", () => {
     expect(describeTopology(parseTopology("torus:4x4", 16))).toEqual([
