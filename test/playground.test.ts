@@ -11,7 +11,7 @@
  * Skips, saying why, where Chromium is not installed (CI: apt-get install -y chromium).
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -267,6 +267,22 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     expect(await again.evaluate(() => playground.step())).toBe(1);
     expect(await text(again, "#step-text")).toBe(caption);
     await close(again);
+  });
+
+  it("every lesson's link in docs/teaching.md opens its program and runs or explains it", async () => {
+    const doc = readFileSync(join(ROOT, "docs", "teaching.md"), "utf8");
+    const links = [...doc.matchAll(/\]\(\.\.\/site\/index\.html(#[^)]+)\)/g)].map((m) => m[1] as string);
+    expect(links.length).toBeGreaterThanOrEqual(5);
+    for (const hash of links) {
+      const page = await open(`${url()}${hash}`);
+      await idle(page);
+      const example = new URLSearchParams(hash.slice(1)).get("example");
+      expect(await page.evaluate(() => playground.workspace().main), hash).toBe(example);
+      expect(await page.$eval("#status", (e) => e.className), `${hash}: ${await status(page)}`).not.toBe("error");
+      const shown = hash.includes("explain=1") ? "#explain-text" : "#trace-title";
+      expect(await text(page, shown), hash).toMatch(/\S/);
+      await close(page);
+    }
   });
 
   it("loads over HTTP from the --serve server too", async () => {
