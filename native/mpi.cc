@@ -3,11 +3,12 @@
 // TypedArrays (or ArrayBuffers) addressed by byte offset, kept alive while a request is pending.
 // Errors return (MPI_ERRORS_RETURN) and are thrown as JS errors carrying engine/code/engineMessage,
 // which src/native/load.ts turns into EngineError. Nothing here blocks except wait() and the
-// built-in collectives (the oracle); progress() spins for at most its budget, and the TypeScript
+// built-in collectives (the oracle); progress() waits for at most its budget, and the TypeScript
 // side calls it from the event loop.
 #include <mpi.h>
 
 #include <sched.h>
+#include <time.h>
 
 #include <chrono>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "args.h"
 #include "mpi_engine.h"
 #include "ops.h"
 #include "reduce.h"
@@ -73,14 +75,7 @@ inline void Check(const Napi::Env& env, int rc, const char* context) {
   if (rc != MPI_SUCCESS) Throw(env, rc, context);
 }
 
-int Int(const Napi::CallbackInfo& info, size_t i, const char* name) {
-  if (i >= info.Length() || !info[i].IsNumber())
-    throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a number");
-  const double x = info[i].As<Napi::Number>().DoubleValue();
-  if (x != std::floor(x) || x < -2147483648.0 || x > 2147483647.0)
-    throw Napi::RangeError::New(info.Env(), std::string(name) + " must be a 32-bit integer");
-  return static_cast<int>(x);
-}
+using args::Int;
 
 MPI_Comm Comm(const Napi::CallbackInfo& info, size_t i) {
   const int h = Int(info, i, "comm");
@@ -96,29 +91,14 @@ struct Bytes {
 
 // A TypedArray/ArrayBuffer argument plus a byte offset; null/undefined (only) -> nullptr.
 Bytes Buffer(const Napi::CallbackInfo& info, size_t i, size_t offsetArg, bool nullable = false) {
-  Napi::Env env = info.Env();
   Napi::Value v = info[i];
   if (nullable && (v.IsNull() || v.IsUndefined())) return {nullptr, 0};
-  uint8_t* base;
-  size_t len;
-  if (v.IsTypedArray()) {
-    auto ta = v.As<Napi::TypedArray>();
-    base = static_cast<uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-    len = ta.ByteLength();
-  } else if (v.IsArrayBuffer()) {
-    auto ab = v.As<Napi::ArrayBuffer>();
-    base = static_cast<uint8_t*>(ab.Data());
-    len = ab.ByteLength();
-  } else {
-    throw Napi::TypeError::New(env, "buffer must be a TypedArray or ArrayBuffer");
-  }
-  const int off = Int(info, offsetArg, "byteOffset");
-  if (off < 0 || static_cast<size_t>(off) > len) throw Napi::RangeError::New(env, "byteOffset is outside the buffer");
+  const args::HostBytes h = args::Host(info, i, offsetArg, "buffer");
   // An empty array may have no storage (Data() is null), but nullptr is reserved for a missing
   // argument (MPI_IN_PLACE in the collectives): give it a valid address MPI will never touch.
   static uint8_t empty;
-  if (base == nullptr) return {&empty, 0};
-  return {base + off, len - off};
+  if (h.base == nullptr) return {&empty, 0};
+  return {h.ptr, h.length};
 }
 
 void NeedBytes(const Napi::Env& env, const Bytes& b, size_t bytes, const char* what) {
@@ -480,82 +460,22 @@ Pending& Find(const Napi::CallbackInfo& info, int id) {
   return it->second;
 }
 
-// test(request) -> null while pending, else the byte count of the completed transfer (request freed).
-Napi::Value Test(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const int id = Int(info, 0, "request");
-  Pending& p = Find(info, id);
-  int flag = 0;
-  MPI_Status st;
-  const int rc = MPI_Test(&p.request, &flag, &st);
-  if (rc != MPI_SUCCESS) {
-    requests.erase(id);
-    Throw(env, rc, "MPI_Test");
-  }
-  if (!flag) return env.Null();
-  int bytes = 0;
-  MPI_Get_count(&st, MPI_BYTE, &bytes);
-  requests.erase(id);
-  return Napi::Number::New(env, bytes);
-}
-
-// testsome(requests: number[]) -> [{ request, bytes } | { request, error: { code, message } }] for
-// those complete now; their handles are freed.
-Napi::Value Testsome(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsArray()) throw Napi::TypeError::New(env, "testsome(requests: number[])");
-  Napi::Array ids = info[0].As<Napi::Array>();
-  const uint32_t n = ids.Length();
-  std::vector<int32_t> handle(n);
-  std::vector<MPI_Request> reqs(n);
-  for (uint32_t i = 0; i < n; i++) {
-    handle[i] = ids.Get(i).As<Napi::Number>().Int32Value();
-    reqs[i] = Find(info, handle[i]).request;
-  }
-  Napi::Array out = Napi::Array::New(env);
-  if (n == 0) return out;
-  std::vector<int> index(n);
-  std::vector<MPI_Status> st(n);
-  int done = 0;
-  const int rc = MPI_Testsome(static_cast<int>(n), reqs.data(), &done, index.data(), st.data());
-  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) Throw(env, rc, "MPI_Testsome");
-  if (done == MPI_UNDEFINED) done = 0;
-  for (int k = 0; k < done; k++) {
-    const int i = index[k];
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("request", handle[i]);
-    // MPI_Testsome fills statuses by completion position k, not by request index i.
-    const int err = rc == MPI_ERR_IN_STATUS ? st[k].MPI_ERROR : MPI_SUCCESS;
-    if (err != MPI_SUCCESS) {
-      Napi::Object e = Napi::Object::New(env);
-      e.Set("code", err);
-      e.Set("message", ErrorString(err));
-      o.Set("error", e);
-    } else {
-      int bytes = 0;
-      MPI_Get_count(&st[k], MPI_BYTE, &bytes);
-      o.Set("bytes", bytes);
-      o.Set("tag", st[k].MPI_TAG);
-    }
-    out.Set(static_cast<uint32_t>(k), o);
-    requests.erase(handle[i]);
-  }
-  // Requests still pending keep their (unchanged) handles; MPI only rewrote completed ones.
-  return out;
-}
-
-// progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu) -> completed: MPI_Testsome
-// over the first `count` requests (its incount, array_of_requests) until one completes or budgetUs
-// have passed (sched_yield between tries when the ranks outnumber the cores), so one call moves a
-// batch of transfers without giving the event loop a turn per message, yet never holds it longer
-// than the budget. Writes 4 entries per completed request into `out` (room for 4 x count):
-// [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)]. Nothing is allocated per call
-// (V8 makes a new typed array slowly), which is most of a small step's cost. Completed handles are freed.
+// progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs = 0) -> completed:
+// MPI_Testsome over the first `count` requests (its incount, array_of_requests) until one completes
+// or budgetUs have passed, so one call moves a batch of transfers without giving the event loop a
+// turn per message, yet never holds it much longer than the budget. Between tries it spins, or
+// yields the core (sched_yield) when yieldCpu (the ranks outnumber the cores), or, with sleepUs > 0,
+// sleeps that long (nanosleep) so a rank that has waited long leaves its core to others
+// (src/backends/mpi/progress.ts says when). Writes 4 entries per completed request into `out`
+// (room for 4 x count): [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)]. Nothing is
+// allocated per call (V8 makes a new typed array slowly), which is most of a small step's cost.
+// Completed handles are freed. The one MPI_Testsome of the binding: every wait goes through it.
 Napi::Value Progress(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 5 || !info[0].IsNumber() || !info[1].IsTypedArray() || !info[2].IsTypedArray() ||
       !info[3].IsNumber())
-    throw Napi::TypeError::New(env, "progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu)");
+    throw Napi::TypeError::New(env,
+                               "progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs)");
   Napi::Int32Array ids = info[1].As<Napi::Int32Array>();
   Napi::Int32Array out = info[2].As<Napi::Int32Array>();
   const int64_t count = info[0].As<Napi::Number>().Int64Value();
@@ -568,6 +488,10 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
                                          " entries, fewer than 4 per request (" + std::to_string(4 * n) + ")");
   const double budgetUs = info[3].As<Napi::Number>().DoubleValue();
   const bool yieldCpu = info[4].ToBoolean();
+  const double sleepUs = info.Length() > 5 && info[5].IsNumber() ? info[5].As<Napi::Number>().DoubleValue() : 0;
+  if (!(sleepUs >= 0) || sleepUs > 1e6)
+    throw Napi::RangeError::New(env, "progress: sleepUs " + std::to_string(sleepUs) + " is outside [0, 1e6]");
+  const struct timespec nap = {0, static_cast<long>(sleepUs * 1000)};
   // Reused between calls: no allocation once they have grown.
   thread_local std::vector<MPI_Request> reqs;
   thread_local std::vector<int> index;
@@ -582,14 +506,21 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
   int rc = MPI_SUCCESS;
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
-    if (n == 0) break;
+    if (n == 0) {
+      // Nothing posted (receives still waiting for their message to be probed): a sleeping wait sleeps once.
+      if (sleepUs > 0) nanosleep(&nap, nullptr);
+      break;
+    }
     rc = MPI_Testsome(static_cast<int>(n), reqs.data(), &done, index.data(), st.data());
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) Throw(env, rc, "MPI_Testsome");
     if (done == MPI_UNDEFINED) done = 0;
     if (done > 0) break;
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (us >= budgetUs) break;
-    if (yieldCpu) sched_yield();
+    if (sleepUs > 0)
+      nanosleep(&nap, nullptr);
+    else if (yieldCpu)
+      sched_yield();
   }
   for (int k = 0; k < done; k++) {
     const int i = index[k];
@@ -836,8 +767,6 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"improbe", Improbe},
       {"imrecv", Imrecv},
       {"mrecvDiscard", MrecvDiscard},
-      {"test", Test},
-      {"testsome", Testsome},
       {"progress", Progress},
       {"cancel", Cancel},
       {"wait", Wait},

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "args.h"
 #include "nccl_api.h"
 
 #ifdef CCLAB_HAVE_CUDA
@@ -99,24 +100,8 @@ void NeedLibrary(const Napi::Env& env, const char* what) {
     throw Napi::Error::New(env, std::string(what) + ": NCCL is not loaded (call load(candidates) first)");
 }
 
-int Int(const Napi::CallbackInfo& info, size_t i, const char* name) {
-  if (i >= info.Length() || !info[i].IsNumber())
-    throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a number");
-  const double x = info[i].As<Napi::Number>().DoubleValue();
-  if (x != std::floor(x) || x < -2147483648.0 || x > 2147483647.0)
-    throw Napi::RangeError::New(info.Env(), std::string(name) + " must be a 32-bit integer");
-  return static_cast<int>(x);
-}
-
-// A non-negative integer up to 2^53 (byte offsets, byte sizes, element counts).
-[[maybe_unused]] size_t Size(const Napi::CallbackInfo& info, size_t i, const char* name) {
-  if (i >= info.Length() || !info[i].IsNumber())
-    throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a number");
-  const double x = info[i].As<Napi::Number>().DoubleValue();
-  if (!(x >= 0) || x != std::floor(x) || x > 9007199254740991.0)
-    throw Napi::RangeError::New(info.Env(), std::string(name) + " must be a non-negative integer");
-  return static_cast<size_t>(x);
-}
+using args::Int;
+using args::Size;
 
 [[maybe_unused]] ncclComm_t Comm(const Napi::CallbackInfo& info, size_t i) {
   const int h = Int(info, i, "comm");
@@ -324,24 +309,8 @@ struct HostBytes {
 };
 
 HostBytes Host(const Napi::CallbackInfo& info, size_t i, size_t offArg) {
-  Napi::Env env = info.Env();
-  Napi::Value v = info[i];
-  uint8_t* base;
-  size_t len;
-  if (v.IsTypedArray()) {
-    auto ta = v.As<Napi::TypedArray>();
-    base = static_cast<uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-    len = ta.ByteLength();
-  } else if (v.IsArrayBuffer()) {
-    auto ab = v.As<Napi::ArrayBuffer>();
-    base = static_cast<uint8_t*>(ab.Data());
-    len = ab.ByteLength();
-  } else {
-    throw Napi::TypeError::New(env, "host buffer must be a TypedArray or ArrayBuffer");
-  }
-  const size_t off = Size(info, offArg, "byteOffset");
-  if (off > len) throw Napi::RangeError::New(env, "byteOffset is outside the host buffer");
-  return {base + off, len - off};
+  const args::HostBytes h = args::Host(info, i, offArg, "host buffer");
+  return {h.ptr, h.length};
 }
 
 cuda::DType KernelDType(const Napi::CallbackInfo& info, size_t i) {
@@ -593,14 +562,12 @@ Napi::Value LocalScale(const Napi::CallbackInfo& info) {
 
 // ---- NCCL ----
 
-void NeedReady(const Napi::Env& env, const char* what) { NeedLibrary(env, what); }
-
 // commInitRank(nranks, id: Uint8Array(128), rank, blocking) -> handle. Non-blocking (NCCL >= 2.14,
 // ncclCommInitRankConfig with blocking = 0): returns at once; poll commGetAsyncError until it is
 // no longer ncclInProgress before using the communicator.
 Napi::Value CommInitRank(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  NeedReady(env, "commInitRank");
+  NeedLibrary(env, "commInitRank");
   const int nranks = Int(info, 0, "nranks");
   if (!info[1].IsTypedArray()) throw Napi::TypeError::New(env, "id must be a Uint8Array of 128 bytes");
   auto ta = info[1].As<Napi::TypedArray>();
@@ -680,13 +647,13 @@ Napi::Value CommAbort(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value GroupStart(const Napi::CallbackInfo& info) {
-  NeedReady(info.Env(), "groupStart");
+  NeedLibrary(info.Env(), "groupStart");
   CheckNccl(info.Env(), api.groupStart(), "ncclGroupStart");
   return info.Env().Undefined();
 }
 
 Napi::Value GroupEnd(const Napi::CallbackInfo& info) {
-  NeedReady(info.Env(), "groupEnd");
+  NeedLibrary(info.Env(), "groupEnd");
   return Napi::Number::New(info.Env(), CheckNccl(info.Env(), api.groupEnd(), "ncclGroupEnd"));
 }
 

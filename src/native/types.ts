@@ -19,13 +19,6 @@ export interface NativeEngines {
 /** Where a buffer argument may be null, MPI_IN_PLACE is meant. */
 export type NativeBuf = TypedArray | ArrayBuffer;
 
-export interface TestResult {
-  readonly request: number;
-  readonly bytes?: number;
-  readonly tag?: number;
-  readonly error?: { readonly code: number; readonly message: string };
-}
-
 export interface ProbeResult {
   readonly message: number;
   readonly source: number;
@@ -73,16 +66,21 @@ export interface NativeMpi {
   improbe(source: number, tag: number, comm: number): ProbeResult | null;
   imrecv(buf: NativeBuf, byteOffset: number, bytes: number, message: number): number;
   mrecvDiscard(message: number, bytes: number): void;
-  /** null while pending, else the bytes transferred; the request handle is freed on completion. */
-  test(request: number): number | null;
-  testsome(requests: readonly number[]): TestResult[];
   /**
    * MPI_Testsome over the first `count` of `requests` until one completes or budgetUs pass
-   * (sched_yield between tries when yieldCpu); returns how many completed and writes 4 entries
-   * each into `out` (room for 4 x count): [position in requests, bytes, tag, error code (0 =
-   * success)]. Allocates nothing. Completed handles are freed.
+   * (between tries: spinning, sched_yield when yieldCpu, or nanosleep(sleepUs) when sleepUs > 0);
+   * returns how many completed and writes 4 entries each into `out` (room for 4 x count):
+   * [position in requests, bytes, tag, error code (0 = success)]. Allocates nothing. Completed
+   * handles are freed. The binding's only MPI_Testsome: every wait of the mpi backend uses it.
    */
-  progress(count: number, requests: Int32Array, out: Int32Array, budgetUs: number, yieldCpu: boolean): number;
+  progress(
+    count: number,
+    requests: Int32Array,
+    out: Int32Array,
+    budgetUs: number,
+    yieldCpu: boolean,
+    sleepUs?: number,
+  ): number;
   /** MPI_Cancel + MPI_Wait: true if cancelled, false if it had completed; the handle is freed. */
   cancel(request: number): boolean;
   /** Blocks the event loop: for tests and tools only. */

@@ -14,7 +14,7 @@ import { buildCommand } from "../../native/root.js";
 import type { NativeMpi } from "../../native/types.js";
 import { defaultTimeoutMs, MpiComm, type MpiCommOptions, type MpiProcess } from "./comm.js";
 import { type JoinOptions, joinSingletons, prepareSingletons, stopNameServer } from "./join.js";
-import { Progress } from "./progress.js";
+import { Progress, ranksOutnumberCores } from "./progress.js";
 import { countBitsFit } from "./tag.js";
 
 export { MpiBuiltin } from "./builtin.js";
@@ -89,7 +89,7 @@ function startMpi(options: MpiCommOptions, rank?: number): MpiProcess {
   const worldRank = rank ?? mpi.rank(mpi.commWorld());
   const p: MpiProcess = {
     mpi,
-    progress: new Progress(mpi),
+    progress: new Progress(mpi, ranksOutnumberCores(mpi.size(mpi.commWorld()))),
     worldRank,
     comms: new Set(),
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs(),

@@ -7,13 +7,10 @@
  *   - receives posted at once with their known sizes (MPI_Irecv, MPI_ANY_TAG, on the comm's
  *     collective communicator), no MPI_Improbe; the tag (tag.ts) still tells a receive that its
  *     send disagrees on call, dtype or count, truncated or short, and the run fails naming both;
- *   - progress in batches: one native call tests every posted request (MPI_Testsome) for up to a
- *     short budget, and completions are handled in a loop that keeps going while transfers
- *     complete, giving the event loop a turn every millisecond so timeouts, aborts and the
- *     store's messages are never starved; when this node's ranks outnumber its cores, a wait
- *     that has spun one budget without a completion then yields (sched_yield) between tests.
- *     Yielding at once, on every empty test, made a 4-rank ring on 2 cores 3 - 4x slower here
- *     (test/perf/schedule-floor.c shows it in C too: docs/performance.md);
+ *   - progress through the backend's one loop (progress.ts): one native call tests every posted
+ *     request (MPI_Testsome) for up to a short budget, completions are handled while transfers
+ *     complete, the event loop gets a turn at least every millisecond, and a wait that stays idle
+ *     spins, then yields (ranks outnumbering cores), then sleeps in growing steps;
  *   - local copies, reductions and scalings inline, in the addon's kernels over the bound
  *     memory (reduce in NCCL's reduceCopy form, dst = a op src, no extra copy);
  *   - nothing allocated per call but its Promise: a run's state (dependency counters, request
@@ -23,7 +20,6 @@
  * progress for the timeout fails with TimeoutError naming what it waits on and calls the
  * process's onAbort, as a single transfer's timeout does.
  */
-import { availableParallelism } from "node:os";
 import { checkHostView } from "../../checks.js";
 import type { CallTag } from "../../comm.js";
 import { type HostBuffer, isHostBuffer, type View } from "../../core/buffer.js";
@@ -35,17 +31,8 @@ import { nextToPost, release, type Scheduling, scheduling } from "../../schedule
 import type { PlanRunner, PlanRunOptions, PlanViews } from "../../schedule/executor.js";
 import type { Plan, PlanOp } from "../../schedule/plan.js";
 import type { MpiComm } from "./comm.js";
+import { type Driven, ProgressLoop, ranksOutnumberCores } from "./progress.js";
 import { ANY_TAG, countTag, encodeTag, type Received, tagMismatch } from "./tag.js";
-
-/**
- * How long one native progress call may spin waiting for a completion, µs; also how long a
- * wait spins before it yields the core to another rank, where ranks outnumber cores.
- */
-const BUDGET_US = 100;
-/** How long the loop handles completions before the event loop gets a turn, ms (from its 8th completion). */
-const SLICE_MS = 1;
-/** Idle turns (no completion) before polling drops from every turn to every millisecond. */
-const IDLE_TURNS = 200;
 
 /** What a plan needs at run time beyond itself, worked out once per plan. */
 interface Prepared {
@@ -80,9 +67,7 @@ export class MpiPlanRunner implements PlanRunner {
   runsMade = 0;
 
   constructor(readonly comm: MpiComm) {
-    const env = process.env;
-    const local = Number(env.OMPI_COMM_WORLD_LOCAL_SIZE ?? env.MPI_LOCALNRANKS ?? env.SLURM_NTASKS_PER_NODE);
-    this.yieldCpu = (Number.isInteger(local) && local > 0 ? local : comm.size) > availableParallelism();
+    this.yieldCpu = ranksOutnumberCores(comm.size);
     this.truncate = comm.proc.mpi.errorCodes().MPI_ERR_TRUNCATE ?? -1;
   }
 
@@ -116,8 +101,10 @@ function checkHandedView(rank: number, v: View, label: string): void {
  * One run of a plan at a time: the dependency counters, per-peer posting positions, posted
  * requests and the native progress call's completions, made once and reset per call.
  */
-class Run {
+class Run implements Driven {
   private readonly comm: MpiComm;
+  /** The backend's progress loop, driving this run's calls one after another. */
+  private readonly loop: ProgressLoop;
   private readonly ops: readonly PlanOp[];
   private readonly places: Int32Array;
   private readonly sched: Scheduling;
@@ -150,10 +137,6 @@ class Run {
   private active = 0;
   private left = 0;
   private settled = true;
-  private idle = 0;
-  private lastProgress = 0;
-  /** This run's call number: a turn scheduled for an earlier call (then aborted) does nothing. */
-  private call = 0;
   private readonly onAbort = () => this.fail(this.options.signal?.reason ?? new Error("aborted"));
 
   constructor(
@@ -180,6 +163,7 @@ class Run {
     for (let i = m - 1; i >= 0; i--) if (this.sched.indeg[i] === 0) roots.push(i);
     this.roots = Int32Array.from(roots);
     this.received = new ReceivedOp(this, this.comm.rank, plan.call.dtype);
+    this.loop = new ProgressLoop(this, runner.yieldCpu);
   }
 
   start(views: PlanViews, options: PlanRunOptions, resolve: () => void, reject: (e: unknown) => void): void {
@@ -187,7 +171,6 @@ class Run {
     this.resolve = resolve;
     this.reject = reject;
     this.settled = false;
-    this.call++;
     this.data[0] = (views.input.buffer as HostBuffer).data;
     this.data[1] = (views.output.buffer as HostBuffer).data;
     this.data[2] = (views.scratch.buffer as HostBuffer).data;
@@ -201,8 +184,6 @@ class Run {
     this.qpos.fill(0);
     this.active = 0;
     this.left = this.ops.length;
-    this.idle = 0;
-    this.lastProgress = Date.now();
     const signal = options.signal;
     if (signal?.aborted) {
       this.onAbort();
@@ -212,51 +193,28 @@ class Run {
     const work = this.work;
     work.length = 0;
     for (let k = 0; k < this.roots.length; k++) work.push(this.roots[k] as number);
-    this.turn();
+    this.loop.start();
   }
 
-  /** Runs what is ready and progresses transfers until nothing completes or the slice is used. */
-  private readonly turn = (call = this.call): void => {
-    if (this.settled || call !== this.call) return;
-    try {
-      const mpi = this.comm.proc.mpi;
-      // The clock is read every 8 completions, not each (a small call completes a few in all).
-      let completions = 0;
-      let sliceStart = 0;
-      for (;;) {
-        this.drain();
-        if (this.left === 0) {
-          this.finish();
-          return;
-        }
-        // Spin first (the message is most often a few µs away); yield once a budget has passed idle.
-        const yieldCpu = this.runner.yieldCpu && this.idle > 0;
-        const done = mpi.progress(this.active, this.reqs, this.done, BUDGET_US, yieldCpu);
-        if (done === 0) {
-          this.idle++;
-          break;
-        }
-        this.idle = 0;
-        this.complete(done);
-        if (this.settled) return;
-        if ((++completions & 7) === 0) {
-          const now = performance.now();
-          if (sliceStart === 0) sliceStart = now;
-          else if (now - sliceStart >= SLICE_MS) break;
-        }
-      }
-      const now = Date.now();
-      if (completions > 0) this.lastProgress = now;
-      else if (now - this.lastProgress > this.comm.proc.timeoutMs) {
-        this.timeout();
-        return;
-      }
-      if (this.idle < IDLE_TURNS) setImmediate(this.turn, this.call);
-      else setTimeout(this.turn, 1, this.call);
-    } catch (e) {
-      this.fail(e);
+  /** One pass of the loop: issues what is ready, then tests the posted transfers (progress.ts's Driven). */
+  pump(budgetUs: number, yieldCpu: boolean, sleepUs: number): number {
+    if (this.settled) return -1;
+    this.drain();
+    if (this.left === 0) {
+      this.finish();
+      return -1;
     }
-  };
+    const done = this.comm.proc.mpi.progress(this.active, this.reqs, this.done, budgetUs, yieldCpu, sleepUs);
+    if (done > 0) this.complete(done);
+    return this.settled ? -1 : done;
+  }
+
+  /** No completion for the comm's timeout: the run fails naming what it waits on. */
+  idle(idleMs: number): boolean {
+    if (idleMs <= this.comm.proc.timeoutMs) return false;
+    this.timeout();
+    return true;
+  }
 
   /** Issues every ready operation: transfers posted in their peer's program order, local ones run. */
   private drain(): void {
@@ -407,7 +365,7 @@ class Run {
    * Fails the run: its posted receives are cancelled (MPI_Cancel + MPI_Wait), so nothing lands
    * in the caller's memory later; sends are left to MPI (cancelling a send is not reliable).
    */
-  private fail(e: unknown): void {
+  fail(e: unknown): void {
     if (this.settled) return;
     const mpi = this.comm.proc.mpi;
     for (let r = 0; r < this.active; r++) {
