@@ -149,13 +149,19 @@ async function bundle(entry: string, define: Record<string, string> = {}): Promi
 
 /** Builds the site into `dir` (created if need be) and reports each file's size, plain and gzipped. */
 export async function buildSite(dir: string): Promise<SiteReport> {
-  const [app, worker] = await Promise.all([bundle(client("app")), bundle(client("worker"))]);
+  const [app, worker, graphviz] = await Promise.all([
+    bundle(client("app")),
+    bundle(client("worker")),
+    bundle(client("graphviz")),
+  ]);
   const sources = sourceFiles();
   const files: [string, string][] = [
     ["index.html", playgroundHtml()],
     ["assets/playground.js", app],
     // The Worker's code as a string: the page starts it from a Blob, which file:// allows.
     ["assets/worker.js", `self.CCLAB_WORKER_SOURCE=${JSON.stringify(worker)};\n`],
+    // Loaded only when a run deadlocks (viewer.ts).
+    ["assets/graphviz.js", graphviz],
     ["assets/sources.js", `self.CCLAB_SOURCES=${JSON.stringify(sources).replace(/</g, "\\u003c")};\n`],
   ];
   mkdirSync(join(dir, "assets"), { recursive: true });

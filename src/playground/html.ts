@@ -33,6 +33,7 @@ pre{font:12px/1.35 Menlo,Consolas,"DejaVu Sans Mono",monospace;background:#fafaf
 #step-text{font-weight:bold}
 #diagram{display:block;width:100%;border:1px solid #ddd}
 #deadlock svg{max-width:100%;height:auto}
+#deadlock pre{white-space:pre-wrap}
 table.cells{border-collapse:collapse;font:12px/1.25 Menlo,Consolas,"DejaVu Sans Mono",monospace}
 table.cells th{background:#f4f4f4;font-weight:normal;padding:2px 5px;border:1px solid #ddd;white-space:nowrap}
 table.cells td{padding:2px 5px;border:1px solid #ddd;vertical-align:top}

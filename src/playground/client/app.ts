@@ -196,6 +196,8 @@ let worker: Worker | undefined;
 let timer: number | undefined;
 let nextId = 1;
 let busy = false;
+/** Progress messages shown since the page opened (the test reads it). */
+let progressSeen = 0;
 let started = 0;
 
 function settings() {
@@ -247,6 +249,7 @@ function start(job: Job, onDone: (r: Result) => void): void {
     if (worker !== w || m.id !== job.id) return;
     if (m.kind === "print") printLine(m.rank, m.line);
     else if (m.kind === "progress") {
+      progressSeen++;
       const p = byId<HTMLProgressElement>("progress");
       p.classList.remove("hidden");
       p.max = m.total;
@@ -420,6 +423,7 @@ const handle = {
   openImport: (path: string) => openImport(path),
   workspace: () => ({ files: { ...ws.files }, main: ws.main, current: ws.current }),
   busy: () => busy,
+  progressSeen: () => progressSeen,
   lastResult: () => lastResult,
   share,
   step: () => stepIndex(),

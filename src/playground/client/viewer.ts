@@ -4,7 +4,8 @@
  * does and holds after the step where an algorithm ran (explain's table), and for a deadlock its
  * wait-for cycle with every blocked operation named (src/viz/deadlock.ts's picture).
  */
-import { blockedText, deadlockSvg } from "../../viz/deadlock.js";
+import type { Viz } from "@viz-js/viz";
+import { blockedText, deadlockDot, deadlockSvg } from "../../viz/deadlock.js";
 import { type Diagram, type DrawnMessage, diagram } from "../../viz/diagram.js";
 import { DIAGRAM_CSS, type RenderOptions, renderDiagram } from "../../viz/render.js";
 import { stepOfIndex } from "../../viz/steps.js";
@@ -184,9 +185,53 @@ function drawDeadlocks(t: Traced): void {
     out.push(
       `<ul class="blocked">${dl.blocked.map((b) => `<li>rank ${b.rank} blocked in ${esc(blockedText(b))}</li>`).join("")}</ul>`,
     );
-    out.push(`<div class="graph">${svg.slice(Math.max(0, svg.indexOf("<svg")))}</div><pre>${esc(dl.message)}</pre>`);
+    out.push(
+      `<div class="graph" data-layout="circle">${svg.slice(Math.max(0, svg.indexOf("<svg")))}</div><pre>${esc(dl.message)}</pre>`,
+    );
   }
   byId("deadlock").innerHTML = out.join("");
+  if (t.deadlocks.length > 0) void layOut(t);
+}
+
+let graphviz: Promise<Viz> | undefined;
+
+/** Graphviz, its script added to the page the first time a deadlock is drawn (a classic script: file:// allows it). */
+function loadGraphviz(): Promise<Viz> {
+  graphviz ??= new Promise<Viz>((resolve, reject) => {
+    const s = document.createElement("script");
+    s.src = "assets/graphviz.js";
+    s.onload = () => {
+      const make = (globalThis as unknown as { CCLAB_GRAPHVIZ?: () => Promise<Viz> }).CCLAB_GRAPHVIZ;
+      if (make) make().then(resolve, reject);
+      else reject(new Error("assets/graphviz.js defined no CCLAB_GRAPHVIZ"));
+    };
+    s.onerror = () => reject(new Error("assets/graphviz.js did not load"));
+    document.head.appendChild(s);
+  });
+  return graphviz;
+}
+
+/**
+ * Redraws each wait-for graph with Graphviz's dot layout, as the step-through page does (any
+ * number of blocked ranks, no overlapping boxes). Until it loads, and if it cannot, the circle
+ * drawn above stays.
+ */
+async function layOut(t: Traced): Promise<void> {
+  try {
+    const viz = await loadGraphviz();
+    const boxes = byId("deadlock").querySelectorAll<HTMLElement>(".graph");
+    t.deadlocks.forEach((dl, i) => {
+      const box = boxes[i];
+      if (!box?.isConnected) return;
+      const svg = viz.renderString(deadlockDot(dl), { format: "svg", engine: "dot" });
+      box.innerHTML = svg.slice(Math.max(0, svg.indexOf("<svg")));
+      box.dataset.layout = "graphviz";
+    });
+  } catch (e) {
+    for (const box of byId("deadlock").querySelectorAll<HTMLElement>(".graph")) {
+      box.title = `Graphviz did not load (${e instanceof Error ? e.message : String(e)}): a circle layout instead`;
+    }
+  }
 }
 
 export function hideTrace(): void {
