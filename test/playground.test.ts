@@ -230,7 +230,7 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     await close(page);
   });
 
-  it("while (true) {} is stopped at its time bound, the tab stays responsive, and Stop ends a job at once", async () => {
+  it("while (true) {} is stopped at its time bound, the tab stays responsive, Stop ends a job at once, a throw names its line", async () => {
     const page = await open(`${url()}#example=examples/send_recv.ts`);
     await page.evaluate(() => playground.setSource("export async function main() {\n  while (true) {}\n}\n"));
     await setValue(page, "#limit", "2");
@@ -252,6 +252,18 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     await idle(page, 5000);
     expect(Date.now() - t1).toBeLessThan(2000);
     expect(await status(page)).toMatch(/^stopped by you after/);
+
+    // A rank that throws: the run fails naming the rank, and the line is the editor's.
+    await page.evaluate(() =>
+      playground.setSource(
+        "export async function main(comm) {\n  // rank 1 fails\n  if (comm.rank === 1) throw new Error('boom');\n}\n",
+      ),
+    );
+    await page.click("#run");
+    await idle(page);
+    expect(await status(page)).toMatch(
+      /^the run failed: RankError: rank 1 failed: Error: boom\n\s+at main \(examples\/send_recv\.ts:3:\d+\)/,
+    );
     await close(page);
   });
 

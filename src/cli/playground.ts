@@ -2,7 +2,7 @@
  * `cclab playground -o site/`: writes the playground, a static site (one page and its assets)
  * that opens from disk or any static host; `--serve` also serves it on 127.0.0.1.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Command, Option } from "commander";
@@ -35,7 +35,8 @@ export function registerPlayground(program: Command): void {
     .addOption(jsonOption())
     .action(async (f: PlaygroundFlags) => {
       const { buildSite } = await import("../playground/build.js");
-      const dir = resolve(f.output ?? (f.serve ? mkdtempSync(join(tmpdir(), "cclab-playground-")) : "site"));
+      const temporary = f.output === undefined && f.serve === true;
+      const dir = resolve(f.output ?? (temporary ? mkdtempSync(join(tmpdir(), "cclab-playground-")) : "site"));
       const r = await buildSite(dir);
       if (f.json) printJson(r);
       else {
@@ -51,6 +52,14 @@ export function registerPlayground(program: Command): void {
       const { serveSite } = await import("../playground/serve.js");
       const { url } = await serveSite(dir, f.port);
       console.error(`serving ${dir} at ${url} (Ctrl-C stops)`);
+      if (temporary) {
+        // The temporary site goes when the server does.
+        for (const sig of ["SIGINT", "SIGTERM"] as const)
+          process.once(sig, () => {
+            rmSync(dir, { recursive: true, force: true });
+            process.exit(130);
+          });
+      }
       await new Promise<never>(() => {});
     });
 }

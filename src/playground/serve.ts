@@ -24,7 +24,13 @@ export function serveSite(dir: string, port: number): Promise<{ server: Server; 
       res.writeHead(405, { allow: "GET, HEAD" }).end();
       return;
     }
-    const path = decodeURIComponent(new URL(req.url ?? "/", "http://localhost").pathname);
+    let path: string;
+    try {
+      path = decodeURIComponent(new URL(req.url ?? "/", "http://localhost").pathname);
+    } catch {
+      res.writeHead(400, { "content-type": "text/plain" }).end("bad request: the path is not valid percent-encoding\n");
+      return;
+    }
     const file = normalize(join(root, path.endsWith("/") ? `${path}index.html` : path));
     if (!file.startsWith(root) || !existsSync(file) || !statSync(file).isFile()) {
       res.writeHead(404, { "content-type": "text/plain" }).end(`not found: ${path}\n`);

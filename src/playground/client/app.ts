@@ -6,6 +6,8 @@
  * last result, whether a job runs.
  */
 import { javascript } from "@codemirror/lang-javascript";
+import { Prec } from "@codemirror/state";
+import { keymap } from "@codemirror/view";
 import { basicSetup, EditorView } from "codemirror";
 import type { Semantics } from "../../sim/ops.js";
 import { importsOf, resolvePath } from "./paths.js";
@@ -49,6 +51,18 @@ const editor = new EditorView({
   extensions: [
     basicSetup,
     javascript({ typescript: true }),
+    // Ctrl-Enter runs (CodeMirror's own Mod-Enter would insert a line).
+    Prec.highest(
+      keymap.of([
+        {
+          key: "Mod-Enter",
+          run: () => {
+            guarded(() => startRun())();
+            return true;
+          },
+        },
+      ]),
+    ),
     EditorView.updateListener.of((u) => {
       if (u.docChanged && ws.current) ws.files[ws.current] = u.state.doc.toString();
     }),
@@ -405,8 +419,11 @@ byId("step").addEventListener("input", () => show(Number(input("step").value)));
 byId("prev").addEventListener("click", () => move(-1));
 byId("next").addEventListener("click", () => move(1));
 document.addEventListener("keydown", (e) => {
-  if ((e.ctrlKey || e.metaKey) && e.key === "Enter") guarded(() => startRun())();
-  else if (e.altKey && e.key === "ArrowRight") move(1);
+  if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
+    // The editor runs it itself (its keymap above).
+    if ((e.target as HTMLElement | null)?.closest(".cm-editor")) return;
+    guarded(() => startRun())();
+  } else if (e.altKey && e.key === "ArrowRight") move(1);
   else if (e.altKey && e.key === "ArrowLeft") move(-1);
   else return;
   e.preventDefault();

@@ -166,7 +166,9 @@ async function run(job: RunJob): Promise<Result> {
       { trace, seed: job.seed, semantics: job.semantics },
     );
   } catch (e) {
-    error = errorText(e);
+    // Where in the workspace's files the failing rank threw (RankError carries it as its cause).
+    const where = stackOf((e as { cause?: unknown }).cause ?? e);
+    error = where ? `${errorText(e)}\n${where}` : errorText(e);
   }
   return {
     kind: "run",
@@ -276,16 +278,26 @@ self.onmessage = async (ev: MessageEvent<Job>) => {
     post({
       kind: "failed",
       id: job.id,
-      message: e instanceof Error && e.stack ? `${errorText(e)}\n${stackOf(e)}` : errorText(e),
+      message: `${errorText(e)}\n${stackOf(e)}`.trim(),
     });
   }
 };
 
-/** The lines of a stack trace that point into the workspace's files (sourceURL names them). */
-function stackOf(e: Error): string {
+/**
+ * The lines of a stack trace that point into the workspace's files (their sourceURL names them),
+ * at the editor's line numbers: new Function puts two lines of its own before the file's.
+ */
+function stackOf(e: unknown): string {
+  if (!(e instanceof Error)) return "";
   return (e.stack ?? "")
     .split("\n")
     .filter((l) => /\bat\b.*\.(ts|js):\d+/.test(l) && !/blob:|assets\//.test(l))
     .slice(0, 5)
+    .map((l) =>
+      l.replace(
+        /\.(ts|js):(\d+):(\d+)/,
+        (_, x: string, line: string, col: string) => `.${x}:${Number(line) - 2}:${col}`,
+      ),
+    )
     .join("\n");
 }
