@@ -310,6 +310,26 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     }
   });
 
+  it("every file of the Examples menu runs (a program) or explains (an algorithm) at n = 4 without an error", async () => {
+    const page = await open(url());
+    const menu = await page.$$eval("#examples option", (els) => els.map((e) => (e as HTMLOptionElement).value));
+    const files = menu.filter((p) => !/^algorithms\/(lib|topology)\//.test(p));
+    expect(files).toContain("examples/deadlock.ts");
+    expect(files).toContain("algorithms/allreduce/ring.ts");
+    expect(files).toContain("examples/algorithms/sliced_ring_broken.ts");
+    const failed: string[] = [];
+    for (const path of files) {
+      await page.select("#examples", path);
+      const program = path.startsWith("examples/") && !path.startsWith("examples/algorithms/");
+      await page.click(program ? "#run" : "#explain");
+      await idle(page);
+      const [cls, said] = await page.$eval("#status", (e) => [e.className, e.textContent ?? ""]);
+      if (cls === "error") failed.push(`${path}: ${said}`);
+    }
+    expect(failed).toEqual([]);
+    await close(page);
+  });
+
   it("loads over HTTP from the --serve server too", async () => {
     const { server, url: base } = await serveSite(dir, 0);
     try {

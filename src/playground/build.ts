@@ -63,13 +63,15 @@ export function sourceFiles(): SourceFile[] {
 }
 
 /**
- * The module table the Worker's loader resolves imports against: every module of algorithms/,
- * the schedule language, specs, simulator and core, keyed by repository path without extension;
+ * The module table the Worker's loader resolves imports against: every module of algorithms/
+ * and examples/algorithms/, the schedule language, specs, simulator and core, keyed by repository path without extension;
  * 'src/index' is the playground's API (client/api.ts) and 'examples/_run' its print shim.
  */
 function modulesSource(): string {
   const files = [
     ...walk(join(ROOT, "algorithms")),
+    // A user algorithm may import another (sliced_ring_broken.ts imports sliced_ring.ts).
+    ...walk(join(ROOT, "examples", "algorithms")).filter((f) => !/[\\/]_[^\\/]*$/.test(f)),
     ...["src/core", "src/specs", "src/schedule", "src/sim", "src/collectives"].flatMap((d) => walk(join(ROOT, d))),
     ...["src/comm", "src/trace", "src/checks", "src/layer", "examples/_tensor"].map((p) => join(ROOT, p + ext)),
   ].filter(isSource);
