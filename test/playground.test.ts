@@ -196,11 +196,51 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     await shoot(page, "verify");
     await page.click("#replay");
     await idle(page);
-    expect(await text(page, "#side")).toContain("the checker rejects this schedule");
+    expect(await text(page, "#verdict")).toMatch(/^the static checker rejects this call.*\(n=3, /);
 
     // Fixed: the import as it was; Explain at n = 4 prints what the command line prints.
     await page.evaluate((t) => playground.setSource(t), lib);
     await page.select("#file", "algorithms/allreduce/ring.ts");
+
+    // A bug the static proof's counts miss (it checks counts up to 2n + 3): the property tests find it.
+    const alg = await page.evaluate(() => playground.getSource());
+    const gather = "yield* ringAllGather(rank, size, output, chunks);";
+    expect(alg).toContain(gather);
+    await page.evaluate(
+      (t) => playground.setSource(t),
+      alg.replace(
+        gather,
+        "yield* ringAllGather(rank, size, output, count > 2 * size + 3 ? [...chunks].reverse() : chunks);",
+      ),
+    );
+    await setValue(page, "#lo", "2");
+    await setValue(page, "#hi", "4");
+    await setValue(page, "#runs", "50");
+    await page.click("#verify");
+    await idle(page);
+    expect(await text(page, "#verify-verdict")).toBe("FAILED (property test)");
+    const found = await text(page, "#counterexample");
+    const m =
+      /^minimal counterexample after \d+ shrinks: allreduce\/ring, n=(\d+), count=(\d+), .*: rank \d+ output\[\d+\] = /.exec(
+        found,
+      );
+    expect(m, found).not.toBeNull();
+    const [n, count] = [Number(m?.[1]), Number(m?.[2])];
+    expect(count).toBeGreaterThan(2 * n + 3);
+    expect(await text(page, "#verify-out")).toContain(
+      "cclab verify --collective allreduce --algorithm ring --max-n 4 -n 2..4 --seed 1 --runs 50",
+    );
+    await page.click("#replay");
+    await idle(page);
+    expect(await text(page, "#trace-title")).toContain(`n = ${n}, count = ${count}`);
+    expect(await text(page, "#verdict")).toMatch(
+      new RegExp(
+        `^the static checker rejects this call.*\\(n=${n}, count=${count}\\): rank \\d+: output\\[\\d+\\] holds`,
+      ),
+    );
+    await page.evaluate((t) => playground.setSource(t), alg);
+    await setValue(page, "#lo", "1");
+    await setValue(page, "#runs", "25");
     const before = await page.evaluate(() => playground.progressSeen());
     await page.click("#verify");
     await idle(page);

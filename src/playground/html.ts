@@ -80,6 +80,7 @@ export function playgroundHtml(): string {
     '<section id="verify-out" class="hidden"></section>',
     '<section id="trace-out" class="hidden">',
     '<h2 id="trace-title"></h2>',
+    '<div id="verdict"></div>',
     '<div id="deadlock"></div>',
     '<div class="stepbar"><button id="prev" title="previous step (Alt-←)">‹</button>',
     '<input id="step" type="range" min="0" max="0" value="0" aria-label="step">',

@@ -311,10 +311,16 @@ function startRun(step?: number): void {
   rankPanels(s.n);
 }
 
-function startExplain(call?: CallShape, step?: number): void {
+function startExplain(call?: CallShape & { semantics?: Semantics; seed?: number }, step?: number): void {
+  // A replay runs under the failing case's semantics and seed: the controls show them.
+  if (call?.semantics) byId<HTMLSelectElement>("semantics").value = call.semantics;
+  if (call?.seed !== undefined) input("seed").value = String(call.seed);
   const s = settings();
   lastAction = "explain";
-  start({ ...base("explain"), kind: "explain", call: call ?? { n: s.n }, semantics: s.semantics, seed: s.seed }, (r) =>
+  const shape = call
+    ? { n: call.n, count: call.count, root: call.root, segment: call.segment, inPlace: call.inPlace }
+    : { n: s.n };
+  start({ ...base("explain"), kind: "explain", call: shape, semantics: s.semantics, seed: s.seed }, (r) =>
     showResult(r, step),
   );
 }

@@ -61,6 +61,8 @@ export interface Traced {
   readonly steps?: StepThrough;
   /** explain's text for the call (an algorithm only). */
   readonly explainText?: string;
+  /** The static checker's verdict on this very call (an algorithm only): empty when it holds. */
+  readonly checkErrors?: readonly string[];
 }
 
 export interface RunResult {
@@ -76,8 +78,8 @@ export interface RunResult {
 export interface VerifyFailure {
   readonly phase: "proof" | "property";
   readonly message: string;
-  /** The call that fails, to replay in the page (explain at that call). */
-  readonly replay: CallShape;
+  /** The call that fails, to replay in the page (explain at that call, under the case's semantics and seed). */
+  readonly replay: CallShape & { readonly semantics?: Semantics; readonly seed?: number };
   /** The command that replays it from a checkout. */
   readonly command: string;
 }

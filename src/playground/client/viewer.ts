@@ -96,6 +96,11 @@ export function showTraced(t: Traced, step?: number): void {
   const slider = byId<HTMLInputElement>("step");
   slider.max = String(Math.max(0, current.positions.length - 1));
   drawDeadlocks(t);
+  const bad = t.checkErrors ?? [];
+  byId("verdict").innerHTML =
+    bad.length > 0
+      ? `<div class="failure"><h2>the static checker rejects this call</h2><pre>${esc(bad.join("\n"))}</pre></div>`
+      : "";
   show(step ?? (t.steps ? 0 : current.positions.length - 1));
 }
 

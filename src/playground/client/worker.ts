@@ -133,6 +133,7 @@ async function traceAlgorithm(alg: Algorithm, call: CollectiveCall, job: Explain
     deadlocks: trace.deadlocks,
     steps,
     explainText,
+    checkErrors: checkAlgorithm(alg, call).errors,
   };
 }
 
@@ -251,7 +252,15 @@ async function verify(job: VerifyJob): Promise<Result> {
         phase: "property",
         message: `minimal counterexample after ${result.numShrinks} shrinks: ${err}`,
         replay: c
-          ? { n: c.size, count: c.count, root: c.root, segment: c.segment, inPlace: c.inPlace }
+          ? {
+              n: c.size,
+              count: c.count,
+              root: c.root,
+              segment: c.segment,
+              inPlace: c.inPlace,
+              semantics: c.semantics,
+              seed: c.seed,
+            }
           : { n: Math.min(4, job.hi) },
         command: `cclab verify --collective ${alg.collective} ${fileFlag(job, alg)} --max-n ${job.hi} -n ${job.lo}..${job.hi} --seed ${job.seed} --runs ${job.runs}`,
       },
