@@ -17,10 +17,10 @@ import { doublingSent, foldedChunks, foldedSteps, foldToPowerOfTwo, recursiveDou
 
 /** (n-1)·count, and on a folded odd rank n·count more: it sends the whole output back to its partner. */
 function mostSent(n: number, count: number): number {
-  const f = foldToPowerOfTwo(0, n);
-  const counts = foldedChunks(f, count).map((c) => c.count);
+  const fold = foldToPowerOfTwo(0, n);
+  const counts = foldedChunks(fold, count).map((c) => c.count);
   let most = count; // an even rank of a folded pair sends only its own chunk
-  for (let v = 0; v < f.pof2; v++) most = Math.max(most, doublingSent(v, counts) + (v < f.rem ? n * count : 0));
+  for (let v = 0; v < fold.pof2; v++) most = Math.max(most, doublingSent(v, counts) + (v < fold.rem ? n * count : 0));
   return most;
 }
 
@@ -38,16 +38,19 @@ export const recursiveDoubling = defineAlgorithm({
   *schedule({ rank, size, count }, { output }) {
     // With n not a power of two the first 2·rem ranks pair up: each even rank hands its chunk to
     // the odd rank after it and gets everything back at the end.
-    const f = foldToPowerOfTwo(rank, size);
+    const fold = foldToPowerOfTwo(rank, size);
     const mine = sub(output, rank * count, count);
-    if (f.newrank < 0) {
+    if (fold.newrank < 0) {
       yield step("send chunk to partner", [send(rank + 1, mine)]);
       yield step("recv all chunks from partner", [recv(rank + 1, output)]);
       return;
     }
-    const folded = rank < 2 * f.rem;
+    const folded = rank < 2 * fold.rem;
     if (folded) yield step("recv partner's chunk", [recv(rank - 1, sub(output, (rank - 1) * count, count))]);
-    yield* mapPeers(recursiveDoublingAllGather(f.newrank, f.pof2, output, foldedChunks(f, count)), f.toRank);
+    yield* mapPeers(
+      recursiveDoublingAllGather(fold.newrank, fold.pof2, output, foldedChunks(fold, count)),
+      fold.toRank,
+    );
     if (folded) yield step("send all chunks to partner", [send(rank - 1, output)]);
   },
 });

@@ -25,14 +25,14 @@ import {
 
 /** Recursive halving gives away what recursive doubling later sends back: twice the doubling's sends, + count when folded. */
 function mostSent(n: number, count: number): number {
-  const f = foldToPowerOfTwo(0, n);
-  const c = partition(count, f.pof2).map((x) => x.count);
+  const fold = foldToPowerOfTwo(0, n);
+  const c = partition(count, fold.pof2).map((x) => x.count);
   // A participant that took in a folded partner sends what it halves and doubles plus the result
   // back (count); that is always more than the partner's one buffer, so only participants count.
   let most = 0;
-  for (let v = 0; v < f.pof2; v++) {
+  for (let v = 0; v < fold.pof2; v++) {
     const halving = c.reduce((a, x) => a + x, 0) - (c[v] as number);
-    most = Math.max(most, halving + doublingSent(v, c) + (v < f.rem ? count : 0));
+    most = Math.max(most, halving + doublingSent(v, c) + (v < fold.rem ? count : 0));
   }
   return most;
 }
@@ -54,15 +54,15 @@ export const rabenseifner = defineAlgorithm({
   *schedule({ rank, size, count }, { output, scratch }) {
     // The pof2 participants halve over 2^k uneven chunks of the output (after which each holds
     // one chunk reduced) and double back; folded ranks hand over and take back as in recursive doubling.
-    const f = foldToPowerOfTwo(rank, size);
-    const chunks = partition(count, f.pof2);
+    const fold = foldToPowerOfTwo(rank, size);
+    const chunks = partition(count, fold.pof2);
     // One temporary serves the fold (count) and every halving step (at most half as much).
     let tmp: Region | undefined;
     const shared = (n: number) => sub((tmp ??= scratch(count)), 0, n);
     const core = function* () {
-      yield* mapPeers(recursiveHalvingReduceScatter(f.newrank, f.pof2, output, chunks, shared), f.toRank);
-      yield* mapPeers(recursiveDoublingAllGather(f.newrank, f.pof2, output, chunks), f.toRank);
+      yield* mapPeers(recursiveHalvingReduceScatter(fold.newrank, fold.pof2, output, chunks, shared), fold.toRank);
+      yield* mapPeers(recursiveDoublingAllGather(fold.newrank, fold.pof2, output, chunks), fold.toRank);
     };
-    yield* foldedAllReduce(rank, f, output, () => shared(count), core());
+    yield* foldedAllReduce(rank, fold, output, () => shared(count), core());
   },
 });

@@ -14,9 +14,9 @@
 import { defineAlgorithm, f, type Region, recv, reduce, type Schedule, send, step } from "../../src/schedule/dsl.js";
 import { type Fold, foldedAllReduce, foldedSteps, foldToPowerOfTwo, isPowerOfTwo } from "../lib/fold.js";
 
-function* doubling(f: Fold, out: Region, tmp: () => Region): Schedule {
-  for (let d = 1; d < f.pof2; d <<= 1) {
-    const peer = f.toRank(f.newrank ^ d);
+function* doubling(fold: Fold, out: Region, tmp: () => Region): Schedule {
+  for (let d = 1; d < fold.pof2; d <<= 1) {
+    const peer = fold.toRank(fold.newrank ^ d);
     yield step(`recvReduceSend with rank ${peer}`, [send(peer, out), recv(peer, tmp())], [reduce(out, tmp())]);
   }
 }
@@ -35,9 +35,9 @@ export const recursiveDoubling = defineAlgorithm({
   *schedule({ rank, size, count }, { output, scratch }) {
     // At distance d (1, 2, 4, ...) a rank exchanges its whole buffer with rank xor d and reduces
     // what it receives; with n not a power of two the first 2·rem ranks fold in and out first.
-    const f = foldToPowerOfTwo(rank, size);
+    const fold = foldToPowerOfTwo(rank, size);
     let tmp: Region | undefined;
     const t = () => (tmp ??= scratch(count));
-    yield* foldedAllReduce(rank, f, output, t, doubling(f, output, t));
+    yield* foldedAllReduce(rank, fold, output, t, doubling(fold, output, t));
   },
 });

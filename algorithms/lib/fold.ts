@@ -42,10 +42,10 @@ export function foldToPowerOfTwo(rank: number, size: number): Fold {
 export const foldedSteps = (n: number): number => Math.log2(largestPowerOfTwo(n)) + (isPowerOfTwo(n) ? 0 : 2);
 
 /** The participants' chunks when each real rank has `count` elements: participant v covers ranks first(v)..first(v+1)-1. */
-export function foldedChunks(f: Fold, count: number): Chunk[] {
-  return Array.from({ length: f.pof2 }, (_, v) => ({
-    offset: f.first(v) * count,
-    count: (f.first(v + 1) - f.first(v)) * count,
+export function foldedChunks(fold: Fold, count: number): Chunk[] {
+  return Array.from({ length: fold.pof2 }, (_, v) => ({
+    offset: fold.first(v) * count,
+    count: (fold.first(v + 1) - fold.first(v)) * count,
   }));
 }
 
@@ -139,13 +139,13 @@ export function doublingSent(v: number, counts: readonly number[]): number {
  * its odd partner and later receives the result; the partner reduces both (via tmp), the pof2
  * participants run `core`, and the partner sends the result back.
  */
-export function* foldedAllReduce(rank: number, f: Fold, out: Region, tmp: () => Region, core: Schedule): Schedule {
-  if (f.newrank < 0) {
+export function* foldedAllReduce(rank: number, fold: Fold, out: Region, tmp: () => Region, core: Schedule): Schedule {
+  if (fold.newrank < 0) {
     yield step("send to partner", [send(rank + 1, out)]);
     yield step("recv result from partner", [recv(rank + 1, out)]);
     return;
   }
-  const folded = rank < 2 * f.rem;
+  const folded = rank < 2 * fold.rem;
   if (folded) {
     const t = tmp();
     yield step("recvReduce partner's buffer", [recv(rank - 1, t)], [reduce(out, t)]);

@@ -1,6 +1,7 @@
 /**
- * Ring routines, in NCCL's primitive verbs: the reduce-scatter (recvReduceSend round the ring)
- * and the all-gather (recvCopySend) that ring all-reduce composes, and that reduce-scatter,
+ * Ring routines, in NCCL's primitive verbs (the DSL's recvReduceSend and recvCopySend): the
+ * reduce-scatter (recvReduceSend round the ring) and the all-gather (recvCopySend) that ring
+ * all-reduce composes, and that reduce-scatter,
  * Rabenseifner's reduce and van de Geijn's broadcast reuse. Ranks are positions in the ring:
  * a caller running in vrank space maps peers with mapPeers.
  */
@@ -10,11 +11,12 @@ import {
   chunkOf,
   type Region,
   recv,
+  recvCopySend,
+  recvReduceSend,
   reduce,
   type Schedule,
   segments,
   send,
-  step,
   sub,
 } from "../../src/schedule/dsl.js";
 import { mod, ring } from "../topology/ring.js";
@@ -65,10 +67,10 @@ export function* ringReduceScatter(rank: number, size: number, a: RingReduceScat
     const from = k === 0 ? own(s) : a.acc(k - 1, s);
     for (const [i, out, inn] of segmentPairs(a.chunks[s] as Chunk, a.chunks[r] as Chunk, segment)) {
       const tmp = inn && sub(a.tmp(k, i), 0, inn.count);
-      yield step(
-        `recvReduceSend chunk ${r}${segmentLabel(i, a.segment !== undefined)}`,
-        [...(out ? [send(next, chunkOf(from, out))] : []), ...(inn && tmp ? [recv(prev, tmp)] : [])],
-        inn && tmp ? [reduce(chunkOf(a.acc(k, r), inn), tmp, chunkOf(own(r), inn))] : [],
+      yield recvReduceSend(
+        `chunk ${inn ? r : s}${segmentLabel(i, a.segment !== undefined)}`,
+        [out && send(next, chunkOf(from, out)), tmp && recv(prev, tmp)],
+        [inn && tmp && reduce(chunkOf(a.acc(k, r), inn), tmp, chunkOf(own(r), inn))],
       );
     }
   }
@@ -96,9 +98,9 @@ export function* ringAllGather(
     const into = chunkOf(buf, chunks[r] as Chunk);
     const pairs = segmentPairs(chunks[s] as Chunk, chunks[r] as Chunk, segment ?? Number.POSITIVE_INFINITY);
     for (const [i, out, inn] of pairs) {
-      yield step(`recvCopySend chunk ${r}${segmentLabel(i, segment !== undefined)}`, [
-        ...(out ? [send(next, chunkOf(from, out))] : []),
-        ...(inn ? [recv(prev, chunkOf(into, inn))] : []),
+      yield recvCopySend(`chunk ${inn ? r : s}${segmentLabel(i, segment !== undefined)}`, [
+        out && send(next, chunkOf(from, out)),
+        inn && recv(prev, chunkOf(into, inn)),
       ]);
     }
   }

@@ -13,15 +13,16 @@ import { invariant } from "../../src/core/assert.js";
 import {
   type Chunk,
   chunkOf,
+  labelled,
   type Region,
   recv,
+  recvCopySend,
+  recvReduceSend,
   reduce,
   type Schedule,
   segments,
   send,
-  step,
   sub,
-  type Transfer,
 } from "../../src/schedule/dsl.js";
 import type { TreeNode } from "../topology/binary_tree.js";
 
@@ -38,14 +39,20 @@ export interface TreeAllreduce {
   readonly label?: string;
 }
 
-/** S + 1 recvReduceSend steps up and S + 1 recvCopySend steps down for S segments (fewer at the root and the leaves). */
+/**
+ * S + 1 recvReduceSend steps up and S + 1 recvCopySend steps down for S segments (fewer at the
+ * root and the leaves, whose steps the verbs name recvReduce, send and directRecv).
+ */
 export function* treeAllreduce(a: TreeAllreduce): Schedule {
+  yield* a.label ? labelled(a.label, upAndDown(a)) : upAndDown(a);
+}
+
+function* upAndDown(a: TreeAllreduce): Schedule {
   const { node, input, output } = a;
   invariant(input.count === output.count, "treeAllreduce: input and output differ in count");
   if (output.count === 0) return;
   const { parent, children } = node;
   const segs = segments(output.count, a.segment);
-  const label = a.label ?? "";
   const seg = (r: Region, k: number) => chunkOf(r, segs[k] as Chunk);
   // One slot per child, reused by every segment: the receive of segment k+1 waits for segment k's reduction.
   const slot = Math.min(Math.max(1, a.segment), output.count);
@@ -53,32 +60,27 @@ export function* treeAllreduce(a: TreeAllreduce): Schedule {
   // Leaves send their input as it is; the others send the partial sums they build in the output.
   const up = children.length === 0 ? input : output;
 
+  // Step k receives segment k and sends segment k-1 on, the one reduced at the step before.
   for (let k = 0; k <= segs.length; k++) {
-    const transfers: Transfer[] = [];
-    const parts: string[] = [];
     const s = segs[k];
+    const sends = k > 0 && parent >= 0;
     const tmps = s && slots ? children.map((_, i) => sub(slots, i * slot, s.count)) : [];
-    if (s) for (const [i, c] of children.entries()) transfers.push(recv(c, tmps[i] as Region));
-    if (k > 0 && parent >= 0) transfers.push(send(parent, seg(up, k - 1)));
-    if (transfers.length === 0) continue;
-    if (s && children.length > 0) parts.push(`recvReduce seg ${k} up`);
-    if (k > 0 && parent >= 0) parts.push(`send seg ${k - 1} up`);
-    // The first child's segment is reduced with this rank's own contribution: no input copy.
-    const local = tmps.map((t, i) => reduce(seg(output, k), t, i === 0 ? seg(input, k) : undefined));
-    yield step(label + parts.join(", "), transfers, local);
+    if (tmps.length === 0 && !sends) continue;
+    yield recvReduceSend(
+      `seg ${tmps.length > 0 ? k : k - 1} up`,
+      [...tmps.map((t, i) => recv(children[i] as number, t)), sends ? send(parent, seg(up, k - 1)) : undefined],
+      // The first child's segment is reduced with this rank's own contribution: no input copy.
+      tmps.map((t, i) => reduce(seg(output, k), t, i === 0 ? seg(input, k) : undefined)),
+    );
   }
   for (let k = 0; k <= segs.length; k++) {
-    const transfers: Transfer[] = [];
-    const parts: string[] = [];
-    if (segs[k] && parent >= 0) {
-      transfers.push(recv(parent, seg(output, k)));
-      parts.push(`recv seg ${k} down`);
-    }
-    if (k > 0 && children.length > 0) {
-      for (const c of children) transfers.push(send(c, seg(output, k - 1)));
-      parts.push(`send seg ${k - 1} down`);
-    }
-    if (transfers.length > 0) yield step(label + parts.join(", "), transfers);
+    const receives = segs[k] !== undefined && parent >= 0;
+    const sends = k > 0 && children.length > 0;
+    if (!receives && !sends) continue;
+    yield recvCopySend(`seg ${receives ? k : k - 1} down`, [
+      receives ? recv(parent, seg(output, k)) : undefined,
+      ...(sends ? children.map((c) => send(c, seg(output, k - 1))) : []),
+    ]);
   }
 }
 

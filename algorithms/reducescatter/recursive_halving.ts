@@ -27,10 +27,10 @@ function halvingSent(v: number, counts: readonly number[]): number {
 }
 
 function mostSent(n: number, count: number): number {
-  const f = foldToPowerOfTwo(0, n);
-  const counts = foldedChunks(f, count).map((c) => c.count);
-  let most = f.rem > 0 ? n * count : 0; // an even rank of a folded pair sends its whole input
-  for (let v = 0; v < f.pof2; v++) most = Math.max(most, halvingSent(v, counts) + (v < f.rem ? count : 0));
+  const fold = foldToPowerOfTwo(0, n);
+  const counts = foldedChunks(fold, count).map((c) => c.count);
+  let most = fold.rem > 0 ? n * count : 0; // an even rank of a folded pair sends its whole input
+  for (let v = 0; v < fold.pof2; v++) most = Math.max(most, halvingSent(v, counts) + (v < fold.rem ? count : 0));
   return most;
 }
 
@@ -48,22 +48,22 @@ export const recursiveHalving = defineAlgorithm({
     // With n not a power of two the first 2·rem ranks fold: each even rank sends its whole input
     // to the odd rank after it, which reduces for both and finally sends back its chunk. The
     // work happens in a scratch accumulator, so the caller's input is never written.
-    const f = foldToPowerOfTwo(rank, size);
-    if (f.newrank < 0) {
+    const fold = foldToPowerOfTwo(rank, size);
+    if (fold.newrank < 0) {
       yield step("send input to partner", [send(rank + 1, mem.input)]);
       yield step("recv chunk from partner", [recv(rank + 1, mem.output)]);
       return;
     }
     const acc = mem.scratch(size * count);
-    const folded = rank < 2 * f.rem;
+    const folded = rank < 2 * fold.rem;
     if (folded) {
       yield step("recvReduce partner's input", [recv(rank - 1, acc)], [reduce(acc, mem.input, acc)]);
     } else {
       yield step("copy input", [], [copy(acc, mem.input)]);
     }
     yield* mapPeers(
-      recursiveHalvingReduceScatter(f.newrank, f.pof2, acc, foldedChunks(f, count), mem.scratch),
-      f.toRank,
+      recursiveHalvingReduceScatter(fold.newrank, fold.pof2, acc, foldedChunks(fold, count), mem.scratch),
+      fold.toRank,
     );
     const result = copy(mem.output, sub(acc, rank * count, count));
     if (folded) yield step("send partner's chunk", [send(rank - 1, sub(acc, (rank - 1) * count, count))], [result]);

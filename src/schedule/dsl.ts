@@ -182,6 +182,72 @@ export const step = (label: string, transfers: readonly Transfer[], local: reado
   local,
 });
 
+// ---- NCCL's fused steps ----
+
+/**
+ * NCCL's primitives name what one step does with the data passing through a rank
+ * (src/device/prims_simple.h): recvReduceSend, recvCopySend, directRecv. These verbs build such a
+ * step and its label is the verb and `detail` ('recvReduceSend chunk 2'). Parts a rank has no use
+ * for at a step (a leaf has no child to receive from; a short chunk has no segment left to send)
+ * are passed as undefined and left out; the verb then names what remains, so the label never
+ * claims a transfer the step does not make: without its send a recvReduceSend is a recvReduce,
+ * without its receive a send; a recvCopySend that only receives, into the caller's buffer, is a
+ * directRecv. The transfers keep the order given. A step of a pipeline receives piece k and sends
+ * piece k-1, the one finished at the step before, so `detail` names the piece it is about.
+ */
+type Part<T> = T | undefined;
+
+function verbStep(
+  verb: "recvReduceSend" | "recvCopySend",
+  detail: string,
+  parts: readonly Part<Transfer>[],
+  local: readonly LocalOp[],
+): Step {
+  const transfers = parts.filter((t): t is Transfer => t !== undefined);
+  const recvs = transfers.filter((t) => t.kind === "recv");
+  const sends = recvs.length < transfers.length;
+  let name: string;
+  if (recvs.length === 0) name = "send";
+  else if (verb === "recvReduceSend") name = sends ? "recvReduceSend" : "recvReduce";
+  else if (sends) name = "recvCopySend";
+  else name = recvs.every((t) => t.region.buf !== "scratch") ? "directRecv" : "recv";
+  return { label: `${name} ${detail}`, transfers, local };
+}
+
+/**
+ * Receive pieces (from one peer, or from each child of a tree), reduce each into this rank's
+ * partial result, and send on the partial result finished at the step before. Every reduction
+ * reduces a region this step receives.
+ */
+export function recvReduceSend(
+  detail: string,
+  transfers: readonly Part<Transfer>[],
+  reductions: readonly Part<LocalOp>[],
+): Step {
+  const local = reductions.filter((l): l is LocalOp => l !== undefined);
+  for (const l of local) {
+    invariant(
+      l.kind === "reduce" && transfers.some((t) => t?.kind === "recv" && sameRegion(t.region, l.src)),
+      () => `recvReduceSend ${detail}: ${l.kind} of ${regionText(l.src)} reduces nothing this step receives`,
+    );
+  }
+  return verbStep("recvReduceSend", detail, transfers, local);
+}
+
+/** Receive a piece where it belongs and forward the one received at the step before, with no local work. */
+export function recvCopySend(detail: string, transfers: readonly Part<Transfer>[]): Step {
+  return verbStep("recvCopySend", detail, transfers, []);
+}
+
+/** Receive straight into the caller's input or output, no scratch in between (NCCL's directRecv). */
+export function directRecv(detail: string, from: Transfer): Step {
+  invariant(
+    from.kind === "recv" && from.region.buf !== "scratch",
+    () => `directRecv ${detail}: ${from.kind} of ${regionText(from.region)} is not a receive into the caller's buffer`,
+  );
+  return { label: `directRecv ${detail}`, transfers: [from], local: [] };
+}
+
 /** The sub-region [offset, offset+count) of r. */
 export const sub = (r: Region, offset: number, count: number): Region => {
   invariant(offset >= 0 && count >= 0 && offset + count <= r.count, () => `sub [${offset}, +${count}) of ${r.count}`);
