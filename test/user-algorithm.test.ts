@@ -98,7 +98,7 @@ describe("cclab with --algorithm-file", () => {
     for (const named of [["--algorithm", "sliced_ring"], []]) {
       const one = cclab([
         ...["model", "allreduce", ...named, "--algorithm-file", GOOD],
-        ...["-n", "8", "--bytes", "64M"],
+        ...["-n", "8", "--bytes", "64M", "--segment", "524288"],
       ]);
       expect(one.code, one.out).toBe(0);
       expect(one.out).toContain("allreduce/sliced_ring: n = 8");
@@ -107,7 +107,7 @@ describe("cclab with --algorithm-file", () => {
     }
     const sweep = cclab([
       ...["model", "allreduce", "--algorithm-file", GOOD, "--algorithms", "ring,segmented_ring,sliced_ring"],
-      ...["--sweep-n", "2,4,8", "--bytes", "64M", "--gamma", "0.00002"],
+      ...["--sweep-n", "2,4,8", "--bytes", "64M", "--gamma", "0.00002", "--segment", "524288"],
     ]);
     expect(sweep.code, sweep.out).toBe(0);
     expect(sweep.out).toContain("allreduce: ring vs segmented_ring vs sliced_ring, 64 MiB");
