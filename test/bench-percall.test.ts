@@ -44,7 +44,7 @@ describe("per-call figures", () => {
   });
 });
 
-const noMpi = mpiSkipReason();
+const noMpi = mpiSkipReason("cclab bench per-call test");
 
 describe.skipIf(noMpi !== "")("cclab bench --backend mpi: p99 and the per-call series", () => {
   it("prints p99 between median and max, and --json has every call's time up to 1 MiB only", () => {

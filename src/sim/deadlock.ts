@@ -6,7 +6,7 @@
  * plus one hint for the semantics in force, so a learner sees why and what to change.
  */
 import type { BlockedOp } from "../core/errors.js";
-import type { CommInfo, Semantics } from "./world.js";
+import type { CommInfo, Semantics } from "./ops.js";
 
 export type Wait =
   | {

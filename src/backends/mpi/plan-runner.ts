@@ -27,12 +27,30 @@ import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
 import { EngineError, TimeoutError } from "../../core/errors.js";
 import { type Combine, combineOf } from "../../core/op.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
+import type { NativeMpi } from "../../native/types.js";
 import { nextToPost, release, type Scheduling, scheduling } from "../../schedule/dataflow.js";
 import type { PlanRunner, PlanRunOptions, PlanViews } from "../../schedule/executor.js";
 import type { Plan, PlanOp } from "../../schedule/plan.js";
-import type { MpiComm } from "./comm.js";
 import { type Driven, ProgressLoop, ranksOutnumberCores } from "./progress.js";
 import { ANY_TAG, countTag, encodeTag, type Received, tagMismatch } from "./tag.js";
+
+/**
+ * What the fast path needs of its comm (MpiComm is the one): an interface here, so comm.ts, which
+ * makes its runner, and plan-runner.ts do not import each other.
+ */
+export interface RunnerComm {
+  readonly rank: number;
+  readonly size: number;
+  /** The MPI communicator of the comm's collectives. */
+  readonly collHandle: number;
+  /** Whether tags carry counts (tag.ts). */
+  readonly countTags: boolean;
+  readonly proc: {
+    readonly mpi: NativeMpi;
+    readonly timeoutMs: number;
+    onAbort(error: Error): void;
+  };
+}
 
 /** What a plan needs at run time beyond itself, worked out once per plan. */
 interface Prepared {
@@ -66,7 +84,7 @@ export class MpiPlanRunner implements PlanRunner {
   /** Runs made so far: a repeated call of one shape makes none (test/fixtures/mpi/plan.ts counts). */
   runsMade = 0;
 
-  constructor(readonly comm: MpiComm) {
+  constructor(readonly comm: RunnerComm) {
     this.yieldCpu = ranksOutnumberCores(comm.size);
     this.truncate = comm.proc.mpi.errorCodes().MPI_ERR_TRUNCATE ?? -1;
   }
@@ -102,7 +120,7 @@ function checkHandedView(rank: number, v: View, label: string): void {
  * requests and the native progress call's completions, made once and reset per call.
  */
 class Run implements Driven {
-  private readonly comm: MpiComm;
+  private readonly comm: RunnerComm;
   /** The backend's progress loop, driving this run's calls one after another. */
   private readonly loop: ProgressLoop;
   private readonly ops: readonly PlanOp[];

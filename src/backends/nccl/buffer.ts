@@ -5,8 +5,20 @@
  */
 import type { DataBuffer } from "../../core/buffer.js";
 import { type DType, dtypeInfo } from "../../core/dtype.js";
-import type { DevicePtr } from "../../native/types.js";
-import type { NcclDevice } from "./device.js";
+import type { DevicePtr, NativeNccl } from "../../native/types.js";
+
+/**
+ * What a DeviceBuffer needs of its device (NcclDevice is the one): its index, the engine and
+ * stream to copy on, a wait for its queued work, and where memory goes back. An interface here,
+ * so buffer.ts and device.ts do not import each other.
+ */
+export interface DeviceMemory {
+  readonly index: number;
+  readonly native: NativeNccl;
+  readonly stream: number;
+  release(ptr: DevicePtr): void;
+  idle(what: string, timeoutMs?: number): Promise<void>;
+}
 
 /** Device memory of one process's GPU (nccl backend), allocated by NcclDevice.alloc. */
 export class DeviceBuffer implements DataBuffer {
@@ -16,7 +28,7 @@ export class DeviceBuffer implements DataBuffer {
     readonly dtype: DType,
     readonly count: number,
     readonly ptr: DevicePtr,
-    readonly device: NcclDevice,
+    readonly device: DeviceMemory,
   ) {
     this.location = `cuda:${device.index}`;
     if (ptr !== 0n) registry.register(this, { device, ptr }, this);
@@ -37,6 +49,6 @@ export function isDeviceBuffer(b: DataBuffer): b is DeviceBuffer {
   return b instanceof DeviceBuffer;
 }
 
-const registry = new FinalizationRegistry<{ device: NcclDevice; ptr: DevicePtr }>(({ device, ptr }) =>
+const registry = new FinalizationRegistry<{ device: DeviceMemory; ptr: DevicePtr }>(({ device, ptr }) =>
   device.release(ptr),
 );

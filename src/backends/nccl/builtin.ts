@@ -21,13 +21,13 @@
  * inside NCCL), as MpiBuiltin does, so results compare exactly with cclab's for every op. NCCL has no bitwise reductions: band/bor/bxor are refused.
  * CCLAB_NCCL_P2P_COLLECTIVES=1 uses the grouped send/recv forms even where NCCL has its own.
  */
-import { type View, view } from "../../core/buffer.js";
-import { dtypeInfo } from "../../core/dtype.js";
+import { type DataBuffer, type View, view } from "../../core/buffer.js";
+import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
 import { parseOp, type ReduceOp, sumScaling } from "../../core/op.js";
 import type { DevicePtr, NcclOpName } from "../../native/types.js";
 import type { DeviceBuffer } from "./buffer.js";
-import type { NcclComm } from "./comm.js";
+import type { NcclDevice } from "./device.js";
 import type { P2PItem } from "./work.js";
 
 interface Ptr {
@@ -37,10 +37,28 @@ interface Ptr {
 
 const NULL_PTR: Ptr = { ptr: 0n, off: 0 };
 
+/**
+ * What the engine's collectives need of their comm (NcclComm is the one): an interface here, so
+ * comm.ts, which makes its NcclBuiltin, and builtin.ts do not import each other.
+ */
+export interface BuiltinComm {
+  readonly rank: number;
+  readonly size: number;
+  readonly handle: number;
+  readonly device: NcclDevice;
+  checkLive(op: string): void;
+  checkView(view: unknown, op: string, arg?: string): View;
+  describe(kind: string, peer: number, label: string | undefined): string;
+  alloc(dtype: DType, count: number): DataBuffer;
+  copy(dst: View, src: View): void;
+  scale(dst: View, src: View, mul: number, div: number): void;
+  synchronize(): Promise<void>;
+}
+
 export class NcclBuiltin {
   private barrierBuf: View | undefined;
 
-  constructor(private readonly comm: NcclComm) {}
+  constructor(private readonly comm: BuiltinComm) {}
 
   private get size(): number {
     return this.comm.size;

@@ -5,7 +5,6 @@
  * NCCL and CUDA calls are the device's.
  */
 import type { DeviceBuffer } from "./buffer.js";
-import type { NcclDevice } from "./device.js";
 
 /** What the device needs of a communicator. */
 export interface CommRef {
@@ -66,12 +65,20 @@ export class Enqueue {
   }
 }
 
+/** What an NcclWork asks of its device (NcclDevice): an interface, so work.ts and device.ts do not import each other. */
+export interface GroupIssuer {
+  flush(extra: P2PItem[], what: string): Promise<void>;
+  busy(): boolean;
+  issueGroup(extra: P2PItem[], what: string): Enqueue | undefined;
+  completed(g: Enqueue | undefined): boolean;
+}
+
 /** An isend/irecv: held until the next flush, then settled when its group is enqueued. */
 export class NcclWork {
   group: Enqueue | undefined;
   error: unknown;
   constructor(
-    private readonly device: NcclDevice,
+    private readonly device: GroupIssuer,
     readonly item: P2PItem,
   ) {}
   async wait(): Promise<void> {
