@@ -6,7 +6,7 @@
  * Examples menu opens are carried as text. Every asset is a classic script, and the Worker is
  * started from a Blob of its source, so the page works from file:// as from any static host.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,8 +17,9 @@ import { playgroundHtml } from "./html.js";
 /** The repository (or package) root: src/playground/ is two folders below it. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const HERE = dirname(fileURLToPath(import.meta.url));
+/** Sources are TypeScript: the site is built from a checkout (buildSite says so elsewhere). */
 const ext = ".ts";
-/** The browser code, bundled from its .ts sources (the package build copies them, as it does src/viz/client). */
+/** The browser code, bundled from its .ts sources. */
 const client = (name: string) => join(HERE, "client", `${name}.ts`);
 
 function walk(dir: string): string[] {
@@ -151,6 +152,14 @@ async function bundle(entry: string, define: Record<string, string> = {}): Promi
 
 /** Builds the site into `dir` (created if need be) and reports each file's size, plain and gzipped. */
 export async function buildSite(dir: string): Promise<SiteReport> {
+  // The site carries the examples' and algorithms' sources as the editor shows them: TypeScript, as a checkout has it.
+  for (const need of ["examples/deadlock.ts", "algorithms/allreduce/ring.ts", "src/sim/index.ts"]) {
+    if (!existsSync(join(ROOT, need))) {
+      throw new Error(
+        `cclab playground builds the site from cclab's TypeScript sources, and ${join(ROOT, need)} is missing: run it from a checkout (git clone, npm install, then node src/cli/bin.js playground -o site)`,
+      );
+    }
+  }
   const [app, worker, graphviz] = await Promise.all([
     bundle(client("app")),
     bundle(client("worker")),
