@@ -34,7 +34,14 @@ import { AbortWatch, defaultTimeoutMs, GuardedComm, joinTimeoutMs } from "./guar
 import { type HostedStore, hostStore } from "./store/hosted.js";
 import { StoreClient } from "./store/index.js";
 import { importUserModule } from "./user-module.js";
-import { blockingDeadline, startWatchdog } from "./watchdog.js";
+import {
+  allowBlocking,
+  blockingDeadline,
+  eventLoopBound,
+  HELD_THREAD,
+  MIN_BLOCKED_MS,
+  startWatchdog,
+} from "./watchdog.js";
 
 export interface InitOptions {
   /** 'mpi' or 'nccl' (process backends; sim runs inside cclab run). Default CCLAB_BACKEND or 'mpi'. */
@@ -120,19 +127,30 @@ async function startBackend(
       if (!store || typeof m.joinMpi !== "function") {
         throw new UnavailableError("ranks started without mpirun join MPI through the store, and this job has none");
       }
-      comm = await m.joinMpi({
-        ...mpiOptions,
-        rank: job.rank,
-        size: job.size,
-        localSize: job.localSize,
-        singleHost: job.singleHost,
-        store,
-        timeoutMs: joinMs,
-        bound: blockingDeadline,
-        notice: (line: string) => process.stderr.write(`cclab: ${line}\n`),
-        aborted: abortOf(watch, `rank ${job.rank}: init: joining MPI`),
-      });
-    } else comm = await m.initMpi(mpiOptions);
+      const allowed = allowBlocking(joinMs);
+      comm = await m
+        .joinMpi({
+          ...mpiOptions,
+          rank: job.rank,
+          size: job.size,
+          localSize: job.localSize,
+          singleHost: job.singleHost,
+          store,
+          timeoutMs: joinMs,
+          bound: blockingDeadline,
+          notice: (line: string) => process.stderr.write(`cclab: ${line}\n`),
+          aborted: abortOf(watch, `rank ${job.rank}: init: joining MPI`),
+        })
+        .finally(allowed);
+    } else {
+      // MPI_Init blocks the main thread while mpirun gathers every rank: part of joining, under its deadline.
+      const allowed = allowBlocking(joinMs);
+      try {
+        comm = await m.initMpi(mpiOptions);
+      } finally {
+        allowed();
+      }
+    }
     if (comm.size !== job.size) {
       throw new InvalidArgumentError(
         { rank: job.rank, op: "init", arg: "WORLD_SIZE" },
@@ -246,6 +264,14 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
     ],
     stoppedMs: timeoutMs,
   });
+  // --timeout bounds what the rank's own code does too: a main thread that never comes back to its
+  // event loop (a schedule() that never returns, a busy loop) ends the rank, saying so.
+  const seconds = formatDuration(timeoutMs);
+  eventLoopBound(
+    timeoutMs,
+    `cclab: ${who}: ${HELD_THREAD} {s} s without a pause, past the job's timeout (${seconds}, at least ${MIN_BLOCKED_MS / 1000} s): ` +
+      "a computation that never returns (a loop, a schedule() that never ends)? stopping this rank",
+  ).running(job.rank);
   // A store unless MPI, started by a plain mpirun/srun, can do without one (ranks started one by
   // one, torchrun-style, join MPI through it).
   const useStore =

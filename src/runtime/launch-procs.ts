@@ -17,7 +17,7 @@ import { finish, type LaunchOptions, type LaunchResult, type RankExit } from "./
 import { LinePrefixer } from "./output.js";
 import { makeToken, StoreClient, StoreServer } from "./store/index.js";
 import { nodeArgv, ownModule } from "./user-module.js";
-import { STOPPED_PAST_TIMEOUT } from "./watchdog.js";
+import { HELD_THREAD, STOPPED_PAST_TIMEOUT } from "./watchdog.js";
 
 interface MpiModule {
   mpirunCommand: (
@@ -182,8 +182,12 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   let stoppedOnce = false;
   let gaveUp = false;
   process.on("SIGCONT", resumed);
+  // A rank whose own code never came back to its event loop says so before it ends itself (init.ts).
+  let held: AbortInfo | undefined;
   const errLines = (t: string) => {
     if (t.includes(STOPPED_PAST_TIMEOUT)) gaveUp = true;
+    const m = held ? null : new RegExp(`cclab: rank (\\d+): (${HELD_THREAD}[^\n]*)`).exec(t);
+    if (m) held = { rank: Number(m[1]), reason: m[2]!.replace(/ stopping this rank$/, "") };
     err(t);
   };
 
@@ -292,7 +296,8 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     failure = await blame();
     // The stop explains only deaths (the watchdog's SIGKILL, mpirun ending), never an interrupt or a rank's own error.
     const death = !failure || /died|was killed by|^mpirun /.test(failure.reason);
-    if (stoppedOnce && gaveUp && death) {
+    if (held && death) failure = held;
+    else if (stoppedOnce && gaveUp && death) {
       failure = {
         rank: -1,
         reason:

@@ -7,8 +7,10 @@
  * - a throw in a stray callback, or an unhandled rejection, fails the rank that set it up;
  * - a main that never settles (nothing left to run, so Node would exit 13) fails that rank.
  */
+import { createHook } from "node:async_hooks";
 import type { Comm } from "../comm.js";
 import { InvalidArgumentError, RankError, UnavailableError } from "../core/errors.js";
+import { formatDuration } from "../core/timer.js";
 import { MemoryStore } from "../kvstore.js";
 import { checkedFromEnv, withChecks } from "./checked.js";
 import { FaultyComm, parseFaults, withFaults } from "./faults.js";
@@ -16,6 +18,7 @@ import { type AbortInfo, AbortWatch, defaultTimeoutMs, GuardedComm } from "./gua
 import { loadProgram } from "./init.js";
 import { faultSpecs, finish, type LaunchOptions, type LaunchResult } from "./launch.js";
 import { RankOutput } from "./output.js";
+import { eventLoopBound, MIN_BLOCKED_MS } from "./watchdog.js";
 
 interface SimModule {
   spawn: (n: number, fn: (comm: Comm) => Promise<unknown>, options?: object) => Promise<unknown[]>;
@@ -90,6 +93,20 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
   process.on("uncaughtException", onUncaught);
   process.on("unhandledRejection", onUnhandled);
   process.on("beforeExit", onBeforeExit);
+  // Sim ranks share this thread: one whose code never yields holds every other, and no timer of
+  // the guard can fire. --timeout is then enforced from another thread, which ends the job.
+  const bound = eventLoopBound(
+    timeoutMs,
+    `cclab run: {rank} has held the thread every sim rank shares for {s} s without a pause, past the job's timeout (${formatDuration(timeoutMs)}, at least ${MIN_BLOCKED_MS / 1000} s): ` +
+      "no other rank or timer can run, so the job stops here (exit 137); a loop that never ends?",
+  );
+  // Which rank's code runs: every callback or promise continuation says, from its async context.
+  const resumes = createHook({
+    before: () => {
+      const r = output.current();
+      if (r !== undefined) bound.running(r);
+    },
+  }).enable();
 
   try {
     // cclab run --seed/--semantics/--trace reach the simulator as its spawn options.
@@ -100,6 +117,7 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
           const rank = comm.rank;
           let reject!: (e: unknown) => void;
           const failed = new Promise<never>((_, r) => (reject = r));
+          bound.running(rank);
           const me: SimRank = {
             finished: false,
             activity: { inFlight: 0 },
@@ -150,6 +168,8 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
     process.off("uncaughtException", onUncaught);
     process.off("unhandledRejection", onUnhandled);
     process.off("beforeExit", onBeforeExit);
+    resumes.disable();
+    bound.stop();
     watch.stop();
     output.close();
     // A delayed rank's pending sleep would otherwise keep this process up after the job ended.

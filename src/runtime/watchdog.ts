@@ -115,6 +115,100 @@ export function startWatchdog(o: WatchdogOptions): void {
 export function blockingDeadline(ms: number, why: string): (() => void) | null {
   if (!started) return null;
   const w = started;
+  const allowed = allowBlocking(ms + 1000);
   w.postMessage({ at: Date.now() + ms, why });
-  return () => w.postMessage({ at: null });
+  return () => {
+    allowed();
+    w.postMessage({ at: null });
+  };
+}
+
+/** The words a rank's eventLoopBound writes (launch-procs.ts makes them the job's reason). */
+export const HELD_THREAD = "its code has kept the main thread for";
+
+/** The shortest time a thread may keep its event loop before eventLoopBound gives up on it (process start-up, MPI_Init). */
+export const MIN_BLOCKED_MS = 3000;
+
+/** The heartbeat of this process's eventLoopBound, if one runs (blockingDeadline moves it ahead). */
+let heartbeat: BigInt64Array | null = null;
+
+/**
+ * Lets the main thread block for up to `ms` in a call that is bounded otherwise (MPI_Init and
+ * MPI_Comm_accept while joining, under the join timeout): eventLoopBound waits that long first.
+ * Returns the end of the allowance.
+ */
+export function allowBlocking(ms: number): () => void {
+  const h = heartbeat;
+  if (!h) return () => {};
+  Atomics.store(h, 0, BigInt(Date.now() + Math.max(0, ms)));
+  return () => Atomics.store(h, 0, BigInt(Date.now()));
+}
+
+// Runs in its own thread: reads the heartbeat the watched thread writes every 200 ms.
+const LOOP_WATCH = `
+const { workerData } = require("node:worker_threads");
+const fs = require("node:fs");
+const { beat, ms, message, self } = workerData;
+const last = new BigInt64Array(beat, 0, 1);
+const who = new Int32Array(beat, 8, 1);
+let prev = Date.now();
+let gap = 0;
+setInterval(() => {
+  const now = Date.now();
+  const since = now - Number(Atomics.load(last, 0));
+  // This thread did not run either (the process was stopped or descheduled): that time is no block.
+  if (now - prev > 1000) gap = Math.max(gap, since);
+  prev = now;
+  if (since < 1000) gap = 0;
+  if (since <= ms + gap) return;
+  const rank = Atomics.load(who, 0);
+  try {
+    fs.writeSync(2, message.replace("{s}", (since / 1000).toFixed(1)).replace("{rank}", rank < 0 ? "a rank" : "rank " + rank) + "\\n");
+  } catch {}
+  process.kill(self, "SIGKILL");
+}, 200);
+`;
+
+/**
+ * Ends this process when its main thread keeps its event loop for longer than `ms` (at least
+ * MIN_BLOCKED_MS): a rank's code that never returns (a schedule() that loops, a busy wait) holds
+ * the thread, and no timer of the runtime's guard can fire then, so `--timeout` is enforced from
+ * another thread. `message` ('{s}' is replaced by the seconds) is written to stderr first; the
+ * process then SIGKILLs itself (no code of the blocked thread can run). '{rank}' in it is replaced
+ * by the rank set last with the returned `running` (sim: which rank's code ran last). Returns the stop.
+ */
+export function eventLoopBound(ms: number, message: string): { stop(): void; running(rank: number): void } {
+  const beat = new SharedArrayBuffer(16);
+  const last = new BigInt64Array(beat, 0, 1);
+  const who = new Int32Array(beat, 8, 1);
+  who[0] = -1;
+  // A beat never moves an allowance (allowBlocking) back.
+  const tick = () => {
+    const now = BigInt(Date.now());
+    if (Atomics.load(last, 0) < now) Atomics.store(last, 0, now);
+  };
+  tick();
+  heartbeat = last;
+  const timer = setInterval(tick, 200);
+  timer.unref();
+  const w = new Worker(LOOP_WATCH, {
+    eval: true,
+    workerData: { beat, ms: Math.max(MIN_BLOCKED_MS, ms), message, self: process.pid },
+    stdout: false,
+    stderr: false,
+    resourceLimits: { maxOldGenerationSizeMb: 16 },
+    execArgv: [],
+  });
+  w.unref();
+  w.on("error", () => {});
+  return {
+    stop: () => {
+      if (heartbeat === last) heartbeat = null;
+      clearInterval(timer);
+      void w.terminate();
+    },
+    running: (rank) => {
+      who[0] = rank;
+    },
+  };
 }

@@ -3,7 +3,9 @@
  * export that looks like an Algorithm is registered, with its file recorded so headers, explain
  * and error messages point at it. The file is TypeScript run through tsx, like the built-ins, or
  * an MSCCL XML program (algo.xml, src/msccl/import.ts), which becomes one algorithm named after
- * the file.
+ * the file. A TypeScript algorithm's schedule() is bounded in time and size (a call that never
+ * returns, or builds millions of operations, is an error naming the file, the algorithm, the
+ * call and the bound: src/runtime/user-schedule.ts).
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -12,6 +14,7 @@ import { suggest } from "../core/suggest.js";
 import { importMsccl } from "../msccl/import.js";
 import { readMscclFile } from "../msccl/parse.js";
 import { importUserModule } from "../runtime/user-module.js";
+import { boundedAlgorithm } from "../runtime/user-schedule.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { allAlgorithms, registerAlgorithm } from "../schedule/registry.js";
 import { specOf } from "../specs/index.js";
@@ -37,7 +40,7 @@ export async function loadAlgorithmFile(path: string): Promise<Algorithm[]> {
     return [algorithm];
   }
   const mod = await importUserModule(file);
-  const found = Object.values(mod).filter(isAlgorithm);
+  const found = Object.entries(mod).filter((e): e is [string, Algorithm] => isAlgorithm(e[1]));
   if (found.length === 0) {
     throw new InvalidArgumentError(
       { op: "loadAlgorithmFile", arg: "--algorithm-file" },
@@ -45,8 +48,9 @@ export async function loadAlgorithmFile(path: string): Promise<Algorithm[]> {
     );
   }
   const out: Algorithm[] = [];
-  for (const alg of found) {
-    const withFile = { ...alg, file };
+  for (const [exportName, alg] of found) {
+    // Its schedule() bounded in time and size (a worker rehearses each call first: user-schedule.ts).
+    const withFile = boundedAlgorithm({ ...alg, file }, file, exportName);
     registerAlgorithm(withFile);
     out.push(withFile);
   }

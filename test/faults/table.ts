@@ -1100,4 +1100,74 @@ export const ROWS: readonly Row[] = [
     args: ["import", "msccl"],
     expect: fails("AlgorithmFileError", "entity.xml: <!DOCTYPE>", "not allowed in an MSCCL program"),
   }),
+  {
+    id: "schedule-never-returns-run",
+    item: "27.5",
+    fault:
+      "`cclab run --timeout 2`: every rank all-reduces with a user's algorithm whose schedule() never returns (no rank's guard can fire)",
+    backends: ["sim", "mpi"],
+    boundS: 15,
+    expect: both(
+      {
+        exit: 137,
+        names: ["rank 0 has held the thread every sim rank shares for", "past the job's timeout (2 s, at least 3 s)"],
+      },
+      {
+        exit: 1,
+        names: ["failed first: its code has kept the main thread for", "past the job's timeout (2 s, at least 3 s)"],
+      },
+    ),
+    run: async (backend, marker) => {
+      const o = await cclabRun(backend, 2, ["--timeout", "2"], "schedule-hangs", [], {}, marker).done(HARD_MS);
+      // Sim ranks share the launcher's thread: it ends itself with SIGKILL (exit 137 in a shell).
+      return { ...o, code: o.signal === "SIGKILL" ? 137 : o.code };
+    },
+  },
+  ...(
+    [
+      [
+        "schedule-never-returns",
+        "hang.ts",
+        "a schedule() that never returns",
+        ["allreduce/hang", "n = 2, rank 0", "did not return within 2 s", "CCLAB_SCHEDULE_TIMEOUT"],
+      ],
+      [
+        "schedule-huge-step",
+        "huge-step.ts",
+        "a schedule() that makes 10^7 operations in one step (4.9 GB and a crash before), its heap bound at 256 MB",
+        [
+          "allreduce/huge_step",
+          "n = 2, rank 0",
+          "ran out of its 256 MB heap before it returned",
+          "CCLAB_SCHEDULE_HEAP_MB",
+        ],
+      ],
+      [
+        "schedule-throws",
+        "throws.ts",
+        "schedule() throws at n = 3, and another recurses without end (raw errors and no table before)",
+        [
+          "allgather/throws_at_3 FAILED",
+          "n = 3, rank 0",
+          "threw TypeError: no plan for three ranks",
+          "allgather/recursion FAILED",
+          "overflowed the stack (RangeError: Maximum call stack size exceeded)",
+        ],
+      ],
+    ] as const
+  ).map(([id, file, what, names]) => ({
+    id,
+    item: id === "schedule-throws" ? "27.5, 27.8" : "27.5",
+    fault: `\`cclab verify --algorithm-file\` of ${what}`,
+    backends: SAME_CODE,
+    boundS: 15,
+    expect: { exit: 1, names: [`test/faults/programs/algorithms/${file}`, ...names] },
+    run: (_b: Backend, marker: string) =>
+      start(
+        process.execPath,
+        [CLI, "verify", "--algorithm-file", `test/faults/programs/algorithms/${file}`, "--max-n", "4", "--runs", "5"],
+        { CCLAB_SCHEDULE_TIMEOUT: id === "schedule-never-returns" ? "2" : "30", CCLAB_SCHEDULE_HEAP_MB: "256" },
+        marker,
+      ).done(HARD_MS),
+  })),
 ];

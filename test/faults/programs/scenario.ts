@@ -306,6 +306,17 @@ const scenarios: Record<string, Scenario> = {
     }
     await sumCheck(comm);
   },
+  /**
+   * 27.5: every rank all-reduces with a user's algorithm whose schedule() never returns (planning
+   * is synchronous, so no rank comes back to its event loop and no rank's guard can time out).
+   */
+  "schedule-hangs": async (comm) => {
+    const { registerAlgorithm } = await import("../../../src/schedule/registry.js");
+    const { hang } = await import("./algorithms/hang.js");
+    registerAlgorithm(hang);
+    console.log(`planning on rank ${comm.rank}`);
+    await allReduce(comm, tensor("float32", [1, 2]), { algorithm: "hang" });
+  },
   /** 6: rank 1 computes in a busy loop (for killing the launcher meanwhile). */
   compute: async (comm) => {
     console.log(`computing on rank ${comm.rank}`);
