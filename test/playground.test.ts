@@ -17,7 +17,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSite, type SiteReport } from "../src/playground/build.js";
+import { buildSite, type SiteReport, sourceFiles } from "../src/playground/build.js";
+import { makeLoader, transpile } from "../src/playground/client/loader.js";
+import { importsOf, resolvePath } from "../src/playground/client/paths.js";
+import { decodeShared, encodeShared, type Shared } from "../src/playground/client/share.js";
 import { serveSite } from "../src/playground/serve.js";
 
 function findChromium(): string | undefined {
@@ -118,6 +121,104 @@ async function setValue(page: Page, sel: string, value: string): Promise<void> {
 async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(docsImg, `playground-${name}.png`) as `${string}.png` });
 }
+
+// What needs no browser (Node has CompressionStream too): these run wherever the suite does.
+describe("the playground's parts, in Node", () => {
+  it("resolves imports as a checkout would, and names the packages it has", () => {
+    expect(resolvePath("examples/deadlock.ts", "../src/index.js")).toBe("src/index");
+    expect(resolvePath("algorithms/allreduce/ring.ts", "../lib/ring.js")).toBe("algorithms/lib/ring");
+    expect(resolvePath("algorithms/allreduce/ring.ts", "../../src/schedule/dsl.js")).toBe("src/schedule/dsl");
+    expect(resolvePath("examples/algorithms/sliced_ring_broken.ts", "./sliced_ring.js")).toBe(
+      "examples/algorithms/sliced_ring",
+    );
+    expect(resolvePath("mine.ts", "cclab")).toBe("src/index");
+    expect(resolvePath("mine.ts", "cclab/dsl")).toBe("src/schedule/dsl");
+    expect(resolvePath("mine.ts", "lodash")).toBeUndefined();
+    expect(resolvePath("mine.ts", "../../x.js")).toBeUndefined();
+    expect(importsOf('import a from "./a.js";\nimport { b } from "../b.js";\nexport { a } from "./a.js";')).toEqual([
+      "./a.js",
+      "../b.js",
+    ]);
+  });
+
+  it("every import of every file the site carries resolves to a carried file or a bundled module", () => {
+    const files = sourceFiles();
+    const carried = new Set(files.map((f) => f.path.replace(/\.ts$/, "")));
+    const bad: string[] = [];
+    for (const f of files) {
+      for (const spec of importsOf(f.text)) {
+        const key = resolvePath(f.path, spec);
+        const bundled =
+          key !== undefined &&
+          (carried.has(key) ||
+            key === "src/index" ||
+            key === "examples/_run" ||
+            key === "examples/_tensor" ||
+            /^src\/(core|specs|schedule|sim|collectives)\//.test(key));
+        if (!bundled) bad.push(`${f.path}: ${spec}`);
+      }
+    }
+    expect(bad).toEqual([]);
+    expect(files.filter((f) => f.group === "programs").map((f) => f.path)).toContain("examples/deadlock.ts");
+  });
+
+  it("loads a file: types stripped, lines kept, imports from the workspace first, then the bundled modules", () => {
+    const api = { answer: 42 };
+    const files = {
+      "examples/main.ts":
+        'import { answer } from "../src/index.js";\nimport { twice } from "./lib.js";\nexport const x: number = twice(answer);\n',
+      "examples/lib.ts": "export const twice = (n: number): number => 2 * n;\n",
+    };
+    const loaded = makeLoader(files, { "src/index": api }, console).load("examples/main.ts");
+    expect(loaded.x).toBe(84);
+    // sucrase keeps each line where it was, so a stack trace's line is the editor's.
+    const js = transpile("a.ts", "const a: number = 1;\ninterface I { x: number }\nexport const b = a;\n");
+    expect(js.split("\n")[2]).toContain("const b = a;");
+    expect(() =>
+      makeLoader(
+        { "examples/m.ts": 'import { x } from "../src/runtime/init.js";\nexport const y = x;' },
+        {},
+        console,
+      ).load("examples/m.ts"),
+    ).toThrow(
+      /^examples\/m\.ts: import '\.\.\/src\/runtime\/init\.js' \(src\/runtime\/init\.ts\): not in the playground/,
+    );
+    expect(() =>
+      makeLoader({ "m.ts": 'import fs from "node:fs";\nexport const y = fs;' }, {}, console).load("m.ts"),
+    ).toThrow(/^m\.ts: import 'node:fs': the playground resolves relative paths into the repository and 'cclab'/);
+  });
+
+  it("a shared state round-trips through the URL's fragment; the readable form opens an example", async () => {
+    const state: Shared = {
+      files: { "examples/deadlock.ts": "// é ✓ <script>\nexport async function main() {}\n".repeat(50) },
+      main: "examples/deadlock.ts",
+      current: "examples/deadlock.ts",
+      n: 3,
+      semantics: "buffered",
+      seed: -5,
+      lo: 2,
+      hi: 9,
+      runs: 40,
+      limit: 7,
+      action: "run",
+      step: 4,
+    };
+    const hash = await encodeShared(state);
+    expect(hash).toMatch(/^s=[A-Za-z0-9_-]+$/);
+    // Deflated: 50 copies of a line take far less than their length.
+    expect(hash.length).toBeLessThan(600);
+    expect(await decodeShared(`#${hash}`)).toEqual(state);
+    expect(await decodeShared("#example=examples/deadlock.ts&semantics=nccl&n=2&run=1&step=3")).toEqual({
+      example: "examples/deadlock.ts",
+      semantics: "nccl",
+      n: 2,
+      action: "run",
+      step: 3,
+    });
+    expect(await decodeShared("")).toBeUndefined();
+    await expect(decodeShared("#s=AAAA")).rejects.toThrow();
+  });
+});
 
 describe.skipIf(!chromium)("the playground in Chromium", () => {
   it("builds a site under 2 MB gzipped and loads from file:// (first load measured)", async () => {
