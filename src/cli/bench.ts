@@ -5,14 +5,22 @@
  * algorithm's time, algbw, busbw and #wrong per size, out of place and in place, beside the
  * engine's own collective, each row printed as its size is done. See src/bench.
  */
+import { resolve } from "node:path";
 import { type Command, InvalidArgumentError as CommanderError, Option } from "commander";
 import { runBench } from "../bench/index.js";
-import { dtypeAlias } from "../bench/plan.js";
-import { BENCH_BACKENDS, BENCH_COLLECTIVES, type BenchBackend, type BenchCollective } from "../bench/types.js";
+import { dtypeAlias, loadAlgorithms } from "../bench/plan.js";
+import {
+  BENCH_BACKENDS,
+  BENCH_COLLECTIVES,
+  type BenchBackend,
+  type BenchCollective,
+  type BenchOptions,
+} from "../bench/types.js";
 import { DTYPES, isDType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { parseOp } from "../core/op.js";
 import { betaFromGBps } from "../schedule/model.js";
+import { allAlgorithms } from "../schedule/registry.js";
 import { findSpec } from "../specs/index.js";
 import { parseBeta } from "./model.js";
 import { jsonOption, LAUNCH_MAX_RANKS, npOption, nranksOption, outputOption, parsers, ranksOf } from "./options.js";
@@ -129,7 +137,7 @@ export function registerBench(program: Command): void {
       p.size("--sim-max-bytes"),
       4 * 1024 * 1024,
     )
-    .action(async (collectiveName: string, f: BenchFlags) => {
+    .action(async (collectiveName: string, f: BenchFlags, cmd: Command) => {
       const collective = findSpec(collectiveName)?.name ?? collectiveName;
       if (!(BENCH_COLLECTIVES as readonly string[]).includes(collective)) {
         throw new InvalidArgumentError(
@@ -143,10 +151,16 @@ export function registerBench(program: Command): void {
       const dtype = f.datatype;
       if (!isDType(dtype)) throw new InvalidArgumentError({ op: "bench", arg: "-d" }, `unknown datatype ${dtype}`);
       const nranks = ranksOf("bench", f);
+      // With --algorithm-file and no --algorithm, bench the file's own algorithms (as explain,
+      // trace and model do), not whatever 'auto' would pick among the built-ins.
+      const algorithm =
+        f.algorithmFile !== undefined && cmd.getOptionValueSource("algorithm") !== "cli"
+          ? await fileAlgorithms(f.algorithmFile, collective)
+          : f.algorithm;
       process.exitCode = await runBench(
         {
           collective: collective as BenchCollective,
-          algorithm: f.algorithm,
+          algorithm,
           algorithmFile: f.algorithmFile,
           backend: f.backend,
           nranks: nranks ?? 4,
@@ -172,4 +186,21 @@ export function registerBench(program: Command): void {
         nranks !== undefined,
       );
     });
+}
+
+/** The names of the file's algorithms of `collective` (loading it, once per process), comma-separated. */
+async function fileAlgorithms(path: string, collective: string): Promise<string> {
+  // loadAlgorithms reads only algorithmFile; it remembers the file, so runBench does not load it again.
+  await loadAlgorithms({ algorithmFile: path } as BenchOptions);
+  const file = resolve(path);
+  const mine = allAlgorithms().filter((a) => a.file === file);
+  const names = mine.filter((a) => a.collective === collective).map((a) => a.name);
+  if (names.length === 0) {
+    const has = mine.map((a) => `${a.collective}/${a.name}`).join(", ") || "none";
+    throw new InvalidArgumentError(
+      { op: "bench", arg: "--algorithm-file" },
+      `${path} has no ${collective} algorithm to bench (it has: ${has}); name the collective, or --algorithm`,
+    );
+  }
+  return names.join(",");
 }

@@ -1170,4 +1170,30 @@ export const ROWS: readonly Row[] = [
         marker,
       ).done(HARD_MS),
   })),
+  {
+    id: "bench-algorithm-file",
+    item: "27.6",
+    fault:
+      "`cclab bench --algorithm-file sliced_ring.ts` without --algorithm (it benchmarked the built-in 'auto' chose and exited 0)",
+    backends: SAME_CODE,
+    boundS: 15,
+    expect: { exit: 0, names: ["# cclab bench: allreduce (sliced_ring) on 2 ranks"] },
+    run: async (_b, marker) => {
+      const o = await start(
+        process.execPath,
+        [
+          CLI,
+          "bench",
+          "allreduce",
+          "--algorithm-file",
+          "examples/algorithms/sliced_ring.ts",
+          ...["--backend", "sim", "-n", "2", "-b", "1K", "-e", "4K", "--iters", "2", "-w", "0", "--no-progress"],
+        ],
+        {},
+        marker,
+      ).done(HARD_MS);
+      // 'auto chose' means a built-in was benchmarked instead of the file's algorithm.
+      return /auto chose/.test(o.out) ? { ...o, code: 98, out: `${o.out}\nBENCHED A BUILT-IN\n` } : o;
+    },
+  },
 ];
