@@ -6,9 +6,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Command, Option } from "commander";
-import { jsonOption, parsers, printJson } from "./options.js";
+import { jsonOption, nranksOption, parsers, printJson } from "./options.js";
 
 interface PlaygroundFlags {
+  nranks: number;
   output?: string;
   serve?: boolean;
   port: number;
@@ -30,6 +31,7 @@ export function registerPlayground(program: Command): void {
         "the folder to write the site into (default: site, or a temporary one with --serve)",
       ),
     )
+    .addOption(nranksOption("the simulated ranks the page starts with (a link may give others)", p.int("-n", 1, 64), 4))
     .option("--serve", "serve the site on 127.0.0.1 until interrupted")
     .option("--port <n>", "--serve's port (0: any free one)", p.int("--port", 0, 65535), 8377)
     .addOption(jsonOption())
@@ -37,7 +39,7 @@ export function registerPlayground(program: Command): void {
       const { buildSite } = await import("../playground/build.js");
       const temporary = f.output === undefined && f.serve === true;
       const dir = resolve(f.output ?? (temporary ? mkdtempSync(join(tmpdir(), "cclab-playground-")) : "site"));
-      const r = await buildSite(dir);
+      const r = await buildSite(dir, f.nranks);
       if (f.json) printJson(r);
       else {
         for (const file of r.files)

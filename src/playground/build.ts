@@ -150,8 +150,14 @@ async function bundle(entry: string, define: Record<string, string> = {}): Promi
   return out.outputFiles[0]?.text ?? "";
 }
 
-/** Builds the site into `dir` (created if need be) and reports each file's size, plain and gzipped. */
-export async function buildSite(dir: string): Promise<SiteReport> {
+/**
+ * Builds the site into `dir` (created if need be) and reports each file's size, plain and
+ * gzipped; `nranks` is the number of ranks the page starts with.
+ */
+export async function buildSite(dir: string, nranks = 4): Promise<SiteReport> {
+  if (!Number.isInteger(nranks) || nranks < 1 || nranks > 64) {
+    throw new Error(`buildSite: nranks must be an integer in 1..64 (the page's range), got ${nranks}`);
+  }
   // The site carries the examples' and algorithms' sources as the editor shows them: TypeScript, as a checkout has it.
   for (const need of ["examples/deadlock.ts", "algorithms/allreduce/ring.ts", "src/sim/index.ts"]) {
     if (!existsSync(join(ROOT, need))) {
@@ -167,7 +173,7 @@ export async function buildSite(dir: string): Promise<SiteReport> {
   ]);
   const sources = sourceFiles();
   const files: [string, string][] = [
-    ["index.html", playgroundHtml()],
+    ["index.html", playgroundHtml(nranks)],
     ["assets/playground.js", app],
     // The Worker's code as a string: the page starts it from a Blob, which file:// allows.
     ["assets/worker.js", `self.CCLAB_WORKER_SOURCE=${JSON.stringify(worker)};\n`],

@@ -44,7 +44,8 @@ ol.ops{font:12px/1.35 Menlo,Consolas,"DejaVu Sans Mono",monospace;padding-left:0
 footer{font-size:12px;color:#555;padding:4px 12px;border-top:1px solid #ddd}
 `;
 
-export function playgroundHtml(): string {
+/** The page; `nranks` is the number of simulated ranks it starts with (a link may say another). */
+export function playgroundHtml(nranks = 4): string {
   return [
     "<!DOCTYPE html>",
     '<html lang="en">',
@@ -54,7 +55,7 @@ export function playgroundHtml(): string {
     "<header>",
     "<h1>cclab playground</h1>",
     '<label>Examples <select id="examples"></select></label>',
-    '<label title="simulated ranks">n <input id="n" type="number" min="1" max="64" value="4"></label>',
+    `<label title="simulated ranks">n <input id="n" type="number" min="1" max="64" value="${nranks}"></label>`,
     '<label>semantics <select id="semantics"><option>nccl</option><option>mpi-eager</option><option>buffered</option></select></label>',
     '<label title="the simulator\'s interleaving seed">seed <input id="seed" type="number" value="1"></label>',
     '<button id="run" class="primary" title="Ctrl-Enter">Run</button>',
