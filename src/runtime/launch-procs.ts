@@ -209,6 +209,15 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     const never: number[] = [];
     for (let r = 0; r < world; r++) if (!(await store.check([joinedKey(r)]).catch(() => true))) never.push(r);
     if (never.length === 0) return failure;
+    // Not one rank reached the store and mpirun failed: mpirun itself is the cause (its own output says why).
+    const mpirun = children.find((c) => c.rank < 0)?.exit;
+    if (never.length === world && mpirun && (mpirun.code !== 0 || mpirun.signal)) {
+      const how = mpirun.signal ? `was killed by ${mpirun.signal}` : `exited with code ${mpirun.code}`;
+      return {
+        rank: -1,
+        reason: `mpirun ${how} before any rank joined the job: no rank started (see mpirun's output above)`,
+      };
+    }
     const who = never.length === 1 ? `rank ${never[0]}` : `ranks ${never.join(", ")}`;
     return {
       rank: never[0]!,

@@ -5,7 +5,7 @@
  * line with its rank, and when any rank fails, stops the others and reports the first failure.
  * This file holds what both share: the options and their checks, and the one-line summary.
  */
-import { existsSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkTimeoutMs } from "../core/timer.js";
 import { checkFaultRanks, parseFaults } from "./faults.js";
@@ -92,9 +92,7 @@ function checkOptions(o: LaunchOptions): void {
   if (o.hostfile !== undefined && o.backend !== "mpi") {
     throw bad("--hostfile", `is mpirun's, for --backend mpi (nccl: start cclab run on every node with --node-rank)`);
   }
-  if (o.hostfile !== undefined && !existsSync(o.hostfile)) {
-    throw bad("--hostfile", `${o.hostfile} does not exist`);
-  }
+  if (o.hostfile !== undefined) checkHostfile(o.hostfile);
   if (nnodes > 1 && o.backend === "sim") {
     throw bad("--nnodes", "sim runs every rank in this process, on one node");
   }
@@ -112,6 +110,36 @@ function checkOptions(o: LaunchOptions): void {
   if (o.timeoutMs !== undefined) checkTimeoutMs(o.timeoutMs, { op: "run", arg: "--timeout" });
   if (o.graceMs !== undefined) checkTimeoutMs(o.graceMs, { op: "run", arg: "--grace" });
   checkFaultRanks(parseFaults(faultSpecs(o)), o.nprocs * nnodes);
+}
+
+/** The most a hostfile may hold: one line per host, so a few hundred kilobytes at the most. */
+const MAX_HOSTFILE_BYTES = 1 << 20;
+
+/**
+ * mpirun's hostfile must be a readable file of host lines: anything else (a directory, /dev/zero,
+ * an empty file) fails inside mpirun before any rank starts, which the launcher could then only
+ * describe as ranks that never joined.
+ */
+function checkHostfile(file: string): void {
+  const bad = (detail: string) => new InvalidArgumentError({ op: "run", arg: "--hostfile" }, `${file} ${detail}`);
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw bad(code === "ENOENT" ? "does not exist" : `cannot be read: ${(e as Error).message}`);
+  }
+  if (!st.isFile()) throw bad("is not a regular file (mpirun reads one host per line from a file)");
+  if (st.size > MAX_HOSTFILE_BYTES) throw bad(`is ${st.size} bytes: a hostfile holds one line per host`);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw bad(`cannot be read: ${(e as Error).message}`);
+  }
+  const hosts = text.split("\n").filter((l) => l.replace(/#.*/, "").trim() !== "");
+  if (hosts.length === 0) throw bad("names no host (one per line: 'node1 slots=4')");
+  if (/\0/.test(text)) throw bad("is not text (it holds NUL bytes)");
 }
 
 /** The job's fault specs: CCLAB_FAULT (of o.env, else this process) and --fault. */

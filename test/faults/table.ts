@@ -149,13 +149,14 @@ function fileRow(r: {
   args: readonly string[];
   after?: readonly string[];
   boundS?: number;
+  backends?: readonly Backend[];
   expect: Expect;
 }): Row {
   return {
     id: r.id,
     item: r.item,
     fault: r.fault,
-    backends: SAME_CODE,
+    backends: r.backends ?? SAME_CODE,
     boundS: r.boundS ?? 8,
     expect: r.expect,
     run: async (_b, marker) => {
@@ -1196,4 +1197,29 @@ export const ROWS: readonly Row[] = [
       return /auto chose/.test(o.out) ? { ...o, code: 98, out: `${o.out}\nBENCHED A BUILT-IN\n` } : o;
     },
   },
+  job({
+    id: "hostfile-dev-zero",
+    item: "27.8",
+    fault:
+      "`--hostfile /dev/zero` ('rank 0 failed first: ranks 0, 1 never joined the job' before, though no rank started)",
+    backends: ["mpi"],
+    flags: ["--hostfile", "/dev/zero"],
+    boundS: 8,
+    expect: fails("InvalidArgumentError", "run: argument '--hostfile'", "/dev/zero is not a regular file"),
+  }),
+  fileRow({
+    id: "hostfile-unknown-host",
+    item: "27.8",
+    fault: "a hostfile naming a host that does not exist: mpirun fails before starting any rank",
+    name: "hosts",
+    content: () => "no-such-host.invalid slots=2\n",
+    args: ["run", "-n", "2", "--backend", "mpi", "--hostfile"],
+    backends: ["mpi"],
+    after: [SCENARIO, "allreduce"],
+    boundS: 15,
+    expect: {
+      exit: 1,
+      names: ["cclab run: the job failed: mpirun exited with code", "before any rank joined the job: no rank started"],
+    },
+  }),
 ];
