@@ -420,6 +420,13 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
       (e as HTMLInputElement).value = "1";
       e.dispatchEvent(new Event("input"));
     });
+    // The address bar keeps the state as it changes (a reload keeps the code), Share or not.
+    await page.waitForFunction((t) => location.hash.startsWith("#s=") && playground.getSource() === t, {}, edited);
+    await page.waitForFunction(() => playground.step() === 1);
+    await page.reload();
+    await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready);
+    await idle(page);
+    expect(await page.evaluate(() => playground.getSource())).toBe(edited);
     const link = await page.evaluate(() => playground.share());
     expect(link).toMatch(/#s=[A-Za-z0-9_-]+$/);
     const caption = await text(page, "#step-text");

@@ -64,7 +64,10 @@ const editor = new EditorView({
       ]),
     ),
     EditorView.updateListener.of((u) => {
-      if (u.docChanged && ws.current) ws.files[ws.current] = u.state.doc.toString();
+      if (u.docChanged && ws.current) {
+        ws.files[ws.current] = u.state.doc.toString();
+        keepInUrl();
+      }
     }),
   ],
 });
@@ -85,6 +88,7 @@ function openExample(path: string): void {
   if (!s) throw new Error(`the site carries no file ${path}; the Examples menu lists those it has`);
   ws.files = { [path]: s.text };
   ws.main = path;
+  lastAction = undefined;
   byId<HTMLSelectElement>("examples").value = path;
   showFile(path);
   clearResults();
@@ -361,6 +365,28 @@ async function share(): Promise<string> {
   return url;
 }
 
+/**
+ * The address bar always holds the current state (as the TypeScript playground's does): a
+ * reload or a bookmark keeps the code. Written a moment after the last change, and not before
+ * the page has read the state it opened with.
+ */
+let keeping = false;
+let keepTimer: number | undefined;
+function keepInUrl(): void {
+  if (!keeping) return;
+  if (keepTimer !== undefined) clearTimeout(keepTimer);
+  keepTimer = window.setTimeout(() => {
+    keepTimer = undefined;
+    let state: Shared;
+    try {
+      state = shared();
+    } catch {
+      return; // a setting is being typed (not a number yet): the next change writes it
+    }
+    void encodeShared(state).then((hash) => history.replaceState(null, "", `#${hash}`));
+  }, 300);
+}
+
 async function restore(): Promise<void> {
   const st = await decodeShared(location.hash);
   if (!st) {
@@ -434,7 +460,9 @@ document.addEventListener("keydown", (e) => {
   else return;
   e.preventDefault();
 });
-setOnStep(() => {});
+setOnStep(() => keepInUrl());
+for (const id of ["n", "semantics", "seed", "lo", "hi", "runs", "limit"])
+  byId(id).addEventListener("change", keepInUrl);
 
 const handle = {
   ready: false,
@@ -463,5 +491,6 @@ restore()
   })
   .finally(() => {
     handle.ready = true;
+    keeping = true;
     document.body.dataset.ready = String(Math.round(performance.now()));
   });
