@@ -22,7 +22,8 @@ const JSON_SHAPES: Record<string, string> = {
   import:
     "{ file, collective, name, nranks, chunksPerLoop, threadblocks, channels, proto, inPlace, outOfPlace, rounds, chunksSent, notes, proved }",
   export: "{ output, collective, algorithm, nranks, chunksPerLoop, threadblocks, countMultiple, proved, sameMessages }",
-  playground: "{ dir, files: [{ path, bytes, gzipBytes }], bytes, gzipBytes } (the site written; --serve then serves it)",
+  playground:
+    "{ dir, files: [{ path, bytes, gzipBytes }], bytes, gzipBytes } (the site written; --serve then serves it)",
 };
 
 function commands(c: Command): Command[] {
