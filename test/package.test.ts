@@ -37,7 +37,7 @@ function unpackAndLink(): void {
     symlinkSync(join(ROOT, "node_modules", name), join(modules, name));
   }
   mkdirSync(join(modules, ".bin"), { recursive: true });
-  symlinkSync(join(modules, "cclab", "dist", "src", "cli", "cclab.js"), join(modules, ".bin", "cclab"));
+  symlinkSync(join(modules, "cclab", "src", "cli", "bin.js"), join(modules, ".bin", "cclab"));
 }
 
 beforeAll(() => {
@@ -77,6 +77,8 @@ describe("the npm package", () => {
     expect(files).toContain("dist/src/index.js");
     expect(files).toContain("dist/src/index.d.ts");
     expect(files).toContain("dist/src/cli/cclab.js");
+    // The command: bin.js, which runs the compiled cclab.js where (as here) no sources ship.
+    expect(files).toContain("src/cli/bin.js");
     expect(files).toContain("native/CMakeLists.txt");
     expect(files).toContain("native/floors.c");
     expect(files).toContain("native/build.mjs");

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * The `cclab` command as the package installs it (bin: dist/src/cli/cclab.js, plain JavaScript;
- * tsx is loaded only for a user's .ts program or algorithm file). From the clone, bin.js runs the
- * same through tsx.
+ * The `cclab` command. The package's bin is src/cli/bin.js: in the installed package it runs
+ * this file compiled (dist/src/cli/cclab.js, plain JavaScript; tsx is loaded only for a user's .ts
+ * program or algorithm file); in the clone it runs this file through tsx.
  */
 import { main } from "./main.js";
 
