@@ -67,15 +67,9 @@ interface Hosting {
 
 const hosting = new WeakMap<Comm, Hosting>();
 
-interface BackendModule {
-  initMpi?: (...a: unknown[]) => Promise<Comm> | Comm;
-  joinMpi?: (...a: unknown[]) => Promise<Comm>;
-  initNccl?: (...a: unknown[]) => Promise<Comm> | Comm;
+/** A module named by CCLAB_BACKEND_MODULE: the user's own backend. */
+interface CustomBackend {
   createComm?: (job: JobEnv, store: KVStore | null) => Promise<Comm> | Comm;
-  finalizeExplicitly?: () => void;
-  finalizeMpi?: () => void;
-  abortMpi?: (code: number) => void;
-  unreceivedMessages?: () => string[];
 }
 
 /** How a backend ends: after every rank is done, and when this rank fails with no store to tell. */
@@ -88,11 +82,12 @@ interface BackendEnds {
 
 const noEnds: BackendEnds = { unreceived: () => [], finalize() {}, abort() {} };
 
-async function importBackend(path: string, what: string): Promise<BackendModule> {
+/** Loads a backend, naming it when it cannot be (no MPI or NCCL here, a broken addon). */
+async function importBackend<T>(load: () => Promise<T>, what: string): Promise<T> {
   try {
-    return (await import(path)) as BackendModule;
+    return await load();
   } catch (e) {
-    throw new UnavailableError(`backend ${what} could not be loaded from ${path}: ${(e as Error).message}`);
+    throw new UnavailableError(`backend ${what} could not be loaded: ${(e as Error).message}`);
   }
 }
 
@@ -108,23 +103,23 @@ async function startBackend(
 ): Promise<{ comm: Comm; ends: BackendEnds }> {
   const custom = env.CCLAB_BACKEND_MODULE;
   if (custom) {
-    const m = await importBackend(pathToFileURL(resolve(custom)).href, custom);
+    const url = pathToFileURL(resolve(custom)).href;
+    const m = await importBackend(() => import(url) as Promise<CustomBackend>, custom);
     if (typeof m.createComm !== "function") {
       throw new InvalidArgumentError({ op: "init", arg: "CCLAB_BACKEND_MODULE" }, `${custom} exports no createComm`);
     }
     return { comm: await m.createComm(job, store), ends: noEnds };
   }
   if (backend === "mpi") {
-    const m = await importBackend(new URL("../backends/mpi/index.js", import.meta.url).href, "mpi");
-    if (typeof m.initMpi !== "function") throw new UnavailableError("the mpi backend exports no initMpi()");
+    const m = await importBackend(() => import("../backends/mpi/index.js"), "mpi");
     // This rank finalises MPI itself once every rank is done; any other exit must not block in MPI_Finalize.
-    m.finalizeExplicitly?.();
+    m.finalizeExplicitly();
     // The guard's deadline (timeoutMs) governs; MPI's own, which ends in MPI_Abort, is only a backstop.
     const mpiOptions = { timeoutMs: timeoutMs + 10_000 };
     let comm: Comm;
     if (!mpiLaunched(env) && job.size > 1) {
       // Started one by one (torchrun-style): the singletons join one MPI job through the store.
-      if (!store || typeof m.joinMpi !== "function") {
+      if (!store) {
         throw new UnavailableError("ranks started without mpirun join MPI through the store, and this job has none");
       }
       const allowed = allowBlocking(joinMs);
@@ -159,16 +154,19 @@ async function startBackend(
       );
     }
     const ends: BackendEnds = {
-      unreceived: () => m.unreceivedMessages?.() ?? [],
-      finalize: () => m.finalizeMpi?.(),
-      abort: () => m.abortMpi?.(1),
+      unreceived: () => m.unreceivedMessages(),
+      finalize: () => m.finalizeMpi(),
+      abort: () => m.abortMpi(1),
     };
     return { comm, ends };
   }
   if (backend === "nccl") {
-    const m = await importBackend(new URL("../backends/nccl/index.js", import.meta.url).href, "nccl");
-    if (typeof m.initNccl !== "function") throw new UnavailableError("the nccl backend exports no initNccl()");
-    // NCCL exchanges its unique id through the store, as torch's ProcessGroupNCCL does.
+    const m = await importBackend(() => import("../backends/nccl/index.js"), "nccl");
+    // NCCL exchanges its unique id through the store, as torch's ProcessGroupNCCL does (init always opens one for nccl).
+    if (!store)
+      throw new UnavailableError(
+        "the nccl backend exchanges NCCL's unique id through the store, and this job has none",
+      );
     const comm = await m.initNccl({ rank: job.rank, size: job.size, localRank: job.localRank, store });
     return { comm, ends: noEnds };
   }

@@ -13,47 +13,29 @@ import { deadline } from "../core/timer.js";
 import { ABORT_KEY, joinedKey, type KVStore, parseAbort } from "../kvstore.js";
 import { DEFAULT_MASTER_PORT } from "./env.js";
 import { type AbortInfo, defaultTimeoutMs } from "./guard.js";
-import { finish, type LaunchOptions, type LaunchResult, type RankExit } from "./launch.js";
+import { finish, type LaunchOptions, type LaunchResult, type RankExit } from "./launch-common.js";
 import { LinePrefixer } from "./output.js";
 import { makeToken, StoreClient, StoreServer } from "./store/index.js";
 import { nodeArgv, ownModule } from "./user-module.js";
 import { HELD_THREAD, STOPPED_PAST_TIMEOUT } from "./watchdog.js";
 
-interface MpiModule {
-  mpirunCommand: (
-    np: number,
-    argv: string[],
-    options?: { hostfile?: string; perNode?: number; exportEnv?: readonly string[] },
-  ) => { cmd: string; args: string[] };
-  MPI_HINT?: string;
-}
-
-interface NcclModule {
-  ncclLaunchEnv: (o: { nprocs: number; nnodes: number }) => {
-    perRank: (rank: number) => Record<string, string>;
-    warning?: string;
-  };
-}
-
-/** The nccl backend's per-rank settings (more ranks than GPUs), or none where it cannot say. */
-async function ncclRankEnv(
-  nprocs: number,
-  nnodes: number,
-): Promise<ReturnType<NcclModule["ncclLaunchEnv"]> | undefined> {
+/** The nccl backend's per-rank settings (more ranks than GPUs), or none where it cannot say (no NCCL here). */
+async function ncclRankEnv(nprocs: number, nnodes: number) {
   try {
-    const m = (await import(new URL("../backends/nccl/index.js", import.meta.url).href)) as Partial<NcclModule>;
-    return m.ncclLaunchEnv?.({ nprocs, nnodes });
+    const { ncclLaunchEnv } = await import("../backends/nccl/index.js");
+    return ncclLaunchEnv({ nprocs, nnodes });
   } catch {
     return undefined;
   }
 }
 
-async function loadMpi(): Promise<MpiModule> {
-  const mpi = (await import(new URL("../backends/mpi/index.js", import.meta.url).href).catch((e: Error) => {
-    throw new UnavailableError(`the mpi backend (src/backends/mpi) could not be loaded: ${e.message}`);
-  })) as Partial<MpiModule>;
-  if (typeof mpi.mpirunCommand !== "function") throw new UnavailableError("the mpi backend exports no mpirunCommand()");
-  return mpi as MpiModule;
+/** The mpi backend (loaded only for --backend mpi: it loads the native addon). */
+async function loadMpi() {
+  try {
+    return await import("../backends/mpi/index.js");
+  } catch (e) {
+    throw new UnavailableError(`the mpi backend (src/backends/mpi) could not be loaded: ${(e as Error).message}`);
+  }
 }
 
 interface Child {

@@ -9,20 +9,17 @@
  */
 import { createHook } from "node:async_hooks";
 import type { Comm } from "../comm.js";
-import { InvalidArgumentError, RankError, UnavailableError } from "../core/errors.js";
+import { InvalidArgumentError, RankError } from "../core/errors.js";
 import { formatDuration } from "../core/timer.js";
 import { MemoryStore } from "../kvstore.js";
+import type { Semantics, SimOptions } from "../sim/index.js";
 import { checkedFromEnv, withChecks } from "./checked.js";
 import { FaultyComm, parseFaults, withFaults } from "./faults.js";
 import { type AbortInfo, AbortWatch, defaultTimeoutMs, GuardedComm } from "./guard.js";
 import { loadProgram } from "./init.js";
-import { faultSpecs, finish, type LaunchOptions, type LaunchResult } from "./launch.js";
+import { faultSpecs, finish, type LaunchOptions, type LaunchResult } from "./launch-common.js";
 import { RankOutput } from "./output.js";
 import { eventLoopBound, MIN_BLOCKED_MS } from "./watchdog.js";
-
-interface SimModule {
-  spawn: (n: number, fn: (comm: Comm) => Promise<unknown>, options?: object) => Promise<unknown[]>;
-}
 
 /** One rank's state as the launcher sees it. */
 interface SimRank {
@@ -39,8 +36,15 @@ function describe(e: unknown): string {
 
 export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
   const started = Date.now();
-  const sim = (await import(new URL("../sim/index.js", import.meta.url).href)) as Partial<SimModule>;
-  if (typeof sim.spawn !== "function") throw new UnavailableError("the sim backend (src/sim) exports no spawn()");
+  const { spawn, SEMANTICS } = await import("../sim/index.js");
+  const semantics = o.sim?.semantics;
+  if (semantics !== undefined && !(SEMANTICS as readonly string[]).includes(semantics)) {
+    throw new InvalidArgumentError(
+      { op: "run", arg: "--semantics" },
+      `unknown semantics ${JSON.stringify(semantics)}; expected one of ${SEMANTICS.join(", ")}`,
+    );
+  }
+  const simOptions: SimOptions = { ...o.sim, semantics: semantics as Semantics | undefined };
   const prog = await loadProgram(o.program);
   const n = o.nprocs;
   const timeoutMs = o.timeoutMs ?? defaultTimeoutMs();
@@ -110,7 +114,7 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
 
   try {
     // cclab run --seed/--semantics/--trace reach the simulator as its spawn options.
-    await sim.spawn(
+    await spawn(
       n,
       (comm) =>
         output.run(comm.rank, async () => {
@@ -156,7 +160,7 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
             me.finished = true;
           }
         }),
-      o.sim,
+      simOptions,
     );
   } catch (e) {
     if (!failure) {

@@ -9,9 +9,10 @@
 import { InvalidArgumentError } from "../core/errors.js";
 import { type RankRecorder, rankRecorderFromEnv } from "../tracing.js";
 import { unfiredFaults } from "./faults.js";
-import type { GuardedComm } from "./guard.js";
+import { defaultTimeoutMs, type GuardedComm } from "./guard.js";
 import { abortOnExit, finalize, init, loadProgram } from "./init.js";
 import { installRankPrefix } from "./output.js";
+import { allowBlocking } from "./watchdog.js";
 
 function describe(e: unknown): string {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
@@ -62,7 +63,10 @@ export async function runWorker(argv: readonly string[]): Promise<number> {
     // Join first: a rank that then cannot load its program (or dies loading it) is named by the
     // store; one that never joins can only be guessed at from the ranks that did.
     comm = await init();
-    const prog = await loadProgram(program);
+    // Loading the program (and tsx compiling it) is start-up, not the program's own code: the
+    // job's timeout bounds it as it does joining, not the 3 s a held event loop gets.
+    const loaded = allowBlocking(defaultTimeoutMs());
+    const prog = await loadProgram(program).finally(loaded);
     recorder = rankRecorderFromEnv(comm); // cclab run --trace
     await prog.main(recorder?.comm ?? comm, [...args]);
     recorder?.write();
