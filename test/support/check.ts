@@ -27,14 +27,16 @@ export async function expectReject(
 }
 
 /**
- * Runs an MPI fixture's cases in order on `comm`, a barrier after each: 'ok rank/size name' per
- * case, 'FAIL ...' and exit 1 on the first that throws, 'done rank/size' at the end (what
- * test/mpi.test.ts counts).
+ * Runs an MPI fixture's cases in order on `comm`, a barrier after each: first 'cases rank/size
+ * ["name", ...]' (the list), then 'ok rank/size name' per case, 'FAIL ...' and exit 1 on the
+ * first that throws, 'done rank/size' at the end. test/mpi.test.ts holds the output to the list
+ * (okLines below), so adding a case needs no count changed anywhere.
  */
 export async function runCases<C extends { readonly rank: number; readonly size: number }>(
   comm: C & { readonly builtin: { barrier(): void } },
   cases: readonly (readonly [string, (c: C) => Promise<void>])[],
 ): Promise<void> {
+  console.log(`cases ${comm.rank}/${comm.size} ${JSON.stringify(cases.map(([name]) => name))}`);
   for (const [name, fn] of cases) {
     try {
       await fn(comm);
@@ -46,4 +48,27 @@ export async function runCases<C extends { readonly rank: number; readonly size:
     }
   }
   console.log(`done ${comm.rank}/${comm.size}`);
+}
+
+/**
+ * For a runCases job's output on `size` ranks: the case names each rank announced, and the
+ * 'ok' lines every rank owes (one per rank and case) that are missing. Throws if a rank
+ * announced no list, or ranks announced different lists.
+ */
+export function missingOks(output: string, size: number): { cases: string[]; missing: string[] } {
+  const lists = Array.from({ length: size }, (_, rank) => {
+    const line = output.split("\n").find((l) => l.startsWith(`cases ${rank}/${size} `));
+    if (!line) throw new Error(`rank ${rank}/${size} announced no cases`);
+    return JSON.parse(line.slice(`cases ${rank}/${size} `.length)) as string[];
+  });
+  const cases = lists[0] as string[];
+  for (const [rank, l] of lists.entries()) {
+    if (JSON.stringify(l) !== JSON.stringify(cases))
+      throw new Error(`rank ${rank} announced other cases: ${l.join(", ")}`);
+  }
+  const lines = new Set(output.split("\n"));
+  const missing = lists
+    .flatMap((l, rank) => l.map((name) => `ok ${rank}/${size} ${name}`))
+    .filter((x) => !lines.has(x));
+  return { cases, missing };
 }
