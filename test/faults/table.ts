@@ -1222,4 +1222,20 @@ export const ROWS: readonly Row[] = [
       names: ["cclab run: the job failed: mpirun exited with code", "before any rank joined the job: no rank started"],
     },
   }),
+  {
+    id: "sim-held-event-loop",
+    item: "27.7",
+    fault:
+      "`cclab run --backend sim --timeout 2`: rank 0 computes in a busy loop for 60 s (it exited 0 after the loop, the timeout defeated)",
+    backends: ["sim"],
+    boundS: 12,
+    expect: {
+      exit: 137,
+      names: ["rank 0 has held the thread every sim rank shares for", "past the job's timeout (2 s, at least 3 s)"],
+    },
+    run: async (backend, marker) => {
+      const o = await cclabRun(backend, 2, ["--timeout", "2"], "compute", [], {}, marker).done(HARD_MS);
+      return { ...o, code: o.signal === "SIGKILL" ? 137 : o.code };
+    },
+  },
 ];
