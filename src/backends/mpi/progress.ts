@@ -14,9 +14,10 @@
  *     and nothing in this stretch sleeps (the old loop fell to 1 ms timers after 200 idle turns);
  *   - from SPIN_US on: the peer is off the CPU or busy, so the native call sleeps (nanosleep)
  *     between tests, 1/16 of the time waited so far (at least 50 µs, at most 1 ms), for up to
- *     MAX_SLEEP_US per call: a waiting rank leaves its core to others (the descheduled peer among
- *     them) and never adds more than ~6% to a wait, and a rank whose peer is gone wakes about a
- *     thousand times a second instead of burning a core until its timeout.
+ *     MAX_SLEEP_US per call (the event loop turns at least every ~2 ms): a waiting rank leaves
+ *     its core to others (the descheduled peer among them) and adds at most ~6% to a wait, and a
+ *     rank whose peer is gone wakes about a thousand times a second instead of burning a core
+ *     until its timeout.
  * A driven thing that makes no progress for its timeout fails, naming what it waited on.
  */
 import { availableParallelism } from "node:os";
@@ -26,7 +27,7 @@ import type { NativeMpi } from "../../native/types.js";
 export const BUDGET_US = 100;
 /** A wait idle this long, µs, starts sleeping between tests. */
 export const SPIN_US = 2000;
-/** The longest sleep between two tests, µs, and about the longest a sleeping native call holds the event loop. */
+/** The longest sleep between two tests, µs, and a sleeping native call's budget (it returns after at most one more sleep). */
 export const MAX_SLEEP_US = 1000;
 /** How long the loop handles completions before the event loop gets a turn, ms (read every 8th completion). */
 const SLICE_MS = 1;
