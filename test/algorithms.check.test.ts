@@ -1,5 +1,5 @@
 /**
- * Static proof for every registered algorithm: for n = 1..64 and the matrix in checkMatrix.ts,
+ * Static proof for every registered algorithm: for n = 1..64 and the matrix of src/verify/matrix.ts (checkCases),
  * the symbolic checker must find every send matched, no deadlock, no race, the collective's
  * result with each contribution exactly once, and the header's cost formulas exact.
  */

@@ -1,9 +1,9 @@
 /**
  * docs/semantics.md, rule by rule: each describe names the rules it holds. The element rules on
  * the TypeScript reference (src/core/op.ts) and the native kernels (native/ops.h through the
- * addon) with hand-written bits; issue 15's items 1-5 through the public API on the sim backend
- * and, under mpirun, on the mpi backend (test/support/semantics-cases.ts, one table for both);
- * item 7 on the MPI differential test; and A3, every rank of every all-reduce ending with the
+ * addon) with hand-written bits; the rules on whole calls through the public API on the sim
+ * backend and, under mpirun, on the mpi backend (test/support/semantics-cases.ts, one table for
+ * both); I1 on the MPI differential test; and A3, every rank of every all-reduce ending with the
  * same bytes, on arbitrary floats where the oracle cannot say what the sum is.
  */
 import { spawnSync } from "node:child_process";
@@ -210,19 +210,24 @@ async function failuresOf(cases: readonly SemanticsCase[], ranks: Ranks): Promis
   return failures;
 }
 
-describe("issue 15 items 1-5 on the sim backend (semantics.md F2, F3, F4, A2, P1, P2, M1)", () => {
+describe("semantics.md's rules on whole calls, on the sim backend (F2, F3, F4, A2, P1, P2, M1)", () => {
   const cases = semanticsCases();
-  for (const item of ["item 1", "item 2", "item 3", "item 4", "item 5"]) {
-    const mine = cases.filter((c) => c.name.startsWith(`${item} `));
-    it(`${item}: ${mine.length} cases, every rank`, async () => {
+  // One test per rule, as each case's name starts: "F3: ...", "P1, P2: ..." (F2 rides on F4's sums).
+  const rules = [...new Set(cases.map((c) => c.name.slice(0, c.name.indexOf(":"))))];
+  it("has cases for every rule", () => {
+    expect([...rules].sort()).toEqual(["A2", "F3", "F4", "M1", "P1", "P1, P2"]);
+  });
+  for (const rule of rules) {
+    const mine = cases.filter((c) => c.name.startsWith(`${rule}: `));
+    it(`${rule}: ${mine.length} cases, every rank`, async () => {
       expect(await failuresOf(mine, (n, fn) => spawn(n, fn))).toEqual([]);
     });
   }
 });
 
-describe("issue 15 items 1-5 on the nccl backend's fake engine (no GPU; the same cases run on GPUs in test/gpu)", () => {
+describe("semantics.md's rules on whole calls, on the nccl backend's fake engine (no GPU; the same cases run on GPUs in test/gpu)", () => {
   const cases = semanticsCases();
-  it(`items 1-5: ${cases.length} cases, every rank`, async () => {
+  it(`${cases.length} cases, every rank`, async () => {
     expect(await failuresOf(cases, (n, fn) => runFakeRanks(n, fn))).toEqual([]);
   });
 });
@@ -306,7 +311,7 @@ describe("A3, O1: every rank of an all-reduce ends with the same bytes, on arbit
   }
 });
 
-describe("item 7 (semantics.md I1): MPI's built-in is not the oracle for int8/uint8 sums", () => {
+describe("semantics.md I1: MPI's built-in is not the oracle for int8/uint8 sums", () => {
   it("the MPI differential test says why it compares those with the sequential oracle", () => {
     const c = { collective: "allreduce", dtype: "int8", op: { name: "sum" } } as Case;
     expect(builtinNotOracle(c)).toMatch(/saturates int8\/uint8 sums .*ompi#8045.*I1 wraps/);
@@ -321,7 +326,7 @@ describe("item 7 (semantics.md I1): MPI's built-in is not the oracle for int8/ui
 
 const skipMpi = mpiSkipReason("mpi semantics tests") !== "";
 
-describe.skipIf(skipMpi)("issue 15 items 1-5 and 7 on the mpi backend, under mpirun", () => {
+describe.skipIf(skipMpi)("semantics.md's rules on whole calls and I1, on the mpi backend, under mpirun", () => {
   it("np=5: every case agrees on every rank", () => {
     const { cmd, args } = mpirunCommand(5, [process.execPath, "--import", "tsx", "test/fixtures/mpi/semantics.ts"]);
     const r = spawnSync(cmd, args, {
@@ -335,8 +340,6 @@ describe.skipIf(skipMpi)("issue 15 items 1-5 and 7 on the mpi backend, under mpi
     expect(r.status, out.slice(-3000)).toBe(0);
     const expected = semanticsCases().length + 1;
     expect(out.match(/^ok /gm)?.length, out.slice(-3000)).toBe(5 * expected);
-    expect(out).toContain(
-      "ok item 7 I1: the MPI differential test compares an overflowing int8 sum with the oracle, n=5",
-    );
+    expect(out).toContain("ok I1: the MPI differential test compares an overflowing int8 sum with the oracle, n=5");
   }, 300_000);
 });

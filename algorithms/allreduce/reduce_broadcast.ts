@@ -4,8 +4,8 @@
  *
  * Limits: any size; rank 0 moves 2(n-1)·count, so it only suits few ranks or tiny messages.
  * Cost:   n steps; (n-1)·count elements sent per rank.
- * Source: seed 001's parameter server; Open MPI ompi_coll_base_allreduce_intra_basic_linear (reduce
- *         + bcast).
+ * Source: the tutorial's parameter server; Open MPI ompi_coll_base_allreduce_intra_basic_linear
+ *         (reduce + bcast).
  *
  * Step table: `cclab explain allreduce --algorithm reduce_broadcast -n 4`
  * (kept current in test/golden/explain/allreduce/reduce_broadcast.txt).
@@ -22,7 +22,7 @@ export const reduceBroadcast = defineAlgorithm({
   name: "reduce_broadcast",
   summary: "Parameter server: reduce everything at rank 0 one rank at a time, then send the result to all.",
   limits: "any size; rank 0 moves 2(n-1)·count, so it only suits few ranks or tiny messages",
-  source: "seed 001's parameter server; Open MPI ompi_coll_base_allreduce_intra_basic_linear (reduce + bcast)",
+  source: "the tutorial's parameter server; Open MPI ompi_coll_base_allreduce_intra_basic_linear (reduce + bcast)",
   cost: { steps: f("n", (n) => n), sent: f("(n-1)·count", (n, count) => (n - 1) * count) },
   *schedule(c, mem) {
     // reduce/linear to rank 0, then broadcast/linear from rank 0 of the sum in its output.

@@ -1,5 +1,5 @@
 /**
- * `cclab demo [-n N]`: seed 003's point-to-point lesson on 4 (or N) simulated ranks, printed per
+ * `cclab demo [-n N]`: the tutorial's point-to-point lesson on 4 (or N) simulated ranks, printed per
  * rank as the torch tutorials do: a send/recv chain, the send-send deadlock caught and explained,
  * and its three fixes. Every case is its own spawn, so one case's failure cannot leak into the
  * next. With --json, the same lines come back grouped by section.
@@ -24,7 +24,7 @@ export function formatTensor(t: HostBuffer): string {
 
 const say = (c: Comm, line: string) => emit(`rank ${c.rank} ${line}`);
 
-/** Seed 003's chain, one rank longer: rank 0 -> 1 -> 2 -> 3, each adding its own rank. */
+/** The tutorial's chain, one rank longer: rank 0 -> 1 -> 2 -> 3, each adding its own rank. */
 async function chain(c: Comm): Promise<void> {
   const t = c.rank === 0 ? tensor("float32", [1, 1]) : zeros("float32", 2);
   if (c.rank > 0) {
@@ -43,7 +43,7 @@ async function chain(c: Comm): Promise<void> {
 /** What ranks 0 and 1 exchange in the deadlock case and its fixes. */
 const mine = (c: Comm) => tensor("float32", [10 * (c.rank + 1), 10 * (c.rank + 1)]);
 
-/** Seed 003's wrong example: ranks 0 and 1 both send first, then receive. */
+/** The tutorial's wrong example: ranks 0 and 1 both send first, then receive. */
 async function sendSend(c: Comm): Promise<string | undefined> {
   if (c.rank > 1) return undefined;
   const peer = 1 - c.rank;

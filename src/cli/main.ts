@@ -43,7 +43,7 @@ export function buildProgram(): Command {
   program
     .command("demo")
     .description(
-      "the seed 003 send/recv chain, the send-send deadlock explained, and its three fixes (simulated ranks)",
+      "the tutorial's send/recv chain, the send-send deadlock explained, and its three fixes (simulated ranks)",
     )
     .addOption(nranksOption("ranks (at least 2)", p.int("-n", 2, 64), 4))
     .addOption(jsonOption())

@@ -185,7 +185,7 @@ export async function traceOnMpi(alg: Algorithm, call: TraceCall, source: Algori
   }
 }
 
-/** Seed 003's wrong example on n ranks: each sends to the next, then receives from the previous (n = 2: both send first). */
+/** The tutorial's wrong example on n ranks: each sends to the next, then receives from the previous (n = 2: both send first). */
 export async function sendSendDeadlock(n: number, trace?: Trace): Promise<DeadlockError> {
   const results = await spawn(
     n,
@@ -246,7 +246,7 @@ async function traceDeadlock(o: TraceOptions): Promise<number> {
   if (format === "svg") write(o.output, deadlockSvg(err));
   else {
     await writeTrace(o.output, format, {
-      title: `seed 003's send-send deadlock on ${n} simulated ranks (semantics nccl)`,
+      title: `the tutorial's send-send deadlock on ${n} simulated ranks (semantics nccl)`,
       size: n,
       unit: "tick",
       events: trace.events,
@@ -386,7 +386,7 @@ export function registerTrace(program: Command): void {
   program
     .command("trace")
     .description(
-      "run a collective with a trace and draw its time-space diagram (or bytes per step); 'trace deadlock' draws seed 003's wait-for cycle",
+      "run a collective with a trace and draw its time-space diagram (or bytes per step); 'trace deadlock' draws the tutorial's send-send wait-for cycle",
     )
     .argument("<collective>", "allreduce, broadcast, ... (torch's names too), or 'deadlock'")
     .option("--algorithm <name>", "algorithm name (see cclab list)")

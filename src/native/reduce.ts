@@ -11,7 +11,9 @@ import { native } from "./load.js";
  * into C++ costs ~0.35 – 0.4 µs whatever the count; the loop, per element, ~2.8 ns for float32,
  * ~7 ns for float16 (through its encoder), ~8 – 13 ns for 64-bit integers (BigInt): the native
  * kernel wins from ~128 elements for float32, ~80 for float16, ~45 for 64-bit integers (sums
- * timed at 1 – 256 elements, node 20 on the development VM, 2026-11-23).
+ * timed at 1 – 256 elements, node 20 on the development VM, 2026-11-23). The threshold is 48
+ * elements for 64-bit integers and 128 for every other dtype (float16 included: one threshold
+ * for the non-BigInt dtypes).
  */
 function useNative(dtype: DType, count: number): boolean {
   return count >= (dtypeInfo(dtype).bigint ? 48 : 128);

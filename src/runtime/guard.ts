@@ -55,11 +55,6 @@ function secondsFromEnv(raw: string, name: string): number {
 /** Who aborted and why (the store's record). */
 export type AbortInfo = AbortRecord;
 
-/** Publishes an abort unless one is already there; returns the abort that won (the first). */
-export async function publishAbort(store: KVStore, info: AbortInfo): Promise<AbortInfo> {
-  return store.abort(info.rank, info.reason);
-}
-
 /**
  * Watches one job's abort key (and, on a TCP store, the connection itself) and tells every
  * listener once. Shared by a guarded comm and the comms split from it.

@@ -1,7 +1,10 @@
 /**
  * A compiled plan as dataflow, in flat arrays (computed once per plan): each operation's
  * dependencies and successors, and the posting queues that keep each peer's transfers in program
- * order. The executor, the MPI fast path and the interpreter run plans through these.
+ * order. The executor and the MPI fast path run plans with these moves (nextToPost, release);
+ * the interpreter (interpret.ts) walks the same graph and queues from scheduling() with its own
+ * moves, because it carries simulated time with each (when an operation became ready, when its
+ * queue last posted).
  */
 import type { Plan } from "./plan.js";
 

@@ -1,6 +1,7 @@
 /**
- * The one executor: runs a compiled plan (plan.ts) over any backend's point-to-point interface,
- * as dataflow. An operation is issued as soon as the operations it depends on are done; sends and
+ * The executor: runs a compiled plan (plan.ts) over any backend's point-to-point interface, as
+ * dataflow (a backend may run whole plans itself instead: its PlanRunner, MPI's fast path in
+ * src/backends/mpi/plan-runner.ts; the interpreter, interpret.ts, walks plans without data). An operation is issued as soon as the operations it depends on are done; sends and
  * receives to one peer are posted in program order (per channel where the backend keeps channels
  * apart), so they match as the schedule names them. It never looks at data: on a stream-ordered
  * backend the transfers and local operations only enqueue.

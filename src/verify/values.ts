@@ -22,7 +22,6 @@
  * oracle in a multi-process test needs all of them).
  */
 import {
-  CANONICAL_NAN_BITS,
   type DType,
   dtypeInfo,
   elementBits,
@@ -206,7 +205,3 @@ export function describeDifference(
   const len = got.length === want.length ? "" : ` (${got.length} elements, ${wantName} ${want.length})`;
   return `${what}[${i}] = ${showElement(dtype, got, i)}, ${wantName} ${showElement(dtype, want, i)}${len}`;
 }
-
-/** The canonical NaN's bits for a float dtype (F2), for tests. */
-export const canonicalNaN = (dtype: DType): bigint | undefined =>
-  dtype in CANONICAL_NAN_BITS ? BigInt(CANONICAL_NAN_BITS[dtype as keyof typeof CANONICAL_NAN_BITS]) : undefined;

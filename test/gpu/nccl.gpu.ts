@@ -29,7 +29,7 @@ describe.skipIf(!d.ok)("the nccl backend on GPUs", () => {
     });
   }
   for (const n of sizes) {
-    it(`docs/semantics.md: issue 15's cases on the CUDA kernels, every rank the same bits: ${n} ranks`, async () => {
+    it(`docs/semantics.md's cases on the CUDA kernels, every rank the same bits: ${n} ranks`, async () => {
       const p = await runSemantics(n);
       expect(
         p.output.split("\n").filter((l) => l.includes("FAIL ")),

@@ -30,7 +30,7 @@ export async function runP2P(n: number, echo: (l: string) => void = () => {}): P
   return runProgram(n, P2P_PROGRAM, ["timeout"], echo);
 }
 
-/** issue 15's cases (docs/semantics.md) of size n on n GPUs: every line "ok ...", n "done" lines. */
+/** docs/semantics.md's cases (test/support/semantics-cases.ts) of size n on n GPUs: every line "ok ...", n "done" lines. */
 export async function runSemantics(n: number, echo: (l: string) => void = () => {}): Promise<P2PRun> {
   return runProgram(n, SEMANTICS_PROGRAM, [], echo);
 }

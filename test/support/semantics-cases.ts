@@ -1,5 +1,5 @@
 /**
- * The cases of issue 15's items 1-5, each holding a rule of docs/semantics.md, written once and
+ * The cases that hold docs/semantics.md's rules on whole calls (one rule each), written once and
  * run on the sim backend and the nccl backend's fake engine (test/semantics.test.ts), under
  * mpirun on the mpi backend (test/fixtures/mpi/semantics.ts) and on GPUs (test/gpu/semantics.ts).
  * Each case runs on every rank of a communicator of `size` ranks and returns undefined or what
@@ -25,7 +25,7 @@ const callOn = (comm: Comm, collective: string, c: Partial<CollectiveCall>): Ran
   rankCall(makeCall({ collective, size: comm.size, segment: 1, ...c }), comm.rank);
 
 export interface SemanticsCase {
-  /** "item 1 F3: allreduce/ring max, float32, n=3": the issue's item and the rule it holds. */
+  /** "F3: allreduce/ring max, float32, n=3: ...": the rule of docs/semantics.md it holds, and the call. */
   readonly name: string;
   readonly size: number;
   readonly run: (comm: Comm) => Promise<string | undefined>;
@@ -172,7 +172,7 @@ function nanMinMax(): SemanticsCase[] {
         for (const name of ["min", "max"] as const) {
           const want = [name === "max" ? four : one, one, b.canon as bigint];
           out.push({
-            name: `item 1 F3: allreduce/${alg.name} ${name}, ${dtype}, n=${size}: a NaN operand is ignored`,
+            name: `F3: allreduce/${alg.name} ${name}, ${dtype}, n=${size}: a NaN operand is ignored`,
             size,
             run: (comm) => reduceBits(comm, "allreduce", alg.name, dtype, { name }, inputs, want),
           });
@@ -207,7 +207,7 @@ function signedZeroAndNaNBits(): SemanticsCase[] {
         ];
         for (const [label, op, want, rule] of cases) {
           out.push({
-            name: `item 2 ${rule}: allreduce/${alg.name} ${label}, ${dtype}, n=${size}`,
+            name: `${rule}: allreduce/${alg.name} ${label}, ${dtype}, n=${size}`,
             size,
             run: (comm) => reduceBits(comm, "allreduce", alg.name, dtype, op, inputs, want),
           });
@@ -224,7 +224,7 @@ function floatAvg(): SemanticsCase[] {
   for (const alg of algorithmsOf("allreduce")) {
     const v = B.float16.v60000 as bigint;
     out.push({
-      name: `item 3 A2: allreduce/${alg.name} avg, float16, n=2: 60000 and 60000 average to 60000`,
+      name: `A2: allreduce/${alg.name} avg, float16, n=2: 60000 and 60000 average to 60000`,
       size: 2,
       run: (comm) => reduceBits(comm, "allreduce", alg.name, "float16", { name: "avg" }, [[v], [v]], [v]),
     });
@@ -235,7 +235,7 @@ function floatAvg(): SemanticsCase[] {
     const u = new Uint32Array(f.buffer);
     const x = BigInt(u[0] as number);
     out.push({
-      name: `item 3 A2: allreduce/${alg.name} avg, float32, n=3: three 3e38 average without overflowing`,
+      name: `A2: allreduce/${alg.name} avg, float32, n=3: three 3e38 average without overflowing`,
       size: 3,
       run: (comm) =>
         reduceBits(comm, "allreduce", alg.name, "float32", { name: "avg" }, [[x], [x], [x]], [BigInt(u[2] as number)]),
@@ -250,7 +250,7 @@ function premulInts(): SemanticsCase[] {
   for (const alg of algorithmsOf("allreduce")) {
     for (const dtype of ["int8", "uint8", "int32", "uint32", "int64", "uint64"] as const) {
       out.push({
-        name: `item 4 P1, P2: allreduce/${alg.name} premulsum(2.5), ${dtype}, n=2: 2.5 x [10] + 2.5 x [10] = 40`,
+        name: `P1, P2: allreduce/${alg.name} premulsum(2.5), ${dtype}, n=2: 2.5 x [10] + 2.5 x [10] = 40`,
         size: 2,
         run: (comm) =>
           reduceBits(comm, "allreduce", alg.name, dtype, { name: "premulsum", scalar: 2.5 }, [[10n], [10n]], [40n]),
@@ -258,7 +258,7 @@ function premulInts(): SemanticsCase[] {
     }
   }
   out.push({
-    name: "item 4 P1: premulsum(-1) on uint8 is refused, naming the rank, the operation and the argument",
+    name: "P1: premulsum(-1) on uint8 is refused, naming the rank, the operation and the argument",
     size: 2,
     run: async (comm) => {
       const rc = callOn(comm, "allreduce", { count: 1, dtype: "uint8", op: { name: "premulsum", scalar: -1 } });
@@ -289,7 +289,7 @@ function movementBits(): SemanticsCase[] {
     for (const dtype of ["float32", "float64"] as const) {
       for (const size of [2, 3]) {
         out.push({
-          name: `item 5 M1: ${alg.collective}/${alg.name}, ${dtype}, n=${size}: NaN payloads arrive bit for bit`,
+          name: `M1: ${alg.collective}/${alg.name}, ${dtype}, n=${size}: NaN payloads arrive bit for bit`,
           size,
           run: (comm) => moveBits(comm, alg.collective, alg.name, dtype),
         });
@@ -299,7 +299,7 @@ function movementBits(): SemanticsCase[] {
   // A reduction over one rank moves its input (M1): a signaling NaN stays signaling.
   for (const alg of algorithmsOf("allreduce")) {
     out.push({
-      name: `item 5 M1: allreduce/${alg.name} sum, float32, n=1: a signaling NaN comes back unchanged`,
+      name: `M1: allreduce/${alg.name} sum, float32, n=1: a signaling NaN comes back unchanged`,
       size: 1,
       run: (comm) =>
         reduceBits(
@@ -381,7 +381,7 @@ async function moveBits(
   return undefined;
 }
 
-/** Every case of items 1-5, in a stable order. */
+/** Every case, in a stable order. */
 export function semanticsCases(): SemanticsCase[] {
   return [...nanMinMax(), ...signedZeroAndNaNBits(), ...floatAvg(), ...premulInts(), ...movementBits()];
 }
