@@ -8,7 +8,6 @@
  * - a main that never settles (nothing left to run, so Node would exit 13) fails that rank.
  */
 import { createHook } from "node:async_hooks";
-import type { Comm } from "../comm.js";
 import { InvalidArgumentError, RankError } from "../core/errors.js";
 import { formatDuration } from "../core/timer.js";
 import { MemoryStore } from "../kvstore.js";

@@ -8,8 +8,9 @@ export const hang = defineAlgorithm({
   limits: "none: it never finishes",
   source: "test/faults/programs/algorithms",
   cost: { steps: f("1", () => 1), sent: f("0", () => 0) },
-  *schedule() {
+  schedule() {
     let i = 0;
     while (i >= 0) i = (i + 1) % 7;
+    return [];
   },
 });
