@@ -10,11 +10,13 @@
  * rank's input from the case's seed, so each checks its own output against the oracle without
  * any extra communication.
  *
- * Cases come from a seeded generator (every rank draws the same ones); dtypes cycle so float16
- * and bfloat16 come up in every run of at least ten cases. NCCL has no bitwise reductions, so
- * for band/bor/bxor only the algorithm is checked.
+ * Cases come from the one case generator (property.ts caseArb, with the GPU's options), sampled
+ * from a seed so every rank draws the same ones; dtypes cycle so float16 and bfloat16 come up in
+ * every run of at least ten cases. NCCL has no bitwise reductions, so for band/bor/bxor only the
+ * algorithm is checked.
  */
 
+import fc from "fast-check";
 import { specBuiltin } from "../backends/builtin.js";
 import type { NcclBuiltin } from "../backends/nccl/builtin.js";
 import { readDevice, writeDevice } from "../backends/nccl/index.js";
@@ -23,19 +25,18 @@ import { reference } from "../collectives/reference.js";
 import type { Comm } from "../comm.js";
 import type { View } from "../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, setElement, type TypedArray, toValues } from "../core/dtype.js";
-import { opLabel, type ReduceOp } from "../core/op.js";
+import { opLabel } from "../core/op.js";
 import { Rng } from "../core/random.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { makeCall, rankCall, specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
+import { type Case, caseArb } from "./property.js";
+
+const BITWISE = new Set(["band", "bor", "bxor"]);
 
 export interface NcclCase extends CollectiveCall {
   readonly valueSeed: number;
 }
-
-const INT_OPS = ["sum", "prod", "min", "max", "avg", "band", "bor", "bxor"] as const;
-const FLOAT_OPS = ["sum", "prod", "min", "max", "avg"] as const;
-const BITWISE = new Set(["band", "bor", "bxor"]);
 
 function hash(s: string): number {
   let h = 2166136261;
@@ -43,7 +44,19 @@ function hash(s: string): number {
   return h >>> 0;
 }
 
-/** `runs` cases for `alg` at world size `size`, the same on every rank for the same seed. */
+/**
+ * The GPU's options for the one case arbitrary (property.ts caseArb): the whole world (no
+ * subgroups), counts large enough for the kernels, and premulsum's scalar 2, which NCCL applies
+ * exactly in every dtype (it converts the scalar to the dtype: 2.5 would be 2 on integers).
+ */
+const ENGINE_OPTIONS = { subgroups: false, counts: "large", premulScalars: () => [2] } as const;
+
+/**
+ * `runs` cases for `alg` at world size `size`, the same on every rank for the same seed: drawn
+ * from caseArb, the generator the sim property tests and the MPI differential tests use, case i
+ * from dtype i (cycling from a seeded start), so float16 and bfloat16 come up in every run of at
+ * least as many cases as dtypes.
+ */
 export function ncclCases(
   alg: Algorithm,
   size: number,
@@ -51,41 +64,14 @@ export function ncclCases(
   seed: number,
   dtypes: readonly DType[] = DTYPES,
 ): NcclCase[] {
-  const rng = new Rng((seed ^ hash(`${alg.collective}/${alg.name}`)) >>> 0);
-  const spec = specOf(alg.collective);
-  const reducing = spec.reducing;
-  const inPlaceOk = spec.inPlace && alg.inPlace !== false;
-  const out: NcclCase[] = [];
-  const start = rng.int(dtypes.length);
-  for (let i = 0; i < runs; i++) {
-    const dtype = spec.data ? dtypes[(start + i) % dtypes.length]! : spec.defaultDtype;
-    const ops = dtypeInfo(dtype).kind === "float" ? FLOAT_OPS : INT_OPS;
-    const op: ReduceOp = !reducing
-      ? { name: "sum" }
-      : rng.int(6) === 0
-        ? { name: "premulsum", scalar: 2 }
-        : { name: ops[rng.int(ops.length)]! };
-    const counts = [0, 1, size - 1, size + 1, 3 * size + 5, 64 + rng.int(200), 2048 + rng.int(2048)];
-    const count = spec.counted ? counts[rng.int(counts.length)]! : 0;
-    const segment = count > 0 && count < 64 && rng.int(2) === 1 ? 1 + rng.int(9) : undefined;
-    out.push({
-      ...makeCall({
-        collective: spec.name,
-        size,
-        count,
-        dtype,
-        op,
-        root: spec.rooted ? rng.int(size) : 0,
-        inPlace: inPlaceOk && rng.int(2) === 1,
-        segment,
-        splits: spec.splits
-          ? Array.from({ length: size }, () => Array.from({ length: size }, () => rng.int(5)))
-          : undefined,
-      }),
-      valueSeed: rng.int(1_000_000_000),
-    });
-  }
-  return out;
+  const base = (seed ^ hash(`${alg.collective}/${alg.name}`)) >>> 0;
+  const start = new Rng(base).int(dtypes.length);
+  return Array.from({ length: runs }, (_, i) => {
+    const dtype = dtypes[(start + i) % dtypes.length] as DType;
+    const arb = caseArb(alg, { worldSize: size, dtypes: [dtype], ...ENGINE_OPTIONS });
+    const [c] = fc.sample(arb, { seed: (base + i) | 0, numRuns: 1 }) as [Case];
+    return { ...makeCall(c, alg), valueSeed: c.valueSeed };
+  });
 }
 
 /** Small integers the op keeps exact in every dtype, for `rank`'s input of `len` elements. */

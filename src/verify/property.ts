@@ -9,22 +9,24 @@
  * every order of reduction gives the same bits; every rank of an all-reduce must also end with
  * the same bytes as every other.
  *
- * The differential tests on real backends (src/verify/mpi-cases.ts) draw their cases
- * from the same arbitrary with a fixed `worldSize` (the process count the launcher started) and
- * fill inputs with the same `caseValues`.
+ * The differential tests on real backends draw their cases from this same arbitrary with a fixed
+ * `worldSize` (the process count the launcher started): MPI's (mpi-cases.ts) as they are, filled
+ * with the same `caseValues`; NCCL's (nccl-cases.ts) with the GPU's options (ENGINE below: no
+ * subgroups, counts large enough for its kernels, premulsum's scalar 2), filled with small
+ * integers NCCL's own kernels add alike.
  */
 import fc from "fast-check";
 import { allocate, invoke } from "../collectives/dispatch.js";
 import { reference } from "../collectives/reference.js";
 import type { Comm } from "../comm.js";
 import { isHostBuffer, type View } from "../core/buffer.js";
-import { DTYPES, dtypeInfo, type TypedArray, toValues } from "../core/dtype.js";
+import { DTYPES, type DType, dtypeInfo, type TypedArray, toValues } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { opLabel, type ReduceOp } from "../core/op.js";
 import { Rng } from "../core/random.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { SEMANTICS, type Semantics, spawn } from "../sim/index.js";
-import { rankCall, specOf } from "../specs/index.js";
+import { defaultSegment, rankCall, specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import { caseInput, describeDifference, premulScalars } from "./values.js";
 
@@ -52,6 +54,18 @@ export interface ArbOptions {
    * its ranks; maxSize is ignored. Without it (sim) the world is size plus 0..3 idle ranks.
    */
   readonly worldSize?: number;
+  /** Whether a case may run on a subgroup of the world (default true). */
+  readonly subgroups?: boolean;
+  /** The dtypes to draw from (default every dtype). */
+  readonly dtypes?: readonly DType[];
+  /**
+   * Counts up to 3n+5 (default), or also 64..263 and 2048..4095 ('large', for an engine whose
+   * kernels should be exercised); large counts, and half the small ones, then use the
+   * algorithm's default segment instead of a named one of 1..9 elements.
+   */
+  readonly counts?: "small" | "large";
+  /** premulsum's scalars per dtype (default values.ts premulScalars). */
+  readonly premulScalars?: (dtype: DType) => readonly number[];
 }
 
 /** The fast-check arbitrary of cases for one algorithm. */
@@ -59,7 +73,9 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
   const maxSize = options.maxSize ?? 17;
   const world = options.worldSize;
   const domain = alg.domain;
-  const domainSizes = domain?.sizes.filter((n) => world === undefined || n <= world) ?? [];
+  const subgroups = options.subgroups ?? true;
+  const domainSizes =
+    domain?.sizes.filter((n) => world === undefined || n === world || (subgroups && n <= world)) ?? [];
   if (domain && domainSizes.length === 0) {
     throw new InvalidArgumentError(
       { op: "verify", arg: "world size" },
@@ -73,12 +89,12 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
           { weight: 6, arbitrary: fc.integer({ min: 1, max: Math.min(8, maxSize) }) },
           { weight: 3, arbitrary: fc.integer({ min: 1, max: maxSize }) },
         )
-      : world > 1
+      : world > 1 && subgroups
         ? fc.oneof(
             { weight: 3, arbitrary: fc.constant(world) },
             { weight: 1, arbitrary: fc.integer({ min: 1, max: world - 1 }) },
           )
-        : fc.constant(1);
+        : fc.constant(world);
   return sizeArb.chain((size) => {
     const spec = specOf(alg.collective);
     const rooted = spec.rooted;
@@ -88,8 +104,15 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
       .record({
         count: domain
           ? fc.integer({ min: 0, max: 4 }).map((k) => k * (domain.countMultiple ?? 1))
-          : fc.oneof(fc.constant(0), fc.integer({ min: 0, max: size - 1 }), fc.integer({ min: 0, max: 3 * size + 5 })),
-        dtype: fc.constantFrom(...DTYPES),
+          : fc.oneof(
+              fc.constant(0),
+              fc.integer({ min: 0, max: size - 1 }),
+              fc.integer({ min: 0, max: 3 * size + 5 }),
+              ...(options.counts === "large"
+                ? [fc.integer({ min: 64, max: 263 }), fc.integer({ min: 2048, max: 4095 })]
+                : []),
+            ),
+        dtype: fc.constantFrom(...(options.dtypes ?? DTYPES)),
         opIndex: fc.nat(),
         premul: fc.boolean(),
         root: domain?.roots ? fc.constantFrom(...domain.roots) : fc.integer({ min: 0, max: size - 1 }),
@@ -98,13 +121,16 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
         seed: fc.integer({ min: 1, max: 1_000_000 }),
         chaos: fc.boolean(),
         segment: fc.integer({ min: 1, max: 9 }),
+        namedSegment: fc.boolean(),
         extra:
           world !== undefined
             ? fc.constant(world - size)
-            : fc.oneof(
-                { weight: 3, arbitrary: fc.constant(0) },
-                { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
-              ),
+            : !subgroups
+              ? fc.constant(0)
+              : fc.oneof(
+                  { weight: 3, arbitrary: fc.constant(0) },
+                  { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
+                ),
         memberSeed: fc.nat(),
         splits: fc.array(fc.array(fc.integer({ min: 0, max: 4 }), { minLength: size, maxLength: size }), {
           minLength: size,
@@ -117,7 +143,7 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
         const op: ReduceOp = !reducing
           ? { name: "sum" }
           : r.premul && r.opIndex % 5 === 0
-            ? { name: "premulsum", scalar: pick(premulScalars(r.dtype), r.opIndex) }
+            ? { name: "premulsum", scalar: pick((options.premulScalars ?? premulScalars)(r.dtype), r.opIndex) }
             : (ops[r.opIndex % ops.length] as ReduceOp);
         const worldSize = size + r.extra;
         const members =
@@ -136,7 +162,8 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
           semantics: r.semantics,
           seed: r.seed,
           chaos: r.chaos,
-          segment: r.segment,
+          segment:
+            options.counts === "large" && (r.count >= 64 || !r.namedSegment) ? defaultSegment(r.dtype, alg) : r.segment,
           splits: spec.splits ? r.splits : undefined,
           valueSeed: r.valueSeed,
         };
