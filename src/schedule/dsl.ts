@@ -144,7 +144,7 @@ export interface Algorithm {
   readonly ranksDiffer?: string;
   /**
    * The pipelining segment, in bytes, for a call that names none (default NCCL's 128 KiB; the one
-   * rule is src/specs/segment.ts, applied by makeCall): an algorithm that pipelines best at
+   * rule is defaultSegment in src/specs/index.ts, applied by makeCall): an algorithm that pipelines best at
    * another size says so, with its source.
    */
   readonly segmentBytes?: number;

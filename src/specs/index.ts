@@ -3,7 +3,7 @@
  * its algorithms (algorithms/<name>/), and a method on the engines' Builtin where they have one.
  * Everything else (front API checks, checker, oracle, verify, bench, CLI names) reads the spec.
  */
-import type { DType } from "../core/dtype.js";
+import { type DType, dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { suggest } from "../core/suggest.js";
 import { allgather } from "./allgather.js";
@@ -16,10 +16,8 @@ import { gather } from "./gather.js";
 import { reduce } from "./reduce.js";
 import { reducescatter } from "./reducescatter.js";
 import { scatter } from "./scatter.js";
-import { defaultSegment, type SegmentPolicy } from "./segment.js";
 import type { CollectiveCall, CollectiveSpec, Layout, RankCall } from "./types.js";
 
-export { DEFAULT_SEGMENT_BYTES, defaultSegment, type SegmentPolicy } from "./segment.js";
 export type * from "./types.js";
 
 /** In the order tables list them. */
@@ -60,9 +58,28 @@ export function specOf(name: string, site: { rank?: number; op: string; arg?: st
   );
 }
 
+/** NCCL pipelines in chunks of this order (its default chunk size is 128 KiB for trees). */
+export const DEFAULT_SEGMENT_BYTES = 128 * 1024;
+
+/** What an algorithm may say about its segment (Algorithm.segmentBytes, src/schedule/dsl.ts). */
+export interface SegmentPolicy {
+  /** The segment in bytes for a call that names none; default DEFAULT_SEGMENT_BYTES. */
+  readonly segmentBytes?: number;
+}
+
+/**
+ * The one default pipelining segment, in elements of `dtype`, of a call that names none: the
+ * algorithm's own (`segmentBytes`, e.g. segmented_ring's 1 MiB, Open MPI's), else 128 KiB.
+ * makeCall is the only place that applies it, so the front API, bench, model, explain and verify
+ * plan the same segments for the same call (test/api.test.ts holds them to it).
+ */
+export function defaultSegment(dtype: DType, alg?: SegmentPolicy): number {
+  return Math.max(1, Math.floor((alg?.segmentBytes ?? DEFAULT_SEGMENT_BYTES) / dtypeInfo(dtype).bytes));
+}
+
 /**
  * The one call builder: a call with the defaults filled in (the spec's dtype, sum, root 0, out of
- * place) and the one default segment (segment.ts: `alg`'s own segmentBytes, else 128 KiB). The
+ * place) and the one default segment (defaultSegment: `alg`'s own segmentBytes, else 128 KiB). The
  * front API, bench, model, explain, verify and trace all build their calls here, so the same call
  * plans the same segments everywhere; pass the algorithm that will run it.
  */
