@@ -17,7 +17,7 @@ describe("docs/faults.md", () => {
     expect(unmeasured).toEqual([]);
   });
 
-  it("has at least 60 rows, every numbered item of issue 14 among them", () => {
+  it("has at least 60 rows, every numbered item of the fault list among them", () => {
     expect(ROWS.length).toBeGreaterThanOrEqual(60);
     const items = new Set(ROWS.flatMap((r) => r.item.split(", ")));
     for (const item of [
