@@ -9,7 +9,7 @@
  * (kept current in test/golden/explain/allgather/bruck.txt).
  * (This header is written from the fields below by src/tools/headers.ts.)
  */
-import { copy, defineAlgorithm, f, recv, send, step, sub } from "../../src/schedule/dsl.js";
+import { copy, defineAlgorithm, f, recv, recvCopySend, send, step, sub } from "../../src/schedule/dsl.js";
 import { chunksText } from "../lib/fold.js";
 import { mod } from "../topology/ring.js";
 
@@ -31,7 +31,7 @@ export const bruck = defineAlgorithm({
     yield step("copy input", [], [copy(blocks(0, 1), mem.input)]);
     for (let d = 1; d < n; d <<= 1) {
       const k = Math.min(d, n - d);
-      yield step(`recvCopySend ${chunksText(d, d + k, "block")}`, [
+      yield recvCopySend(chunksText(d, d + k, "block"), [
         send(mod(rank - d, n), blocks(0, k)),
         recv(mod(rank + d, n), blocks(d, k)),
       ]);

@@ -11,13 +11,22 @@
  * (kept current in test/golden/explain/allreduce/recursive_doubling.txt).
  * (This header is written from the fields below by src/tools/headers.ts.)
  */
-import { defineAlgorithm, f, type Region, recv, reduce, type Schedule, send, step } from "../../src/schedule/dsl.js";
+import {
+  defineAlgorithm,
+  f,
+  type Region,
+  recv,
+  recvReduceSend,
+  reduce,
+  type Schedule,
+  send,
+} from "../../src/schedule/dsl.js";
 import { type Fold, foldedAllReduce, foldedSteps, foldToPowerOfTwo, isPowerOfTwo } from "../lib/fold.js";
 
 function* doubling(fold: Fold, out: Region, tmp: () => Region): Schedule {
   for (let d = 1; d < fold.pof2; d <<= 1) {
     const peer = fold.toRank(fold.newrank ^ d);
-    yield step(`recvReduceSend with rank ${peer}`, [send(peer, out), recv(peer, tmp())], [reduce(out, tmp())]);
+    yield recvReduceSend(`with rank ${peer}`, [send(peer, out), recv(peer, tmp())], [reduce(out, tmp())]);
   }
 }
 

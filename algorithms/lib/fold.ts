@@ -4,7 +4,18 @@
  * reducescatter/recursive_halving and the recursive-doubling and Rabenseifner all-reduces.
  */
 import { invariant } from "../../src/core/assert.js";
-import { type Chunk, type Region, recv, reduce, type Schedule, send, step, sub } from "../../src/schedule/dsl.js";
+import {
+  type Chunk,
+  type Region,
+  recv,
+  recvCopySend,
+  recvReduceSend,
+  reduce,
+  type Schedule,
+  send,
+  step,
+  sub,
+} from "../../src/schedule/dsl.js";
 
 /**
  * How a non-power-of-two size folds onto pof2 = 2^⌊log2 size⌋ ranks: the first 2·rem ranks pair
@@ -82,7 +93,7 @@ export function* recursiveDoublingAllGather(
     const peer = rank ^ d;
     const mine = rank & ~(d - 1);
     const theirs = peer & ~(d - 1);
-    yield step(`recvCopySend ${chunksText(theirs, theirs + d)}`, [
+    yield recvCopySend(chunksText(theirs, theirs + d), [
       send(peer, chunkSpan(buf, chunks, mine, mine + d)),
       recv(peer, chunkSpan(buf, chunks, theirs, theirs + d)),
     ]);
@@ -115,8 +126,8 @@ export function* recursiveHalvingReduceScatter(
     const giveLo = upper ? lo : lo + d;
     const keep = chunkSpan(buf, chunks, keepLo, keepLo + d);
     tmp ??= scratch(keep.count);
-    yield step(
-      `recvReduceSend ${chunksText(keepLo, keepLo + d)}`,
+    yield recvReduceSend(
+      chunksText(keepLo, keepLo + d),
       [send(rank ^ d, chunkSpan(buf, chunks, giveLo, giveLo + d)), recv(rank ^ d, sub(tmp, 0, keep.count))],
       [reduce(keep, sub(tmp, 0, keep.count))],
     );

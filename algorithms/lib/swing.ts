@@ -24,6 +24,7 @@ import {
   type LocalOp,
   type Region,
   recv,
+  recvReduceSend,
   reduce,
   type Schedule,
   send,
@@ -113,7 +114,7 @@ export function* tailFolded(
 export function* swingExchanges(rank: number, n: number, out: Region, tmp: Region): Schedule {
   for (let s = 0; 2 ** s < n; s++) {
     const peer = swingPeer(rank, s, n);
-    yield step(`recvReduceSend with rank ${peer}`, [send(peer, out), recv(peer, tmp)], [reduce(out, tmp)]);
+    yield recvReduceSend(`with rank ${peer}`, [send(peer, out), recv(peer, tmp)], [reduce(out, tmp)]);
   }
 }
 
