@@ -34,7 +34,7 @@ export interface BenchOptions {
   readonly dtype: DType;
   readonly op: ReduceOp;
   readonly root: number;
-  /** Pipelining segment in elements (default: the front API's, 128 KiB). */
+  /** Pipelining segment in elements (default: the front API's, makeCall: the algorithm's own, else 128 KiB). */
   readonly segment?: number;
   /** A file to write the result to as JSON (-o x.json). */
   readonly json?: string;

@@ -116,7 +116,11 @@ export function registerBench(program: Command): void {
       "sum",
     )
     .option("-r, --root <rank>", "root of broadcast, reduce, gather, scatter", p.int("-r", 0), 0)
-    .option("--segment <n>", "pipelining segment in elements (default 128 KiB worth)", p.int("--segment", 1))
+    .option(
+      "--segment <n>",
+      "pipelining segment in elements (default: the algorithm's own, else 128 KiB, as the front API)",
+      p.int("--segment", 1),
+    )
     .addOption(
       outputOption(
         "write .json (every row, the totals, the memory figure) or .svg/.html (busbw against size); repeatable",
