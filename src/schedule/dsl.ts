@@ -311,7 +311,7 @@ export function* mapPeers(schedule: Schedule, toRank: (vrank: number) => number)
   }
 }
 
-/** Prefixes every step's label: 'tree 1: ' + 'recv seg 0 down'. */
+/** Prefixes every step's label: 'tree 1: ' + 'directRecv seg 0 down'. */
 export function* labelled(prefix: string, schedule: Schedule): Schedule {
   for (const s of schedule) yield { ...s, label: prefix + s.label };
 }
