@@ -198,10 +198,19 @@ async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iter
   return out;
 }
 
-/** A variant's per-call figures and, up to SERIES_MAX_BYTES, its series (µs to the ns). */
+/** A variant's per-call figures and, up to SERIES_MAX_BYTES, its series (µs, to the ns). */
 function perCallOf(t: Timed, size: number): { perCall?: PerCall; series?: number[] } {
   if (!t.each || t.each.length === 0) return {};
-  const pc = perCall(t.each);
+  const ns = (x: number) => Math.round(x * 1000) / 1000;
+  const raw = perCall(t.each);
+  const pc = {
+    ...raw,
+    min: ns(raw.min),
+    median: ns(raw.median),
+    p99: ns(raw.p99),
+    max: ns(raw.max),
+    mean: ns(raw.mean),
+  };
   if (size > SERIES_MAX_BYTES) return { perCall: pc };
   return { perCall: pc, series: Array.from(t.each, (x) => Math.round(x * 1000) / 1000) };
 }
