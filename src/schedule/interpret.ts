@@ -35,6 +35,24 @@ export interface Effects {
   local?(at: At, start: number): number | undefined;
   /** An operation completed at `time` (events come in time order). */
   done?(at: At, time: number): void;
+  /**
+   * A network whose transfers end when the traffic they share links with lets them (the flow
+   * model, src/model/network): used instead of `transfer`. A transfer whose end it already
+   * knows comes back from start(); the others it reports through take().
+   */
+  network?: Network;
+}
+
+/** Transfers whose end time is known only as the traffic around them unfolds. */
+export interface Network {
+  /** The network's clock: nothing it holds ends before it. */
+  readonly now: number;
+  /** A send matched its receive at `start`: the transfer's end, or undefined if the network reports it later. */
+  start(send: At, recv: At, start: number): number | undefined;
+  /** When the next transfer it holds ends (Infinity when it holds none). */
+  next(): number;
+  /** Moves to that time and calls done(send, recv) for each transfer ending then; returns the time. */
+  take(done: (send: At, recv: At) => void): number;
 }
 
 export interface Outcome {
@@ -58,6 +76,10 @@ class Events {
   private counter = 0;
   get size(): number {
     return this.n;
+  }
+  /** The earliest event's time (Infinity when empty). */
+  peekTime(): number {
+    return this.n > 0 ? (this.time[0] as number) : Number.POSITIVE_INFINITY;
   }
   push(time: number, rank: number, index: number): void {
     let i = this.n++;
@@ -200,7 +222,8 @@ export function interpret(plans: readonly Plan[], effects: Effects = {}, order: 
     const s = op.kind === "send" ? me : other;
     const r = op.kind === "send" ? other : me;
     const start = Math.max(ranks[s.rank]!.postAt[s.index] as number, ranks[r.rank]!.postAt[r.index] as number);
-    const end = effects.transfer?.(s, r, start) ?? start + 1;
+    const end = effects.network ? effects.network.start(s, r, start) : (effects.transfer?.(s, r, start) ?? start + 1);
+    if (end === undefined) return;
     events.push(end, s.rank, s.index);
     events.push(end, r.rank, r.index);
   };
@@ -266,7 +289,22 @@ export function interpret(plans: readonly Plan[], effects: Effects = {}, order: 
 
   const ev = { time: 0, rank: 0, index: 0 };
   let last = 0;
-  while (events.size > 0) {
+  const net = effects.network;
+  const arrived = (s: At, r: At, time: number) => {
+    events.push(time, s.rank, s.index);
+    events.push(time, r.rank, r.index);
+  };
+  for (;;) {
+    // A transfer the network ends before the next event is an event of its own.
+    // Events up to the network's clock go first (what they start cannot end before it); only
+    // then is it asked when its next transfer ends, so one instant's transfers are solved once.
+    const te = events.peekTime();
+    const t = net && te > net.now ? net.next() : Number.POSITIVE_INFINITY;
+    if (t < Number.POSITIVE_INFINITY && t <= te) {
+      net?.take((s, r) => arrived(s, r, t));
+      continue;
+    }
+    if (events.size === 0) break;
     events.pop(ev);
     const { time, index } = ev;
     const st = ranks[ev.rank] as RankState;

@@ -1,0 +1,241 @@
+/**
+ * A schedule on a network: every message of every rank's plan is a flow along its route,
+ * starting when the plan's dataflow allows (the order the executors and the alpha-beta model
+ * use: the one interpreter, src/schedule/interpret.ts), sharing each link max-min fairly with the
+ * flows crossing it at the same time (flows.ts), charged its route's latency; local reductions
+ * cost gamma per byte, one at a time per rank, as in the alpha-beta model.
+ *
+ * This is the exact engine: it walks every operation of every rank. Its reach is bounded by the
+ * operations it must hold (EXACT_MAX_OPERATIONS); phases.ts takes over above it, saying so.
+ */
+import { type DType, dtypeInfo } from "../../core/dtype.js";
+import { InvalidArgumentError } from "../../core/errors.js";
+import type { Algorithm } from "../../schedule/dsl.js";
+import { type At, interpret, type Network, type Order } from "../../schedule/interpret.js";
+import { compile, type Plan } from "../../schedule/plan.js";
+import { rankCall } from "../../specs/index.js";
+import type { CollectiveCall } from "../../specs/types.js";
+import { FlowNet } from "./flows.js";
+import type { Placement, Topology } from "./types.js";
+
+export interface NetworkParams {
+  readonly topology: Topology;
+  /** Host of each rank (placeRanks). */
+  readonly placement: Placement;
+  /** Microseconds per byte reduced locally; default 0. */
+  readonly gamma?: number;
+  /** 'dataflow' (default) or 'steps'. */
+  readonly order?: Order;
+}
+
+/** One link's share of the run, for the report and the heat map. */
+export interface LinkLoad {
+  readonly link: number;
+  readonly from: string;
+  readonly to: string;
+  readonly kind: string;
+  readonly bytes: number;
+  /** Bytes carried / (bandwidth × the collective's time): the link's mean utilization. */
+  readonly utilization: number;
+}
+
+export interface NetworkResult {
+  /** Modelled completion time of the slowest rank, microseconds. */
+  readonly time: number;
+  readonly criticalRank: number;
+  /** Messages (non-empty transfers between ranks on different hosts or not). */
+  readonly messages: number;
+  /** Operations walked over all ranks. */
+  readonly operations: number;
+  /** How the time was computed: 'exact' walks every operation; others are shortcuts (phases.ts). */
+  readonly engine: "exact" | "phases" | "symmetric";
+  /** Whether the engine approximates the exact one (and says by how much in `note`). */
+  readonly approximate: boolean;
+  readonly note?: string;
+  /** Bytes carried per link (indexed by link id). */
+  readonly linkBytes: Float64Array;
+  /** Times the flow rates were solved. */
+  readonly solves: number;
+}
+
+/** The most operations (over every rank's plan) the exact engine walks: ~1 KB each at its peak. */
+export const EXACT_MAX_OPERATIONS = 4_000_000;
+
+/** Routes per host pair, computed once: a ring step reuses the same pairs 2(n-1) times. */
+export class Routes {
+  private readonly cache = new Map<number, { paths: readonly (readonly number[])[]; latency: number[] }>();
+  constructor(readonly topology: Topology) {}
+  get(a: number, b: number): { paths: readonly (readonly number[])[]; latency: number[] } {
+    const t = this.topology;
+    const key = a * t.hosts + b;
+    let r = this.cache.get(key);
+    if (!r) {
+      const paths = t.paths(a, b, 0);
+      const latency = paths.map((p) => {
+        let s = t.hopLatency * p.length;
+        for (const l of p) s += t.links.latency[l] as number;
+        return s;
+      });
+      r = { paths, latency };
+      this.cache.set(key, r);
+    }
+    return r;
+  }
+}
+
+export function checkNetworkParams(p: NetworkParams, n: number, op = "model"): void {
+  if (p.placement.length < n) {
+    throw new InvalidArgumentError({ op, arg: "--placement" }, `places ${p.placement.length} ranks, the call has ${n}`);
+  }
+  const g = p.gamma;
+  if (g !== undefined && (!Number.isFinite(g) || g < 0)) {
+    throw new InvalidArgumentError({ op, arg: "--gamma" }, `must be a finite non-negative number, got ${g}`);
+  }
+}
+
+/**
+ * The flow network as the interpreter sees it: a matched send and receive become one flow per
+ * path of the route between their hosts; the transfer ends when its last flow does.
+ */
+class PlanNetwork implements Network {
+  readonly net: FlowNet;
+  private readonly routes: Routes;
+  private readonly sends: At[] = [];
+  private readonly recvs: At[] = [];
+  private parts = new Int32Array(1024);
+  private readonly freeIds: number[] = [];
+  messages = 0;
+
+  constructor(
+    readonly topology: Topology,
+    private readonly placement: Placement,
+    private readonly elementBytes: number,
+  ) {
+    this.net = new FlowNet(topology.links.bandwidth);
+    this.routes = new Routes(topology);
+  }
+
+  start(send: At, recv: At, start: number): number | undefined {
+    const bytes = send.op.region.count * this.elementBytes;
+    if (bytes === 0) return start;
+    this.messages++;
+    const a = this.placement[send.rank] as number;
+    const b = this.placement[recv.rank] as number;
+    // Ranks sharing a host exchange through its memory: no link, no latency.
+    if (a === b) return start;
+    const { paths, latency } = this.routes.get(a, b);
+    const id = this.freeIds.pop() ?? this.sends.length;
+    this.sends[id] = send;
+    this.recvs[id] = recv;
+    if (id >= this.parts.length) {
+      const p = new Int32Array(this.parts.length * 2);
+      p.set(this.parts);
+      this.parts = p;
+    }
+    this.parts[id] = paths.length;
+    const share = bytes / paths.length;
+    paths.forEach((path, i) => {
+      this.net.add(share, path, start + (latency[i] as number), id);
+    });
+    return undefined;
+  }
+
+  get now(): number {
+    return this.net.now;
+  }
+
+  next(): number {
+    return this.net.next();
+  }
+
+  take(done: (send: At, recv: At) => void): number {
+    return this.net.take((id) => {
+      const left = (this.parts[id] as number) - 1;
+      this.parts[id] = left;
+      if (left > 0) return;
+      this.freeIds.push(id);
+      done(this.sends[id] as At, this.recvs[id] as At);
+    });
+  }
+}
+
+/** Compiles every rank's plan, refusing past the exact engine's reach with the reason. */
+export function compileAll(alg: Algorithm, call: CollectiveCall, limit = EXACT_MAX_OPERATIONS): Plan[] {
+  const plans: Plan[] = [];
+  let ops = 0;
+  for (let r = 0; r < call.size; r++) {
+    const p = compile(alg, rankCall(call, r));
+    ops += p.ops.length;
+    if (ops > limit) {
+      throw new InvalidArgumentError(
+        { op: "model", arg: "--engine" },
+        `${alg.collective}/${alg.name} at n = ${call.size} has more than ${limit.toLocaleString("en")} operations (over ${ops.toLocaleString("en")} in ranks 0..${r} alone): past what the exact flow engine holds in memory; use --engine phases (or auto)`,
+      );
+    }
+    plans.push(p);
+  }
+  return plans;
+}
+
+/** Times one call of `alg` on the network, walking every operation (the exact engine). */
+export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: NetworkParams): NetworkResult {
+  const n = call.size;
+  checkNetworkParams(params, n);
+  const s = dtypeInfo(call.dtype as DType).bytes;
+  const gamma = params.gamma ?? 0;
+  const plans = compileAll(alg, call);
+  const network = new PlanNetwork(params.topology, params.placement, s);
+  const compute = new Float64Array(n);
+  const out = interpret(
+    plans,
+    {
+      network,
+      local: ({ rank, op }, start) => {
+        if (op.kind !== "reduce" || gamma === 0) return start;
+        const end = Math.max(start, compute[rank] as number) + gamma * op.region.count * s;
+        compute[rank] = end;
+        return end;
+      },
+    },
+    params.order ?? "dataflow",
+  );
+  if (!out.complete) {
+    const stuck = out.stuck.map((x) => x.rank);
+    throw new InvalidArgumentError(
+      { op: "model", arg: "algorithm" },
+      `${alg.collective}/${alg.name} cannot complete at n = ${n}: ranks ${stuck.slice(0, 8).join(", ")}${stuck.length > 8 ? ", ..." : ""} wait for transfers no peer posts (run cclab verify)`,
+    );
+  }
+  let criticalRank = 0;
+  out.finish.forEach((t, r) => {
+    if (t > (out.finish[criticalRank] as number)) criticalRank = r;
+  });
+  let operations = 0;
+  for (const p of plans) operations += p.ops.length;
+  return {
+    time: out.time,
+    criticalRank,
+    messages: network.messages,
+    operations,
+    engine: "exact",
+    approximate: false,
+    linkBytes: network.net.use.bytes,
+    solves: network.net.solves,
+  };
+}
+
+/** The links that carried most, by mean utilization over the call's time. */
+export function hottestLinks(t: Topology, linkBytes: Float64Array, time: number, top = 10): LinkLoad[] {
+  const ids: number[] = [];
+  for (let l = 0; l < linkBytes.length; l++) if ((linkBytes[l] as number) > 0) ids.push(l);
+  const util = (l: number) => (time > 0 ? (linkBytes[l] as number) / ((t.links.bandwidth[l] as number) * time) : 0);
+  ids.sort((a, b) => util(b) - util(a) || a - b);
+  return ids.slice(0, top).map((l) => ({
+    link: l,
+    from: t.nodeName(t.links.from[l] as number),
+    to: t.nodeName(t.links.to[l] as number),
+    kind: t.links.kind[l] as string,
+    bytes: linkBytes[l] as number,
+    utilization: util(l),
+  }));
+}
