@@ -193,6 +193,30 @@ describe("the layout: one message each way per step", () => {
     expect(swingLayout(8)).not.toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(swingLayout(12)).toEqual(Array.from({ length: 12 }, (_, i) => i));
   });
+  it("swingSendStep's fast path (windows as runs of positions) gives what the sets of blocks per rank give", () => {
+    // The same rule under another name takes the general path: a set of blocks per rank, each
+    // step's chunks read off the rank's send steps.
+    const same: SendStepRule = (r, b, k, n) => swingSendStep(r, b, k, n);
+    for (let n = 1; n <= 256; n *= 2) expect(swingLayout(n), `n=${n}`).toEqual(swingLayout(n, same));
+    const ops = (rule: SendStepRule) =>
+      compileAll(
+        defineAlgorithm({
+          ...swingBandwidth,
+          schedule: ({ rank, size, count }, { output, scratch }) =>
+            swingReduceScatterAllGather(
+              rank,
+              size,
+              output,
+              partition(count, size),
+              scratch(count),
+              () => scratch(count),
+              rule,
+            ),
+        }),
+        makeCall({ collective: "allreduce", size: 32, count: 32 * 3 + 1, inPlace: true }),
+      ).map((p) => [p.steps.map((x) => x.label), p.ops]);
+    expect(ops(swingSendStep)).toEqual(ops(same));
+  });
   it("no packing on powers of two, packing elsewhere, and never an empty step", () => {
     const steps = (n: number) =>
       compileAll(

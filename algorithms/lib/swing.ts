@@ -44,8 +44,14 @@ export const negabinary = (x: number): number => ((0xaaaaaaaa + x) ^ 0xaaaaaaaa)
 
 /** Whether x has a negabinary form of `bits` digits: the range [-2·(4^⌊bits/2⌋-1)/3, (4^⌊bits/2⌋-1)/3 (+ 2^(bits-1) for odd bits)]. */
 export function fitsNegabinary(x: number, bits: number): boolean {
+  const [lo, hi] = negabinaryRange(bits);
+  return x >= lo && x <= hi;
+}
+
+/** The values `bits` negabinary digits can hold: [lo, hi] (fitsNegabinary's range, worked out once per k by the loops over blocks). */
+function negabinaryRange(bits: number): [number, number] {
   const t = (4 ** Math.floor(bits / 2) - 1) / 3;
-  return x >= -2 * t && x <= t + (bits % 2 === 1 ? 2 ** (bits - 1) : 0);
+  return [-2 * t, t + (bits % 2 === 1 ? 2 ** (bits - 1) : 0)];
 }
 
 /** Trailing digits equal to the lowest, minus one: the step a distance starts on (0111 -> 2, 1000 -> 2). */
@@ -65,11 +71,17 @@ function firstStep(neg: number): number {
  */
 export function swingSendStep(r: number, b: number, k: number, n: number): number {
   invariant(r !== b, "swingSendStep: a rank never sends its own block");
+  const [lo, hi] = negabinaryRange(k);
+  return sendStepWithin(r, b, n, lo, hi);
+}
+
+/** swingSendStep(r, b, k, n) for b ≠ r, [lo, hi] being negabinaryRange(k). */
+function sendStepWithin(r: number, b: number, n: number, lo: number, hi: number): number {
   const d = mod(b % 2 === 1 ? b - r : r - b, n);
   let latest = -1;
   // The forms d - 2n, d - n, d, d + n: every one that k negabinary digits can hold.
   for (let x = d - 2 * n; x < 2 * n; x += n) {
-    if (fitsNegabinary(x, k)) latest = Math.max(latest, firstStep(negabinary(x)));
+    if (x >= lo && x <= hi) latest = Math.max(latest, firstStep(negabinary(x)));
   }
   return latest;
 }
@@ -77,11 +89,27 @@ export function swingSendStep(r: number, b: number, k: number, n: number): numbe
 /** Which step rank r sends block b on, among n ranks in k steps. */
 export type SendStepRule = (r: number, b: number, k: number, n: number) => number;
 
+/**
+ * The step rank r sends each block on among n ranks: steps[b] = rule(r, b, ⌈log2 n⌉, n), NaN for
+ * its own block (it never sends it, and NaN equals no step). One pass over the blocks, O(n).
+ */
+export function swingSendSteps(r: number, n: number, rule: SendStepRule = swingSendStep): Float64Array {
+  const k = Math.ceil(Math.log2(n));
+  const steps = new Float64Array(n);
+  if (rule === swingSendStep) {
+    const [lo, hi] = negabinaryRange(k);
+    for (let b = 0; b < n; b++) steps[b] = b === r ? Number.NaN : sendStepWithin(r, b, n, lo, hi);
+  } else {
+    for (let b = 0; b < n; b++) steps[b] = b === r ? Number.NaN : rule(r, b, k, n);
+  }
+  return steps;
+}
+
 /** The chunks rank r sends at step s of the reduce-scatter among n ranks (and receives back at s in the all-gather). */
 export function swingChunksAt(r: number, s: number, n: number, rule: SendStepRule = swingSendStep): number[] {
-  const k = Math.ceil(Math.log2(n));
+  const steps = swingSendSteps(r, n, rule);
   const out: number[] = [];
-  for (let i = 0; i < n; i++) if (i !== r && rule(r, i, k, n) === s) out.push(i);
+  for (let b = 0; b < n; b++) if (steps[b] === s) out.push(b);
   return out;
 }
 
@@ -126,6 +154,100 @@ export function* swingExchanges(rank: number, n: number, out: Region, tmp: Regio
  * holds block order[j]; elsewhere (the windows do not nest) the identity, and the steps pack.
  */
 export function swingLayout(n: number, rule: SendStepRule = swingSendStep): number[] {
+  return Array.from(swingBlocks(n, rule).order);
+}
+
+/**
+ * Where the blocks lie (swingLayout) and, where it can tell, which run of positions each rank
+ * sends at each step, for n ranks under `rule`.
+ */
+interface SwingBlocks {
+  /** Position j of the buffer holds block order[j]. */
+  readonly order: Int32Array;
+  /** Block b lies at position pos[b]. */
+  readonly pos: Int32Array;
+  /** n a power of two under swingSendStep: rank r sends at step s the blocks order[from[s·n + r] .. + len[s·n + r]). */
+  readonly runs?: { readonly from: Int32Array; readonly len: Int32Array };
+}
+
+function swingBlocks(n: number, rule: SendStepRule): SwingBlocks {
+  const split = (n & (n - 1)) === 0 && rule === swingSendStep ? splitWindows(n) : undefined;
+  const order = split?.order ?? Int32Array.from(layoutBySets(n, rule));
+  const pos = new Int32Array(n);
+  for (let j = 0; j < n; j++) pos[order[j] as number] = j;
+  return { order, pos, runs: split?.runs };
+}
+
+/**
+ * layoutBySets' result for n a power of two under swingSendStep in O(n log n): each window a run
+ * of positions [start, start + size) rather than a set, only the rank that splits a window
+ * evaluating the rule over it, and every other rank of the window testing one block of each half
+ * for the half it keeps. It also records each rank's run sent per step. It returns undefined
+ * (the caller then takes layoutBySets) wherever the windows do not behave as that needs: two
+ * windows overlap, ranks starting at one position hold windows of different sizes, a rank keeps
+ * both halves' test blocks or neither, or a rank does not end with its own block alone. The two
+ * agree block for block: test/swing.test.ts checks every power of two up to 256 (and the plans at
+ * 32), and a transcription of layoutBySets with typed arrays agreed up to 16384 when this was
+ * written (where layoutBySets holds n sets of up to n blocks: minutes and gigabytes).
+ */
+function splitWindows(n: number): Pick<SwingBlocks, "order" | "runs"> | undefined {
+  const k = Math.ceil(Math.log2(n));
+  const [lo, hi] = negabinaryRange(k);
+  const away = (r: number, b: number, s: number) => b !== r && sendStepWithin(r, b, n, lo, hi) === s;
+  const order = new Int32Array(n);
+  for (let j = 0; j < n; j++) order[j] = j;
+  const start = new Int32Array(n);
+  const size = new Int32Array(n).fill(n);
+  // Per window start: the step it was last split at, its size then and how many blocks stayed in front.
+  const splitAt = new Int32Array(n).fill(-1);
+  const splitSize = new Int32Array(n);
+  const kept = new Int32Array(n);
+  const covered = new Int32Array(n).fill(-1);
+  const moved = new Int32Array(n);
+  const from = new Int32Array(n * k);
+  const len = new Int32Array(n * k);
+  for (let s = 0; s < k; s++) {
+    for (let r = 0; r < n; r++) {
+      const at = start[r] as number;
+      const w = size[r] as number;
+      if (splitAt[at] === s) {
+        if (splitSize[at] !== w) return undefined;
+        continue;
+      }
+      splitAt[at] = s;
+      splitSize[at] = w;
+      // Stable: the blocks r keeps first, then those it sends, each in the order they lay in.
+      let front = at;
+      let back = 0;
+      for (let p = at; p < at + w; p++) {
+        if (covered[p] === s) return undefined;
+        covered[p] = s;
+        const b = order[p] as number;
+        if (away(r, b, s)) moved[back++] = b;
+        else order[front++] = b;
+      }
+      order.set(moved.subarray(0, back), front);
+      kept[at] = front - at;
+    }
+    for (let r = 0; r < n; r++) {
+      const at = start[r] as number;
+      const w = size[r] as number;
+      const h = kept[at] as number;
+      const first = h > 0 && !away(r, order[at] as number, s);
+      const second = h < w && !away(r, order[at + h] as number, s);
+      if (first === second) return undefined;
+      from[s * n + r] = first ? at + h : at;
+      len[s * n + r] = first ? w - h : h;
+      start[r] = first ? at : at + h;
+      size[r] = first ? h : w - h;
+    }
+  }
+  for (let r = 0; r < n; r++) if (size[r] !== 1 || order[start[r] as number] !== r) return undefined;
+  return { order, runs: { from, len } };
+}
+
+/** swingLayout as sets of blocks per rank, for any rule: O(n² log n), where splitWindows does not apply. */
+function layoutBySets(n: number, rule: SendStepRule): number[] {
   const order = Array.from({ length: n }, (_, i) => i);
   if ((n & (n - 1)) !== 0) return order;
   const kept = Array.from({ length: n }, () => new Set(order));
@@ -163,13 +285,32 @@ export function* swingReduceScatterAllGather(
 ): Schedule {
   invariant(n % 2 === 0 && chunks.length === n, () => `swing: ${chunks.length} chunks for ${n} ranks`);
   const k = Math.ceil(Math.log2(n));
-  const order = swingLayout(n, rule);
-  const pos = new Int32Array(n);
-  order.forEach((b, j) => {
-    pos[b] = j;
-  });
-  const sentAt = (r: number, s: number) =>
-    swingChunksAt(r, s, n, rule).sort((a, b) => (pos[a] as number) - (pos[b] as number));
+  const { order, pos, runs } = swingBlocks(n, rule);
+  // The blocks each rank this one meets sends per step, in buffer order: read off its runs, else
+  // off its send steps (one O(n) pass per rank).
+  const sending = new Map<number, number[][]>();
+  const sentAt = (r: number, s: number): readonly number[] => {
+    let perStep = sending.get(r);
+    if (!perStep) {
+      const lists: number[][] = Array.from({ length: k }, () => []);
+      if (runs) {
+        for (let t = 0; t < k; t++) {
+          const at = runs.from[t * n + r] as number;
+          lists[t] = Array.from(order.subarray(at, at + (runs.len[t * n + r] as number)));
+        }
+      } else {
+        const steps = swingSendSteps(r, n, rule);
+        for (let b = 0; b < n; b++) {
+          const t = steps[b] as number;
+          if (t >= 0 && t < k && Number.isInteger(t)) (lists[t] as number[]).push(b);
+        }
+        for (const l of lists) l.sort((a, b) => (pos[a] as number) - (pos[b] as number));
+      }
+      perStep = lists;
+      sending.set(r, perStep);
+    }
+    return perStep[s] as number[];
+  };
   const chunk = (r: Region, b: number) => chunkOf(r, chunks[pos[b] as number] as Chunk);
   /** The blocks as one region of `buf` where they lie together, else undefined. */
   const run = (buf: Region, blocks: readonly number[]): Region | undefined => {
