@@ -6,16 +6,21 @@
  */
 import { writeFileSync } from "node:fs";
 import { type Command, InvalidArgumentError as CommanderError, Option } from "commander";
+import { parseBytes, sizeSweep } from "../bench/metrics.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
+import type { NetworkRequest } from "../model/machine.js";
+import { MAX_TOPOLOGY_HOSTS } from "../model/network/index.js";
 import { powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { betaFromGBps, formulaTime, MODEL_MAX_RANKS, type ModelParams, modelTime } from "../schedule/model.js";
 import { findAlgorithm } from "../schedule/registry.js";
-import { type CollectiveCall, makeCall, specOf } from "../specs/index.js";
+import { type Collective, type CollectiveCall, makeCall, specOf } from "../specs/index.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
-import { jsonOption, nranksOption, outputOption, parsers, printJson, StatusLine, TOOL_MAX_RANKS } from "./options.js";
+import { type GridOptions, modelOnNetwork, reportGrid, runGrid } from "./model-network.js";
+import { addNetworkOptions, type NetworkFlags, networkRequest } from "./network-options.js";
+import { jsonOption, nranksOption, outputOption, parsers, printJson, StatusLine } from "./options.js";
 
 /** '25GB/s' or '25 GB/s' -> µs per byte; a plain number is already µs per byte. */
 export function parseBeta(value: string): number {
@@ -36,9 +41,9 @@ function sizeList(value: string): number[] {
     // '2,4,...,4096' means the powers of two in between.
     if (p === "..." && out.length > 0) continue;
     const n = Number(p);
-    if (!Number.isInteger(n) || n < 1 || n > MODEL_MAX_RANKS) {
+    if (!Number.isInteger(n) || n < 1 || n > MAX_TOPOLOGY_HOSTS) {
       throw new CommanderError(
-        `--sweep-n must list group sizes in [1, ${MODEL_MAX_RANKS}], like 2,4,...,512; got '${p}'`,
+        `--sweep-n must list group sizes in [1, ${MAX_TOPOLOGY_HOSTS}], like 2,4,...,16384; got '${p}'`,
       );
     }
     if (parts[parts.indexOf(p) - 1] === "..." && out.length > 0) {
@@ -53,7 +58,19 @@ function sizeList(value: string): number[] {
   return [...new Set(out)].sort((a, b) => a - b);
 }
 
-interface ModelOptions {
+/** '1K,64K,1M': sizes in bytes, nccl-tests' syntax, sorted and distinct. */
+function bytesList(value: string): number[] {
+  const out = value.split(",").map((part) => {
+    try {
+      return parseBytes(part);
+    } catch (e) {
+      throw new InvalidArgumentError({ op: "model", arg: "--sweep-bytes" }, (e as Error).message);
+    }
+  });
+  return [...new Set(out)].sort((a, b) => a - b);
+}
+
+interface ModelOptions extends NetworkFlags {
   algorithm?: string;
   algorithms?: string;
   algorithmFile?: string;
@@ -69,6 +86,33 @@ interface ModelOptions {
   sweepN?: number[];
   maxN?: number;
   output?: string;
+  /** A sweep over sizes: -b, -e, -f (as bench) or --sweep-bytes. */
+  minbytes?: number;
+  maxbytes?: number;
+  stepfactor?: number;
+  sweepBytes?: number[];
+  /** The progress bar of sweeps (on a terminal); --no-progress turns it off. */
+  progress?: boolean;
+  /** --nccl-tuner FILE: NCCL's example tuner plugin's CSV of the fastest algorithm per size. */
+  ncclTuner?: string;
+  /** Options given on the command line (not defaults), to refuse the alpha-beta ones on a network. */
+  given?: readonly string[];
+}
+
+/** The alpha-beta model's own flags: meaningless on a network (its links have --link and --latency). */
+const ALPHA_BETA_FLAGS: Record<string, string> = {
+  alpha: "--alpha (on a network: --latency)",
+  beta: "--beta (on a network: --link)",
+  contention: "--contention",
+};
+
+function checkAlphaBetaRanks(flag: string, n: number): void {
+  if (n > MODEL_MAX_RANKS) {
+    throw new InvalidArgumentError(
+      { op: "model", arg: flag },
+      `${n} ranks: the alpha-beta model walks every rank's whole plan and holds at most ${MODEL_MAX_RANKS}; the network model goes further: give --topology (e.g. --topology full --engine auto for the same one-switch machine, or torus:128x128)`,
+    );
+  }
 }
 
 function paramsOf(o: ModelOptions): ModelParams {
@@ -105,6 +149,17 @@ async function algorithmsFor(collective: string, o: ModelOptions, sweeping: bool
 export async function model(collective: string, o: ModelOptions): Promise<void> {
   const params = paramsOf(o);
   const sizes = o.sweepN ?? (o.maxN !== undefined ? powersOfTwo(o.maxN) : undefined);
+  const network = networkRequest("model", o, o.nranks);
+  const bytesSweep =
+    o.sweepBytes ??
+    (o.minbytes !== undefined || o.maxbytes !== undefined || o.given?.includes("stepfactor")
+      ? sizeRange(o.minbytes ?? 1024, o.maxbytes ?? 256 * 1024 ** 2, o.stepfactor ?? 2)
+      : undefined);
+  if (network || bytesSweep || o.ncclTuner) {
+    await modelGrid(collective, o, network, sizes, bytesSweep);
+    return;
+  }
+  for (const n of sizes ?? [o.nranks]) checkAlphaBetaRanks(sizes ? "--sweep-n" : "-n", n);
   const algs = await algorithmsFor(collective, o, sizes !== undefined);
   collective = specOf(collective, { op: "model" }).name;
   const dtype = specOf(collective, { op: "model" }).defaultDtype;
@@ -216,18 +271,97 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   if (o.output) out(`wrote ${o.output}`);
 }
 
+/** -b/-e/-f as bench reads them, errors naming model's flags. */
+function sizeRange(min: number, max: number, factor: number): number[] {
+  if (min < 1)
+    throw new InvalidArgumentError({ op: "model", arg: "-b" }, `a size sweep starts at 1 byte or more, got ${min}`);
+  if (max < min) throw new InvalidArgumentError({ op: "model", arg: "-e" }, `${max} is smaller than -b ${min}`);
+  if (!(factor > 1)) throw new InvalidArgumentError({ op: "model", arg: "-f" }, `must be > 1, got ${factor}`);
+  return sizeSweep(min, max, factor);
+}
+
+/**
+ * The network model (--topology), and sweeps over sizes on either model: one call, or several
+ * algorithms over N (--sweep-n, --max-n) or over sizes (-b/-e/-f, --sweep-bytes); --nccl-tuner
+ * writes NCCL's tuner CSV from a size sweep.
+ */
+async function modelGrid(
+  collective: string,
+  o: ModelOptions,
+  network: NetworkRequest | undefined,
+  ns: number[] | undefined,
+  bytesSweep: number[] | undefined,
+): Promise<void> {
+  const spec = specOf(collective, { op: "model" });
+  if (network) {
+    const ab = (o.given ?? []).filter((k) => k in ALPHA_BETA_FLAGS);
+    if (ab.length > 0) {
+      throw new InvalidArgumentError(
+        { op: "model", arg: (ALPHA_BETA_FLAGS[ab[0] as string] as string).split(" ")[0] as string },
+        `is the alpha-beta model's; with --topology the links say it: ${ab.map((k) => ALPHA_BETA_FLAGS[k]).join(", ")}`,
+      );
+    }
+  } else {
+    for (const n of ns ?? [o.nranks]) checkAlphaBetaRanks(ns ? "--sweep-n" : "-n", n);
+  }
+  if (ns && bytesSweep) {
+    throw new InvalidArgumentError(
+      { op: "model", arg: "--sweep-n" },
+      "sweeps N at one size; -b/-e/-f and --sweep-bytes sweep sizes at one N: give one of them",
+    );
+  }
+  if (bytesSweep && o.given?.includes("bytes")) {
+    throw new InvalidArgumentError(
+      { op: "model", arg: "--bytes" },
+      "is one size; -b/-e/-f (or --sweep-bytes) sweep sizes: give one of them",
+    );
+  }
+  const dtype = spec.defaultDtype;
+  const common = {
+    collective: spec.name as Collective,
+    dtype,
+    root: o.root,
+    segment: o.segment,
+    gamma: o.gamma,
+    json: o.json,
+    output: o.output,
+  };
+  if (!ns && !bytesSweep) {
+    const algs = await algorithmsFor(spec.name, o, false);
+    modelOnNetwork(algs[0] as Algorithm, network as NetworkRequest, { ...common, nranks: o.nranks, bytes: o.bytes });
+    return;
+  }
+  const algs = await algorithmsFor(spec.name, o, true);
+  const g: GridOptions = {
+    ...common,
+    over: ns ? "n" : "bytes",
+    ns: ns ?? [o.nranks],
+    sizes: bytesSweep ?? [o.bytes],
+    params: network ? undefined : paramsOf(o),
+    network,
+    progress: o.progress !== false,
+  };
+  reportGrid(runGrid(algs, g), g);
+}
+
 export function registerModel(program: Command): void {
   const p = parsers("model");
-  program
+  const cmd = program
     .command("model")
     .description("alpha-beta time of an algorithm's schedule (critical path over its steps); sweep N for crossovers")
     .argument("<collective>", "allreduce, broadcast, ... (torch's names too)")
     .option("--algorithm <name>", "the algorithm (see cclab list)")
     .option("--algorithms <a,b>", "algorithms to compare in a sweep (default for allreduce: ring,double_binary_tree)")
     .option("--algorithm-file <file>", "your own algorithm file")
-    .addOption(nranksOption("ranks", p.int("-n", 1, TOOL_MAX_RANKS), 8))
     .addOption(
-      new Option("--size <n>", "old spelling of --nranks").argParser(p.int("--size", 1, TOOL_MAX_RANKS)).hideHelp(),
+      nranksOption(
+        `ranks (the alpha-beta model: up to ${MODEL_MAX_RANKS}; with --topology up to the topology's hosts and the engine's reach)`,
+        p.int("-n", 1, MAX_TOPOLOGY_HOSTS),
+        8,
+      ),
+    )
+    .addOption(
+      new Option("--size <n>", "old spelling of --nranks").argParser(p.int("--size", 1, MAX_TOPOLOGY_HOSTS)).hideHelp(),
     )
     .option("--bytes <size>", "message size: 8, 64K, 1M, 1G", p.size("--bytes"), 1024 * 1024)
     .option("--root <n>", "root rank", p.int("--root", 0), 0)
@@ -241,10 +375,17 @@ export function registerModel(program: Command): void {
     )
     .option("--contention <mode>", "'shared': a rank's concurrent transfers share its link; 'none'", "shared")
     .option("--sweep-n <list>", "group sizes to sweep, e.g. 2,4,...,512", sizeList)
-    .option("--max-n <n>", "sweep N = 2, 4, ..., max", p.int("--max-n", 2, TOOL_MAX_RANKS))
+    .option("--max-n <n>", "sweep N = 2, 4, ..., max", p.int("--max-n", 2, MAX_TOPOLOGY_HOSTS))
+    .option("-b, --minbytes <size>", "sweep sizes from this (nccl-tests' bytes, as bench): 1K, 1M", p.size("-b"))
+    .option("-e, --maxbytes <size>", "sweep sizes up to this", p.size("-e"))
+    .option("-f, --stepfactor <f>", "size sweep: multiply the size by f each step (default 2)", p.number("-f"))
+    .option("--sweep-bytes <list>", "sizes to sweep, e.g. 1K,64K,1M,64M", bytesList)
+    .option("--no-progress", "no progress bar on sweeps (it shows on a terminal only, on stderr)")
     .addOption(outputOption("with a sweep: write the chart (.svg or .html)"))
-    .addOption(jsonOption())
-    .action(async (collective: string, o: ModelOptions & { size?: number }) => {
-      await model(collective, { ...o, nranks: o.size ?? o.nranks });
-    });
+    .addOption(jsonOption());
+  addNetworkOptions(cmd);
+  cmd.action(async (collective: string, o: ModelOptions & { size?: number }, c: Command) => {
+    const given = Object.keys(c.opts()).filter((k) => c.getOptionValueSource(k) === "cli");
+    await model(collective, { ...o, nranks: o.size ?? o.nranks, given });
+  });
 }

@@ -7,9 +7,10 @@
 import { type DType, dtypeInfo } from "../core/dtype.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { formulaTime, type ModelParams, modelTime } from "../schedule/model.js";
-import { makeCall } from "../specs/index.js";
+import { type Collective, makeCall } from "../specs/index.js";
 import { lineChartSvg } from "../viz/chart.js";
 import { bytesText } from "../viz/svg.js";
+import { bandwidths, callOf, type Machine, machineFor, type NetworkRequest, timeOnMachine } from "./machine.js";
 
 /** 2, 4, 8, ..., max (and max itself when it is not a power of two). */
 export function powersOfTwo(max: number): number[] {
@@ -76,22 +77,11 @@ export function sweep(algs: readonly Algorithm[], o: SweepOptions): SweepResult 
       formulas: algs.map((a) => formulaTime(a, call(a), o.params)),
     };
   });
-  const crossovers: Crossover[] = [];
-  for (let i = 0; i < algs.length; i++) {
-    for (let j = i + 1; j < algs.length; j++) {
-      for (let k = 1; k < rows.length; k++) {
-        const p = rows[k - 1] as SweepRow;
-        const q = rows[k] as SweepRow;
-        const d0 = (p.times[i] as number) - (p.times[j] as number);
-        const d1 = (q.times[i] as number) - (q.times[j] as number);
-        if (d0 === 0 || d1 === 0 || Math.sign(d0) === Math.sign(d1)) continue;
-        const f = d0 / (d0 - d1);
-        const at = 2 ** (Math.log2(p.n) + f * (Math.log2(q.n) - Math.log2(p.n)));
-        const [a, b] = [(algs[i] as Algorithm).name, (algs[j] as Algorithm).name];
-        crossovers.push({ a, b, between: [p.n, q.n], at, fasterAbove: d1 < 0 ? a : b });
-      }
-    }
-  }
+  const crossovers = crossoversOf(
+    algs.map((a) => a.name),
+    rows.map((r) => r.n),
+    rows.map((r) => r.times),
+  );
   return {
     algorithms: algs.map((a) => a.name),
     rows,
@@ -102,6 +92,33 @@ export function sweep(algs: readonly Algorithm[], o: SweepOptions): SweepResult 
     ),
     seconds: (performance.now() - t0) / 1000,
   };
+}
+
+/**
+ * Where the faster of each pair of algorithms changes between consecutive x (group sizes or
+ * message sizes), interpolated in log2 x. `times[k][i]` is algorithm i's time at xs[k]; a point
+ * that could not be modelled (NaN) breaks no line and makes no crossover.
+ */
+export function crossoversOf(names: readonly string[], xs: readonly number[], times: readonly number[][]): Crossover[] {
+  const out: Crossover[] = [];
+  for (let i = 0; i < names.length; i++) {
+    for (let j = i + 1; j < names.length; j++) {
+      for (let k = 1; k < xs.length; k++) {
+        const p = times[k - 1] as number[];
+        const q = times[k] as number[];
+        const d0 = (p[i] as number) - (p[j] as number);
+        const d1 = (q[i] as number) - (q[j] as number);
+        if (!Number.isFinite(d0) || !Number.isFinite(d1)) continue;
+        if (d0 === 0 || d1 === 0 || Math.sign(d0) === Math.sign(d1)) continue;
+        const [x0, x1] = [xs[k - 1] as number, xs[k] as number];
+        const f = d0 / (d0 - d1);
+        const at = 2 ** (Math.log2(x0) + f * (Math.log2(x1) - Math.log2(x0)));
+        const [a, b] = [names[i] as string, names[j] as string];
+        out.push({ a, b, between: [x0, x1], at, fasterAbove: d1 < 0 ? a : b });
+      }
+    }
+  }
+  return out;
 }
 
 /** The sweep as a line chart: log2 N across, modelled time up, crossovers marked. */
@@ -117,6 +134,144 @@ export function sweepChart(r: SweepResult, collective: string, bytes: number, pa
     markers: r.crossovers.map((c) => ({
       x: c.at,
       label: `${c.a} = ${c.b} at N ≈ ${Math.round(c.at)}; ${c.fasterAbove} faster above`,
+    })),
+  });
+}
+
+/** One algorithm at one point of a network (or size) sweep. */
+export interface PointResult {
+  /** µs; NaN where the point could not be modelled (`error` says why). */
+  readonly time: number;
+  /** GB/s, nccl-tests' definitions. */
+  readonly algbw: number;
+  readonly busbw: number;
+  /** The network engine used ('exact', 'phases', 'symmetric'); absent on the alpha-beta model. */
+  readonly engine?: string;
+  readonly approximate?: boolean;
+  readonly error?: string;
+}
+
+export interface GridRow {
+  /** What the sweep varies: the rank count (over 'n') or the size in bytes (over 'bytes'). */
+  readonly x: number;
+  readonly n: number;
+  /** Bytes as nccl-tests counts them (the whole array for per-rank collectives). */
+  readonly size: number;
+  /** cclab's count argument (per rank for per-rank collectives). */
+  readonly count: number;
+  /** Per algorithm, in the order given. */
+  readonly results: readonly PointResult[];
+}
+
+export interface GridSweepOptions {
+  readonly over: "n" | "bytes";
+  /** Rank counts (over 'n': the sweep; over 'bytes': one). */
+  readonly ns: readonly number[];
+  /** Sizes S in bytes, nccl-tests' meaning (over 'bytes': the sweep; over 'n': one). */
+  readonly sizes: readonly number[];
+  readonly dtype: DType;
+  readonly root?: number;
+  readonly segment?: number;
+  /** The network; left out, the alpha-beta model with `params`. */
+  readonly network?: NetworkRequest;
+  readonly params?: ModelParams;
+  /** µs per byte reduced (network model; the alpha-beta model takes it in params). */
+  readonly gamma?: number;
+  /** Told before each algorithm at each point (the progress bar). */
+  readonly onPoint?: (what: string) => void;
+}
+
+export interface GridSweep {
+  readonly over: "n" | "bytes";
+  readonly algorithms: string[];
+  readonly rows: GridRow[];
+  readonly crossovers: Crossover[];
+  /** describeTopology of the largest machine swept (network sweeps). */
+  readonly topology?: readonly string[];
+  readonly seconds: number;
+}
+
+/**
+ * Several algorithms over rank counts or over sizes, each point timed by the network model on
+ * the machine built for that n (or by the alpha-beta model), with nccl-tests' bytes and
+ * bandwidths, and the crossovers where the fastest changes. A point an algorithm cannot run
+ * (recursive doubling at n = 6, an engine past its reach) is kept with its error, not dropped.
+ */
+export function gridSweep(algs: readonly Algorithm[], o: GridSweepOptions): GridSweep {
+  const t0 = performance.now();
+  const rows: GridRow[] = [];
+  let topology: readonly string[] | undefined;
+  const points =
+    o.over === "n" ? o.ns.map((n) => [n, o.sizes[0] as number]) : o.sizes.map((b) => [o.ns[0] as number, b]);
+  for (const [n, bytes] of points as [number, number][]) {
+    let machine: Machine | undefined;
+    let machineError: string | undefined;
+    if (o.network) {
+      try {
+        machine = machineFor(o.network, n);
+        topology = machine.description;
+      } catch (e) {
+        machineError = (e as Error).message;
+      }
+    }
+    let size = 0;
+    let count = 0;
+    const results = algs.map((alg): PointResult => {
+      o.onPoint?.(`${alg.name} n=${n} ${bytesText(bytes)}`);
+      try {
+        const { call, size: s } = callOf(alg, n, bytes, { dtype: o.dtype, root: o.root, segment: o.segment });
+        size = s;
+        count = call.count;
+        if (machineError !== undefined) throw new Error(machineError);
+        if (machine) {
+          const r = timeOnMachine(alg, call, machine, o.gamma ?? 0);
+          return {
+            ...bandwidths(alg.collective as Collective, n, s, r.time),
+            time: r.time,
+            engine: r.engine,
+            approximate: r.approximate,
+          };
+        }
+        const t = modelTime(alg, call, o.params ?? { alpha: 5, beta: 1 / 25e3, gamma: 0 }).time;
+        return { ...bandwidths(alg.collective as Collective, n, s, t), time: t };
+      } catch (e) {
+        return { time: Number.NaN, algbw: 0, busbw: 0, error: (e as Error).message };
+      }
+    });
+    rows.push({ x: o.over === "n" ? n : bytes, n, size, count, results });
+  }
+  const names = algs.map((a) => a.name);
+  const crossovers = crossoversOf(
+    names,
+    rows.map((r) => r.x),
+    rows.map((r) => r.results.map((p) => p.time)),
+  );
+  return { over: o.over, algorithms: names, rows, crossovers, topology, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** A grid sweep as a chart: busbw against size (over sizes) or time against n (over rank counts). */
+export function gridChart(r: GridSweep, title: string): string {
+  const bySize = r.over === "bytes";
+  return lineChartSvg({
+    title,
+    xLabel: bySize ? "message size S (log scale)" : "ranks N (log scale)",
+    yLabel: bySize ? "busbw (GB/s)" : "modelled time",
+    yIsTime: !bySize,
+    logY: !bySize,
+    xFloor: bySize ? Math.min(...r.rows.map((row) => row.x)) : 2,
+    ...(bySize ? { xText: (x: number) => bytesText(x) } : {}),
+    series: r.algorithms.map((name, i) => ({
+      name,
+      points: r.rows
+        .filter((row) => Number.isFinite(row.results[i]?.time))
+        .map(
+          (row) =>
+            [row.x, bySize ? (row.results[i] as PointResult).busbw : (row.results[i] as PointResult).time] as const,
+        ),
+    })),
+    markers: r.crossovers.map((c) => ({
+      x: c.at,
+      label: `${c.a} = ${c.b} at ${bySize ? bytesText(Math.round(c.at)) : `N ≈ ${Math.round(c.at)}`}; ${c.fasterAbove} faster above`,
     })),
   });
 }

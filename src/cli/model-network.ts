@@ -1,0 +1,246 @@
+/**
+ * `cclab model` on a network (--topology, docs/network.md): one call timed by the flow model
+ * (time, algbw and busbw as nccl-tests defines them, the critical rank, the engine and whether it
+ * approximates, the machine, the hottest links), or several algorithms swept over rank counts or
+ * over sizes with their crossovers, as a table, --json and (-o) a chart. Sizes are nccl-tests'
+ * (as cclab bench): S bytes is the whole array, so per-rank collectives get S / n per rank.
+ */
+import { writeFileSync } from "node:fs";
+import Table from "cli-table3";
+import { NO_PROGRESS, progressBar } from "../bench/plan.js";
+import type { DType } from "../core/dtype.js";
+import { InvalidArgumentError } from "../core/errors.js";
+import { bandwidths, callOf, machineFor, type NetworkRequest, timeOnMachine } from "../model/machine.js";
+import { hottestLinks, type LinkLoad } from "../model/network/index.js";
+import { type GridSweep, gridChart, gridSweep } from "../model/sweep.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import type { ModelParams } from "../schedule/model.js";
+import { type Collective, specOf } from "../specs/index.js";
+import { bytesText, htmlPage, timeText } from "../viz/svg.js";
+import { printJson } from "./options.js";
+
+/** Links --json lists per call (by utilization, then id): enough for any heat map, bounded for 16,384 ranks. */
+export const JSON_MAX_LINKS = 100;
+/** Links the text report lists. */
+export const REPORT_LINKS = 10;
+
+export interface NetworkRunOptions {
+  readonly collective: Collective;
+  readonly nranks: number;
+  readonly bytes: number;
+  readonly dtype: DType;
+  readonly root: number;
+  readonly segment?: number;
+  readonly gamma: number;
+  readonly json?: boolean;
+  readonly output?: string;
+}
+
+/** cli-table3 without a rule between rows. */
+const COMPACT = { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" };
+
+const gbps = (x: number) => `${x.toFixed(2)} GB/s`;
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+function linkRow(l: LinkLoad): string[] {
+  return [String(l.link), l.from, l.to, l.kind, bytesText(Math.round(l.bytes)), pct(l.utilization)];
+}
+
+/** One call of one algorithm on the network. */
+export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: NetworkRunOptions): void {
+  if (o.output) {
+    throw new InvalidArgumentError(
+      { op: "model", arg: "--output" },
+      "on one call draws the link heat map, which this build does not have (src/viz/network.ts); --json lists the links' bytes and utilization, and -o works with a sweep",
+    );
+  }
+  const n = o.nranks;
+  const machine = machineFor(request, n);
+  const { call, size } = callOf(alg, n, o.bytes, { dtype: o.dtype, root: o.root, segment: o.segment });
+  const t0 = performance.now();
+  const r = timeOnMachine(alg, call, machine, o.gamma);
+  const seconds = (performance.now() - t0) / 1000;
+  const bw = bandwidths(o.collective, n, size, r.time);
+  const t = machine.topology;
+  const links = hottestLinks(t, r.linkBytes, r.time, JSON_MAX_LINKS);
+  let used = 0;
+  for (const b of r.linkBytes) if (b > 0) used++;
+  if (o.json) {
+    printJson({
+      collective: o.collective,
+      algorithm: alg.name,
+      nranks: n,
+      bytes: o.bytes,
+      size,
+      count: call.count,
+      dtype: o.dtype,
+      segment: call.segment,
+      gamma: o.gamma,
+      topology: {
+        spec: request.topology,
+        name: t.name,
+        family: t.family,
+        hosts: t.hosts,
+        links: t.links.count,
+        routing: t.routing,
+        description: machine.description,
+      },
+      placement: request.placement ?? (t.placement ? "file" : "block"),
+      engine: r.engine,
+      engineAsked: machine.engine,
+      approximate: r.approximate,
+      ...(r.note ? { note: r.note } : {}),
+      timeUs: r.time,
+      algbw: bw.algbw,
+      busbw: bw.busbw,
+      criticalRank: r.criticalRank,
+      messages: r.messages,
+      operations: r.operations,
+      solves: r.solves,
+      seconds,
+      linksUsed: used,
+      links,
+    });
+    return;
+  }
+  const say = (line: string) => console.log(line);
+  say(
+    `${o.collective}/${alg.name}: n = ${n}, S = ${bytesText(size)} (nccl-tests' bytes; ${call.count} x ${o.dtype}${specOf(o.collective).perRank ? " per rank" : ""}), segment ${call.segment} elements`,
+  );
+  for (const line of machine.description) say(line);
+  say(
+    `placement ${request.placement ?? (t.placement ? "the file's ranks" : "block")}${o.gamma ? `, gamma ${o.gamma} µs/B` : ""}`,
+  );
+  say(
+    `engine: ${r.engine}${r.approximate ? " (approximate)" : " (every operation walked)"}${r.note ? `: ${r.note}` : ""}`,
+  );
+  say(
+    `time ${timeText(r.time)}  algbw ${gbps(bw.algbw)}  busbw ${gbps(bw.busbw)}  last to finish: rank ${r.criticalRank}  (${r.messages} messages, ${r.operations} operations, ${r.solves} rate solves; ${seconds.toFixed(2)} s)`,
+  );
+  if (links.length === 0) {
+    say("no link carried a byte (every message stayed on its host, or there were none)");
+    return;
+  }
+  const table = new Table({
+    head: ["link", "from", "to", "kind", "bytes", "utilization"],
+    colAligns: ["right", "left", "left", "left", "right", "right"],
+    style: { head: [], border: [] },
+    chars: COMPACT,
+  });
+  for (const l of links.slice(0, REPORT_LINKS)) table.push(linkRow(l));
+  say(`hottest links (mean utilization over the call: bytes / (bandwidth x time)), ${used} of ${t.links.count} used:`);
+  say(table.toString());
+}
+
+export interface GridOptions {
+  readonly collective: Collective;
+  readonly over: "n" | "bytes";
+  readonly ns: readonly number[];
+  readonly sizes: readonly number[];
+  readonly dtype: DType;
+  readonly root: number;
+  readonly segment?: number;
+  readonly gamma: number;
+  readonly params?: ModelParams;
+  readonly network?: NetworkRequest;
+  readonly json?: boolean;
+  readonly output?: string;
+  readonly progress: boolean;
+}
+
+/** Runs a sweep with a progress bar on stderr (a terminal, --progress) and returns it. */
+export function runGrid(algs: readonly Algorithm[], o: GridOptions): GridSweep {
+  const points = (o.over === "n" ? o.ns.length : o.sizes.length) * algs.length;
+  const bar = o.progress ? progressBar(`cclab model ${o.collective}`) : NO_PROGRESS;
+  bar.start(points);
+  try {
+    return gridSweep(algs, {
+      over: o.over,
+      ns: o.ns,
+      sizes: o.sizes,
+      dtype: o.dtype,
+      root: o.root,
+      segment: o.segment,
+      network: o.network,
+      params: o.params,
+      gamma: o.gamma,
+      onPoint: (what) => bar.tick(what),
+    });
+  } finally {
+    bar.stop();
+  }
+}
+
+/** Prints (or --json) a sweep and writes -o's chart. */
+export function reportGrid(r: GridSweep, o: GridOptions): void {
+  const where = o.network ? `on ${o.network.topology}` : "alpha-beta model";
+  const what =
+    o.over === "n"
+      ? `S = ${bytesText(o.sizes[0] as number)} (nccl-tests' bytes)`
+      : `n = ${o.ns[0]}, S from ${bytesText(o.sizes[0] as number)} to ${bytesText(o.sizes[o.sizes.length - 1] as number)}`;
+  const title = `${o.collective} ${where}: ${o.over === "n" ? `time against N, S = ${bytesText(o.sizes[0] as number)}` : `busbw against size, n = ${o.ns[0]}`}`;
+  if (o.output) {
+    const svg = gridChart(r, title);
+    writeFileSync(o.output, o.output.endsWith(".html") ? htmlPage(`cclab model ${o.collective}`, svg) : svg);
+  }
+  if (o.json) {
+    printJson({
+      collective: o.collective,
+      over: r.over,
+      algorithms: r.algorithms,
+      dtype: o.dtype,
+      ...(o.network ? { topology: o.network.topology, description: r.topology } : { params: o.params }),
+      rows: r.rows.map((row) => ({
+        nranks: row.n,
+        size: row.size,
+        count: row.count,
+        results: row.results.map((p, i) => ({ algorithm: r.algorithms[i], ...p })),
+      })),
+      crossovers: r.crossovers,
+      seconds: r.seconds,
+      ...(o.output ? { output: o.output } : {}),
+    });
+    return;
+  }
+  const say = (line: string) => console.log(line);
+  say(`${o.collective} ${where}: ${r.algorithms.join(" vs ")}, ${what}, ${o.dtype}`);
+  for (const line of r.topology ?? []) say(line);
+  const head = [o.over === "n" ? "N" : "size", ...r.algorithms.flatMap((a) => [`${a} time`, "busbw"]), "fastest"];
+  const table = new Table({
+    head,
+    style: { head: [], border: [] },
+    chars: COMPACT,
+    colAligns: head.map(() => "right"),
+  });
+  const notes: string[] = [];
+  for (const row of r.rows) {
+    const times = row.results.map((p) => p.time);
+    const finite = times.filter(Number.isFinite);
+    const best = finite.length ? times.indexOf(Math.min(...finite)) : -1;
+    table.push([
+      o.over === "n" ? String(row.n) : bytesText(row.size),
+      ...row.results.flatMap((p, i) => {
+        if (p.error)
+          notes.push(`${r.algorithms[i]} at ${o.over === "n" ? `N = ${row.n}` : bytesText(row.size)}: ${p.error}`);
+        return p.error ? ["-", "-"] : [`${timeText(p.time)}${p.approximate ? "~" : ""}`, p.busbw.toFixed(2)];
+      }),
+      best >= 0 ? (r.algorithms[best] as string) : "-",
+    ]);
+  }
+  say(table.toString());
+  if (r.rows.some((row) => row.results.some((p) => p.approximate))) {
+    say("~ approximate: the phases engine (logical rounds solved once; docs/network.md)");
+  }
+  for (const note of notes) say(`not modelled: ${note}`);
+  if (r.crossovers.length === 0) say("no crossover in this range");
+  for (const c of r.crossovers) {
+    const at = o.over === "n" ? `N ≈ ${Math.round(c.at)}` : `S ≈ ${bytesText(Math.round(c.at))}`;
+    const between =
+      o.over === "n"
+        ? `${c.between[0]} and ${c.between[1]}`
+        : `${bytesText(c.between[0])} and ${bytesText(c.between[1])}`;
+    say(`crossover: ${c.a} = ${c.b} at ${at} (between ${between}); ${c.fasterAbove} is faster above`);
+  }
+  say(`${r.rows.length} points x ${r.algorithms.length} algorithms modelled in ${r.seconds.toFixed(1)} s`);
+  if (o.output) say(`wrote ${o.output}`);
+}

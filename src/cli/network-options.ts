@@ -1,0 +1,131 @@
+/**
+ * The network model's flags, defined and parsed in one place for `cclab model` and `cclab bench
+ * --backend sim`: --topology, the link parameters with units (--link 50GB/s, --latency 100ns),
+ * --routing, --placement and --engine (docs/network.md). Without --topology, or with a plain
+ * `full` and none of the other flags, a command keeps the alpha-beta model.
+ */
+import { type Command, Option } from "commander";
+import { InvalidArgumentError } from "../core/errors.js";
+import type { NetworkRequest } from "../model/machine.js";
+import { ENGINES, type Engine, parseBandwidth, parseTime } from "../model/network/index.js";
+
+/** The flags as commander hands them over. */
+export interface NetworkFlags {
+  topology?: string;
+  link?: number;
+  latency?: number;
+  hopLatency?: number;
+  injection?: number;
+  nvlink?: number;
+  nic?: number;
+  routing?: string;
+  placement?: string;
+  engine?: Engine;
+}
+
+const bandwidth = (flag: string) => (v: string) => parseBandwidth(v, flag);
+const time = (flag: string) => (v: string) => parseTime(v, flag);
+
+/** Adds the network flags to a command; `prefix` starts each description ('sim: ' on bench). */
+export function addNetworkOptions(cmd: Command, prefix = ""): Command {
+  return cmd
+    .addOption(
+      new Option(
+        "--topology <spec>",
+        `${prefix}time on a network: full[:N], ring[:N], torus:AxB[xC..], mesh:AxB[xC..], fattree[:leaves=L,hosts=H,spines=S,over=R], fattree:k=K, rail[:NODESxG], file:PATH.json (docs/network.md)`,
+      ),
+    )
+    .addOption(
+      new Option(
+        "--link <bw>",
+        `${prefix}network link bandwidth, e.g. 50GB/s, 400Gb/s (full: 25GB/s, else 50GB/s)`,
+      ).argParser(bandwidth("--link")),
+    )
+    .addOption(
+      new Option("--latency <t>", `${prefix}latency of each link, e.g. 100ns (full: 5us, else 100ns)`).argParser(
+        time("--latency"),
+      ),
+    )
+    .addOption(
+      new Option("--hop-latency <t>", `${prefix}switching latency per hop (full: 0, else 100ns)`).argParser(
+        time("--hop-latency"),
+      ),
+    )
+    .addOption(
+      new Option(
+        "--injection <bw>",
+        `${prefix}host link bandwidth (ring, torus, mesh: the router's outgoing total; fattree: --link)`,
+      ).argParser(bandwidth("--injection")),
+    )
+    .addOption(
+      new Option("--nvlink <bw>", `${prefix}rail: a GPU's NVLink bandwidth each way (450GB/s)`).argParser(
+        bandwidth("--nvlink"),
+      ),
+    )
+    .addOption(
+      new Option("--nic <bw>", `${prefix}rail: a GPU's NIC bandwidth each way (400Gb/s)`).argParser(bandwidth("--nic")),
+    )
+    .addOption(
+      new Option(
+        "--routing <rule>",
+        `${prefix}routing rule of the family (ring: shortest|minimal; torus, mesh: dor|minimal; fattree: ecmp|spray; rail: ecmp|spray|pxn)`,
+      ),
+    )
+    .addOption(new Option("--placement <how>", `${prefix}ranks on hosts: block, round-robin or file:PATH`))
+    .addOption(
+      new Option(
+        "--engine <name>",
+        `${prefix}network engine: exact (every operation), phases (rounds solved once, approximate), auto (exact up to 64 ranks)`,
+      ).choices([...ENGINES]),
+    );
+}
+
+/** The flags besides --topology that only the network model reads. */
+const NETWORK_ONLY: readonly (keyof NetworkFlags)[] = [
+  "link",
+  "latency",
+  "hopLatency",
+  "injection",
+  "nvlink",
+  "nic",
+  "routing",
+  "placement",
+  "engine",
+];
+
+const FLAG_NAME: Record<string, string> = { hopLatency: "--hop-latency" };
+const flagName = (k: string) => FLAG_NAME[k] ?? `--${k}`;
+
+/**
+ * The network the flags ask for, or undefined for the alpha-beta model: no --topology, or `full`
+ * (or `full:N` for the n ranks) with no other network flag, which is exactly today's model.
+ * A network flag without --topology is an error naming it.
+ */
+export function networkRequest(cmd: string, f: NetworkFlags, n: number): NetworkRequest | undefined {
+  const given = NETWORK_ONLY.filter((k) => f[k] !== undefined);
+  const spec = f.topology?.trim();
+  if (spec === undefined) {
+    if (given.length > 0) {
+      throw new InvalidArgumentError(
+        { op: cmd, arg: flagName(given[0] as string) },
+        "is a network flag: give --topology too (e.g. --topology torus:4x4; docs/network.md)",
+      );
+    }
+    return undefined;
+  }
+  if ((spec === "full" || spec === `full:${n}`) && given.length === 0) return undefined;
+  return {
+    topology: spec,
+    links: {
+      link: f.link,
+      latency: f.latency,
+      hopLatency: f.hopLatency,
+      injection: f.injection,
+      nvlink: f.nvlink,
+      nic: f.nic,
+      routing: f.routing,
+    },
+    placement: f.placement,
+    engine: f.engine,
+  };
+}
