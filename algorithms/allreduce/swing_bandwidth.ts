@@ -22,7 +22,7 @@
  * (This header is written from the fields below by src/tools/headers.ts.)
  */
 import { defineAlgorithm, f, partition, type Region } from "../../src/schedule/dsl.js";
-import { swingChunksAt, swingLayout, swingPeer, swingReduceScatterAllGather, tailFolded } from "../lib/swing.js";
+import { swingLayout, swingReceived, swingReduceScatterAllGather, tailFolded } from "../lib/swing.js";
 
 /** The even number of ranks the core runs on: n, or n - 1 for odd n (the last rank folds into rank n - 2). */
 const core = (n: number) => n - (n % 2);
@@ -37,14 +37,12 @@ function mostSent(n: number, count: number): number {
   // Block b lies at position j of the buffer (swingLayout) and has that position's chunk's size.
   const sizes = partition(count, m).map((x) => x.count);
   const order = swingLayout(m);
-  const size = (b: number) => sizes[order.indexOf(b)] as number;
+  const received = swingReceived(m, sizes);
   let most = 0;
-  for (let r = 0; r < m; r++) {
+  for (let j = 0; j < m; j++) {
+    const r = order[j] as number;
     // Rank m - 1 hands an odd n's last rank the result.
-    let sent = count - size(r) + (r === m - 1 && n > m ? count : 0);
-    for (let s = 0; 2 ** s < m; s++) {
-      for (const b of swingChunksAt(swingPeer(r, s, m), s, m)) sent += size(b);
-    }
+    const sent = count - (sizes[j] as number) + (r === m - 1 && n > m ? count : 0) + (received[r] as number);
     most = Math.max(most, sent);
   }
   return most;

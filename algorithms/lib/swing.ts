@@ -77,7 +77,11 @@ export function swingSendStep(r: number, b: number, k: number, n: number): numbe
 
 /** swingSendStep(r, b, k, n) for b ≠ r, [lo, hi] being negabinaryRange(k). */
 function sendStepWithin(r: number, b: number, n: number, lo: number, hi: number): number {
-  const d = mod(b % 2 === 1 ? b - r : r - b, n);
+  return stepOfDistance(mod(b % 2 === 1 ? b - r : r - b, n), n, lo, hi);
+}
+
+/** The step a block at signed distance d (mod n, not 0) leaves on: swingSendStep after its distance. */
+function stepOfDistance(d: number, n: number, lo: number, hi: number): number {
   let latest = -1;
   // The forms d - 2n, d - n, d, d + n: every one that k negabinary digits can hold.
   for (let x = d - 2 * n; x < 2 * n; x += n) {
@@ -155,6 +159,52 @@ export function* swingExchanges(rank: number, n: number, out: Region, tmp: Regio
  */
 export function swingLayout(n: number, rule: SendStepRule = swingSendStep): number[] {
   return Array.from(swingBlocks(n, rule).order);
+}
+
+/**
+ * What each rank of n receives over swingSendStep's reduce-scatter (and sends back in the
+ * all-gather), by weight: received[r] = Σ_s Σ weight[j] over the positions j of the blocks
+ * π(r, s) sends at s (swingChunksAt), weight[j] being the size of the chunk at position j of the
+ * layout. O(n log n) where the layout's runs apply (prefix sums over positions), else n² look-ups
+ * in one table of steps by distance; O(n log n) memory.
+ */
+export function swingReceived(n: number, weight: ArrayLike<number>): Float64Array {
+  invariant(weight.length === n, () => `swingReceived: ${weight.length} weights for ${n} blocks`);
+  const k = Math.ceil(Math.log2(n));
+  const received = new Float64Array(n);
+  if (n < 2) return received;
+  const { pos, runs } = swingBlocks(n, swingSendStep);
+  // sent[p·k + s]: the weight rank p sends at step s.
+  const sent = new Float64Array(n * k);
+  const add = (p: number, s: number, b: number) => {
+    sent[p * k + s] = (sent[p * k + s] as number) + (weight[pos[b] as number] as number);
+  };
+  if (runs) {
+    const before = new Float64Array(n + 1);
+    for (let j = 0; j < n; j++) before[j + 1] = (before[j] as number) + (weight[j] as number);
+    for (let s = 0; s < k; s++) {
+      for (let p = 0; p < n; p++) {
+        const at = runs.from[s * n + p] as number;
+        sent[p * k + s] = (before[at + (runs.len[s * n + p] as number)] as number) - (before[at] as number);
+      }
+    }
+  } else {
+    // The step depends on the distance alone (b - p for an odd block, p - b for an even one): one table.
+    const [lo, hi] = negabinaryRange(k);
+    const byDistance = new Int8Array(n);
+    for (let d = 1; d < n; d++) byDistance[d] = stepOfDistance(d, n, lo, hi);
+    for (let p = 0; p < n; p++) {
+      for (let b = 0; b < n; b++) {
+        if (b === p) continue;
+        const s = byDistance[b % 2 === 1 ? (b - p + n) % n : (p - b + n) % n] as number;
+        if (s >= 0) add(p, s, b);
+      }
+    }
+  }
+  for (let r = 0; r < n; r++) {
+    for (let s = 0; s < k; s++) received[r] = (received[r] as number) + (sent[swingPeer(r, s, n) * k + s] as number);
+  }
+  return received;
 }
 
 /**
