@@ -176,3 +176,30 @@ function niceCeil(v: number): number {
   for (const m of [1, 2, 5, 10]) if (m * p >= v) return m * p;
   return 10 * p;
 }
+
+/** The heat maps' colour scale: five stops of viridis, cold (dark blue) to hot (yellow). */
+const HEAT = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"] as const;
+
+/** Links that carried nothing: grey, outside the scale. */
+export const HEAT_UNUSED = "#d9d9d9";
+
+/** A colour for f in [0, 1] (clamped): viridis, interpolated between its five stops; 1 is exactly the last stop. */
+export function heatColor(f: number): string {
+  const x = Math.min(1, Math.max(0, Number.isFinite(f) ? f : 0)) * (HEAT.length - 1);
+  const i = Math.min(HEAT.length - 2, Math.floor(x));
+  const a = HEAT[i] as string;
+  const b = HEAT[i + 1] as string;
+  const mix = (k: number) => {
+    const va = Number.parseInt(a.slice(k, k + 2), 16);
+    const vb = Number.parseInt(b.slice(k, k + 2), 16);
+    return Math.round(va + (vb - va) * (x - i))
+      .toString(16)
+      .padStart(2, "0");
+  };
+  return `#${mix(1)}${mix(3)}${mix(5)}`;
+}
+
+/** The scale's stops as [offset, colour], for an SVG gradient legend. */
+export function heatGradientStops(): [number, string][] {
+  return HEAT.map((c, i) => [i / (HEAT.length - 1), c]);
+}

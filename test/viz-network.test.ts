@@ -1,0 +1,169 @@
+/**
+ * The network model's pictures: the link heat map draws every family by its layout (every link
+ * belongs to a drawn shape), is well-formed SVG, gives the hottest link the hottest colour,
+ * aggregates at 16,384 hosts and stays under 2 MB there; the busbw chart draws one line per
+ * algorithm; the step-through page's topology data routes each sending pair as the topology does.
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { hottestLinks, networkTime, parseTopology, placeRanks } from "../src/model/network/index.js";
+import { findAlgorithm } from "../src/schedule/registry.js";
+import { makeCall } from "../src/specs/index.js";
+import { heatColor } from "../src/viz/chart.js";
+import { busbwChartSvg, linkHeatmap, linkHeatmapSvg, pageNetwork } from "../src/viz/network.js";
+
+/** Every tag closed, in order (a small XML check: no DOM in Node). Returns the element count. */
+function wellFormed(svg: string): number {
+  const stack: string[] = [];
+  let count = 0;
+  const body = svg.replace(/<title>[^<]*<\/title>/g, "");
+  for (const m of body.matchAll(/<(\/?)([a-zA-Z][\w-]*)((?:[^>"]|"[^"]*")*?)(\/?)>/g)) {
+    const [, close, name, , self] = m;
+    if (close) {
+      expect(stack.pop(), `</${name}>`).toBe(name);
+    } else {
+      count++;
+      if (!self) stack.push(name as string);
+    }
+  }
+  expect(stack).toEqual([]);
+  // No stray '<' left in text.
+  expect(body.replace(/<(\/?)([a-zA-Z][\w-]*)((?:[^>"]|"[^"]*")*?)(\/?)>/g, "")).not.toContain("<");
+  return count;
+}
+
+const HOTTEST = heatColor(1);
+
+describe("linkHeatmapSvg", () => {
+  const families = [
+    ["full", 8],
+    ["ring", 8],
+    ["torus:4x4", 16],
+    ["torus:3x3x3", 27],
+    ["mesh:4x4", 16],
+    ["fattree:leaves=4,hosts=4,over=2", 16],
+    ["fattree:k=4", 16],
+    ["rail:2x8", 16],
+    [join(import.meta.dirname, "..", "examples", "topologies", "two-leaves.json"), 4],
+  ] as const;
+  for (const [spec, n] of families) {
+    it(`draws ${spec.split("/").pop()}: every link in a shape, well-formed, the hottest link hottest`, () => {
+      const t = parseTopology(spec, n, {});
+      const alg = findAlgorithm("allreduce", "ring", { op: "test" });
+      const call = makeCall({ collective: "allreduce", size: n, count: 4096 * n }, alg);
+      const r = networkTime(alg, call, { topology: t, placement: placeRanks(t, n) });
+      const h = linkHeatmap(t, r.linkBytes, r.time, { title: spec });
+      for (let l = 0; l < t.links.count; l++) expect(h.geometry.shapeOf[l], `link ${l}`).toBeGreaterThanOrEqual(0);
+      expect(wellFormed(h.svg)).toBeGreaterThan(h.geometry.shapes.length);
+      const [hot] = hottestLinks(t, r.linkBytes, r.time, 1);
+      expect(hot).toBeDefined();
+      const s = h.geometry.shapeOf[hot?.link as number] as number;
+      expect(h.colors[s]).toBe(HOTTEST);
+      expect(h.maxUtilization).toBeCloseTo(hot?.utilization as number, 12);
+      // The hottest link's line or cell is in the file with that colour, and its name in the caption.
+      expect(h.svg).toContain(`="${HOTTEST}"`);
+      expect(h.svg).toContain(`${hot?.from} → ${hot?.to}`);
+      // Links that carried nothing are grey; a cooler shape gets a different colour.
+      for (let k = 0; k < h.colors.length; k++) if (h.values[k] === 0) expect(h.colors[k]).toBe("#d9d9d9");
+    });
+  }
+
+  it("colours by utilization: a link at half the hottest's is the middle of the scale", () => {
+    const t = parseTopology("torus:4x4", 16, {});
+    const bytes = new Float64Array(t.links.count);
+    // Two x+ links of the same bandwidth, one with twice the bytes.
+    const xs = [...Array(t.links.count).keys()].filter((l) => t.links.kind[l] === "x+");
+    bytes[xs[0] as number] = 2e6;
+    bytes[xs[5] as number] = 1e6;
+    const h = linkHeatmap(t, bytes, 1000);
+    expect(h.colors[h.geometry.shapeOf[xs[0] as number] as number]).toBe(HOTTEST);
+    expect(h.colors[h.geometry.shapeOf[xs[5] as number] as number]).toBe(heatColor(0.5));
+    expect(heatColor(0.5)).toBe("#21918c");
+    expect(h.maxUtilization).toBeCloseTo(2e6 / (t.links.bandwidth[xs[0] as number] as number) / 1000, 12);
+  });
+
+  it("refuses link bytes of the wrong length, naming both counts", () => {
+    const t = parseTopology("ring", 4, {});
+    expect(() => linkHeatmapSvg(t, new Float64Array(3), 1)).toThrow(/3 entries.*16 links/);
+  });
+
+  for (const spec of ["torus:128x128", "fattree", "fattree:k=42", "rail:2048x8", "ring", "torus:32x32x16"]) {
+    it(`aggregates ${spec} at 16,384 ranks and stays under 2 MB`, () => {
+      const t = parseTopology(spec, 16384, {});
+      const bytes = new Float64Array(t.links.count);
+      for (let l = 0; l < bytes.length; l++) bytes[l] = (l * 7919) % 1000;
+      const hot = (t.links.count * 3) >> 2;
+      bytes[hot] = 1e9;
+      const h = linkHeatmap(t, bytes, 1000);
+      expect(h.svg.length).toBeLessThan(2e6);
+      expect(h.geometry.shapes.length).toBeLessThan(t.links.count / 4);
+      expect(h.svg).toMatch(/too many to draw each link|boxes of consecutive nodes|sectors of/);
+      expect(h.colors[h.geometry.shapeOf[hot] as number]).toBe(HOTTEST);
+      wellFormed(h.svg);
+    });
+  }
+});
+
+describe("busbwChartSvg", () => {
+  it("one line per algorithm, sizes on a log2 axis in bytes", () => {
+    const svg = busbwChartSvg(
+      [
+        {
+          name: "ring",
+          points: [
+            [1024, 0.5],
+            [1048576, 20],
+            [67108864, 40],
+          ],
+        },
+        {
+          name: "swing",
+          points: [
+            [1024, 1.5],
+            [1048576, 25],
+            [67108864, 38],
+          ],
+        },
+      ],
+      "busbw",
+    );
+    wellFormed(svg);
+    expect(svg.match(/<polyline/g)?.length).toBe(2);
+    expect(svg).toContain('data-name="swing"');
+    expect(svg).toContain(">1 KiB<");
+    expect(svg).toContain(">64 MiB<");
+    expect(svg).toContain("busbw (GB/s)");
+  });
+});
+
+describe("pageNetwork", () => {
+  it("routes each sending pair by the placement, multipath shares summing to one path's worth", () => {
+    const t = parseTopology("torus:4x4", 16, { routing: "minimal" });
+    const placement = placeRanks(t, 16, "round-robin");
+    const p = pageNetwork(t, placement, [
+      [0, 5],
+      [3, 3],
+      [0, 5],
+    ]);
+    expect(Object.keys(p.routes)).toEqual(["0>5", "3>3"]);
+    expect(p.routes["3>3"]).toEqual([]);
+    const flat = p.routes["0>5"] as number[];
+    const paths = t.paths(placement[0] as number, placement[5] as number, 0);
+    let share = 0;
+    for (let i = 0; i < flat.length; i += 2) {
+      const l = flat[i] as number;
+      expect(paths.some((q) => q.includes(l))).toBe(true);
+      share += (flat[i + 1] as number) * (t.links.bandwidth[l] as number);
+    }
+    // Every path has the same number of links, and the shares add up to that many links' worth.
+    expect(share).toBeCloseTo((paths[0] as readonly number[]).length, 9);
+    expect(p.shapeOf.length).toBe(t.links.count);
+    expect(p.svg.match(/data-s="/g)?.length).toBeGreaterThan(0);
+    wellFormed(p.svg);
+  });
+
+  it("refuses a topology too large for the page, naming it", () => {
+    const t = parseTopology("torus:128x128", 16, {});
+    expect(() => pageNetwork(t, placeRanks(t, 16), [])).toThrow(/at most 20000 links; torus:128x128 has 98304/);
+  });
+});
