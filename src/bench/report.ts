@@ -123,7 +123,12 @@ export function headLines(result: BenchResult, sizes: { min: number; max: number
     `# cclab bench: ${result.collective} (${alg}) on ${result.nranks} ranks, backend ${result.backend}, ${result.dtype} ${result.op}, root ${result.root}`,
     `# minBytes ${sizes.min} maxBytes ${sizes.max} step: ${sizes.factor}(factor) warmup iters: ${result.warmupIters} iters: ${result.iters} validation: 1`,
   );
-  if (result.timing === "model") {
+  if (result.timing === "model" && result.network) {
+    out.push(
+      `# sim: times from the network model on ${result.network.topology}, not measured (engine ${result.network.engine}, gamma ${result.model?.gamma ?? 0} us/B); each size up to ${bytesText(result.simMaxBytes ?? 0)} is executed once on the simulator to count #wrong, larger sizes are modelled only (#wrong N/A)`,
+      ...result.network.description.map((l) => `#   ${l}`),
+    );
+  } else if (result.timing === "model") {
     out.push(
       `# sim: times from the alpha-beta model, not measured (${modelText(result)}); each size up to ${bytesText(result.simMaxBytes ?? 0)} is executed once on the simulator to count #wrong, larger sizes are modelled only (#wrong N/A)`,
     );

@@ -9,6 +9,7 @@ import { htmlPage } from "../viz/svg.js";
 import { benchChartSvg } from "./chart.js";
 import { FLOORS_ENV, type Floors, parseFloors } from "./floors.js";
 import { benchCommOf, builtinName, type DeviceTransfer, measure } from "./measure.js";
+import { simNetwork } from "./sim.js";
 import { type BenchProgress, NO_PROGRESS, progressBar } from "./plan.js";
 import { averageBusBw, builtinWrong, headLines, outOfBounds, rowLine, tailLines } from "./report.js";
 import type { BenchIO, BenchOptions, BenchResult, BenchRow, CommWithBuiltin, MemoryReport } from "./types.js";
@@ -33,6 +34,7 @@ export function resultOf(
     timing: sim ? "model" : "measured",
     builtinName: extra.builtinName,
     ...(sim ? { model: { alpha: o.alpha, beta: o.beta, gamma: o.gamma }, simMaxBytes: o.simMaxBytes } : {}),
+    ...(sim && o.network ? { network: simNetwork(o.network, o.nranks) } : {}),
     rows,
     outOfBounds: outOfBounds(rows),
     builtinWrong: builtinWrong(rows),

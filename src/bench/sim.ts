@@ -1,7 +1,8 @@
 /**
  * `cclab bench --backend sim`: times come from the alpha-beta model over the algorithm's
- * schedule (src/model), not from a clock — the simulator's logical time says nothing about
- * speed. Each size is still executed once on the simulator, out of place and in place, and
+ * schedule (src/model), or with --topology from the network model on that machine
+ * (src/model/network: the same flags and engine as `cclab model --topology`), not from a clock —
+ * the simulator's logical time says nothing about speed. Each size is still executed once on the simulator, out of place and in place, and
  * checked against the oracle, so #wrong is real; sizes above simMaxBytes are modelled only
  * (#wrong N/A) to keep the run short.
  */
@@ -9,6 +10,7 @@ import { invoke } from "../collectives/dispatch.js";
 import { isHostBuffer, type View, view } from "../core/buffer.js";
 import type { TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
+import { type Machine, machineFor, type NetworkRequest, timeOnMachine } from "../model/machine.js";
 import { modelTime } from "../schedule/model.js";
 import { spawn } from "../sim/index.js";
 import { rankCall, specOf } from "../specs/index.js";
@@ -33,13 +35,15 @@ export async function benchSim(
   const n = o.nranks;
   const shapes = sizeSweep(o.minBytes, o.maxBytes, o.stepFactor).map((b) => shapeOf(o.collective, n, b, o.dtype));
   const algorithms = benchAlgorithms(o);
+  // One machine for the run: the topology is built and the ranks placed once.
+  const machine = o.network ? machineFor(o.network, n) : undefined;
   progress.start(shapes.length * algorithms.length);
   const rows: BenchRow[] = [];
   // One size at a time, so each row is printed as soon as it is done.
   for (const { count, size } of shapes) {
     for (const algorithm of algorithms) {
       progress.tick(`${size} B ${algorithm}`);
-      const row = await benchSimRow({ ...o, algorithm }, count, size);
+      const row = await benchSimRow({ ...o, algorithm }, count, size, machine);
       rows.push(row);
       onRow(row);
     }
@@ -49,7 +53,7 @@ export async function benchSim(
 }
 
 /** One size of one algorithm: executed and checked (up to simMaxBytes), timed by the model. */
-async function benchSimRow(o: BenchOptions, count: number, size: number): Promise<BenchRow> {
+async function benchSimRow(o: BenchOptions, count: number, size: number, machine?: Machine): Promise<BenchRow> {
   const n = o.nranks;
   const params = { alpha: o.alpha, beta: o.beta, gamma: o.gamma };
   const p = patterns(o.dtype, o.op, n);
@@ -77,7 +81,7 @@ async function benchSimRow(o: BenchOptions, count: number, size: number): Promis
   }
   const modelled = (inPlace: boolean, w: number | null): Measurement => {
     const call = benchCall(o, n, count, inPlace, alg);
-    const us = modelTime(alg, call, params).time;
+    const us = machine ? timeOnMachine(alg, call, machine, o.gamma).time : modelTime(alg, call, params).time;
     return { timeUs: us, algbw: algBandwidth(size, us), busbw: busBandwidth(o.collective, n, size, us), wrong: w };
   };
   return {
@@ -92,4 +96,13 @@ async function benchSimRow(o: BenchOptions, count: number, size: number): Promis
     builtin: null,
     ratio: null,
   };
+}
+
+/** The machine a sim bench with --topology times on, for its header and --json. */
+export function simNetwork(
+  request: NetworkRequest,
+  n: number,
+): { topology: string; description: readonly string[]; engine: string } {
+  const m = machineFor(request, n);
+  return { topology: m.topology.name, description: m.description, engine: m.engine };
 }

@@ -7,6 +7,7 @@ import type { Comm } from "../comm.js";
 import type { View } from "../core/buffer.js";
 import type { DType, TypedArray } from "../core/dtype.js";
 import type { ReduceOp } from "../core/op.js";
+import type { NetworkRequest } from "../model/machine.js";
 import { COLLECTIVES, type Collective, specOf } from "../specs/index.js";
 import type { Floors } from "./floors.js";
 import type { PerCall, Spread } from "./stats.js";
@@ -49,6 +50,8 @@ export interface BenchOptions {
   readonly gamma: number;
   /** sim: sizes above this are modelled but not executed (#wrong N/A). */
   readonly simMaxBytes: number;
+  /** sim: --topology and its flags: times from the network model instead of the alpha-beta model. */
+  readonly network?: NetworkRequest;
   /** mpi: measure the machine's floors in C first (floors.ts) and print them above the table. */
   readonly floors?: boolean;
 }
@@ -116,6 +119,8 @@ export interface BenchResult {
   /** e.g. 'MPI_Allreduce'; null on sim. */
   readonly builtinName: string | null;
   readonly model?: { readonly alpha: number; readonly beta: number; readonly gamma: number };
+  /** sim with --topology: the machine the network model timed (docs/network.md). */
+  readonly network?: { readonly topology: string; readonly description: readonly string[]; readonly engine: string };
   /** sim: sizes above this were not executed. */
   readonly simMaxBytes?: number;
   readonly rows: readonly BenchRow[];

@@ -23,6 +23,13 @@ import { betaFromGBps } from "../schedule/model.js";
 import { allAlgorithms } from "../schedule/registry.js";
 import { findSpec } from "../specs/index.js";
 import { parseBeta } from "./model.js";
+import {
+  addNetworkOptions,
+  givenOptions,
+  type NetworkFlags,
+  networkRequest,
+  refuseAlphaBeta,
+} from "./network-options.js";
 import { jsonOption, LAUNCH_MAX_RANKS, npOption, nranksOption, outputOption, parsers, ranksOf } from "./options.js";
 
 function factorOption(value: string): number {
@@ -46,7 +53,7 @@ function opOption(value: string): string {
   return value.toLowerCase();
 }
 
-interface BenchFlags {
+interface BenchFlags extends NetworkFlags {
   algorithm: string;
   algorithmFile?: string;
   backend: BenchBackend;
@@ -92,7 +99,7 @@ function outputs(files: readonly string[], chart: string | undefined): { json?: 
 export function registerBench(program: Command): void {
   const p = parsers("bench");
   const ranks = p.int("-n", 1, Math.max(...Object.values(LAUNCH_MAX_RANKS)));
-  program
+  const bench = program
     .command("bench")
     .description(
       "nccl-tests for hand-rolled algorithms: time, algbw, busbw and #wrong per size, beside MPI's/NCCL's own collective",
@@ -155,6 +162,13 @@ export function registerBench(program: Command): void {
       const dtype = f.datatype;
       if (!isDType(dtype)) throw new InvalidArgumentError({ op: "bench", arg: "-d" }, `unknown datatype ${dtype}`);
       const nranks = ranksOf("bench", f);
+      const network = networkRequest("bench", f, nranks ?? 4);
+      if (network && f.backend !== "sim")
+        throw new InvalidArgumentError(
+          { op: "bench", arg: "--topology" },
+          `models a network: use it with --backend sim, not ${f.backend}`,
+        );
+      refuseAlphaBeta("bench", givenOptions(cmd), network);
       // With --algorithm-file and no --algorithm, bench the file's own algorithms (as explain,
       // trace and model do), not whatever 'auto' would pick among the built-ins.
       const algorithm =
@@ -184,12 +198,15 @@ export function registerBench(program: Command): void {
           beta: f.beta,
           gamma: f.gamma,
           simMaxBytes: f.simMaxBytes,
+          network,
           floors: f.floors === true,
         },
         undefined,
         nranks !== undefined,
       );
     });
+  // sim: --topology and its link flags time the rows on the network model (src/cli/network-options.ts).
+  addNetworkOptions(bench, "sim: ");
 }
 
 /** The names of the file's algorithms of `collective` (loading it, once per process), comma-separated. */

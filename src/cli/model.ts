@@ -19,7 +19,13 @@ import { type Collective, type CollectiveCall, makeCall, specOf } from "../specs
 import { selectAlgorithms } from "../verify/load.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
 import { type GridOptions, modelOnNetwork, reportGrid, runGrid } from "./model-network.js";
-import { addNetworkOptions, type NetworkFlags, networkRequest } from "./network-options.js";
+import {
+  addNetworkOptions,
+  givenOptions,
+  type NetworkFlags,
+  networkRequest,
+  refuseAlphaBeta,
+} from "./network-options.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, StatusLine } from "./options.js";
 
 /** '25GB/s' or '25 GB/s' -> µs per byte; a plain number is already µs per byte. */
@@ -98,13 +104,6 @@ interface ModelOptions extends NetworkFlags {
   /** Options given on the command line (not defaults), to refuse the alpha-beta ones on a network. */
   given?: readonly string[];
 }
-
-/** The alpha-beta model's own flags: meaningless on a network (its links have --link and --latency). */
-const ALPHA_BETA_FLAGS: Record<string, string> = {
-  alpha: "--alpha (on a network: --latency)",
-  beta: "--beta (on a network: --link)",
-  contention: "--contention",
-};
 
 function checkAlphaBetaRanks(flag: string, n: number): void {
   if (n > MODEL_MAX_RANKS) {
@@ -293,15 +292,8 @@ async function modelGrid(
   bytesSweep: number[] | undefined,
 ): Promise<void> {
   const spec = specOf(collective, { op: "model" });
-  if (network) {
-    const ab = (o.given ?? []).filter((k) => k in ALPHA_BETA_FLAGS);
-    if (ab.length > 0) {
-      throw new InvalidArgumentError(
-        { op: "model", arg: (ALPHA_BETA_FLAGS[ab[0] as string] as string).split(" ")[0] as string },
-        `is the alpha-beta model's; with --topology the links say it: ${ab.map((k) => ALPHA_BETA_FLAGS[k]).join(", ")}`,
-      );
-    }
-  } else {
+  refuseAlphaBeta("model", o.given ?? [], network);
+  if (!network) {
     for (const n of ns ?? [o.nranks]) checkAlphaBetaRanks(ns ? "--sweep-n" : "-n", n);
   }
   if (ns && bytesSweep) {
@@ -385,7 +377,6 @@ export function registerModel(program: Command): void {
     .addOption(jsonOption());
   addNetworkOptions(cmd);
   cmd.action(async (collective: string, o: ModelOptions & { size?: number }, c: Command) => {
-    const given = Object.keys(c.opts()).filter((k) => c.getOptionValueSource(k) === "cli");
-    await model(collective, { ...o, nranks: o.size ?? o.nranks, given });
+    await model(collective, { ...o, nranks: o.size ?? o.nranks, given: givenOptions(c) });
   });
 }

@@ -80,6 +80,32 @@ export function addNetworkOptions(cmd: Command, prefix = ""): Command {
     );
 }
 
+/** The alpha-beta model's own flags: meaningless on a network, whose links have --latency and --link. */
+const ALPHA_BETA_FLAGS: Record<string, string> = {
+  alpha: "--alpha (on a network: --latency)",
+  beta: "--beta (on a network: --link)",
+  contention: "--contention",
+};
+
+/**
+ * Refuses the alpha-beta flags given on the command line (`given`: option keys whose value came
+ * from it) when a network is modelled, naming the flag and what the network takes instead.
+ */
+export function refuseAlphaBeta(cmd: string, given: readonly string[], network: NetworkRequest | undefined): void {
+  if (!network) return;
+  const ab = given.filter((k) => k in ALPHA_BETA_FLAGS);
+  if (ab.length === 0) return;
+  throw new InvalidArgumentError(
+    { op: cmd, arg: (ALPHA_BETA_FLAGS[ab[0] as string] as string).split(" ")[0] as string },
+    `is the alpha-beta model's; with --topology the links say it: ${ab.map((k) => ALPHA_BETA_FLAGS[k]).join(", ")}`,
+  );
+}
+
+/** The option keys whose value came from the command line (not a default). */
+export function givenOptions(c: Command): string[] {
+  return Object.keys(c.opts()).filter((k) => c.getOptionValueSource(k) === "cli");
+}
+
 /** The flags besides --topology that only the network model reads. */
 const NETWORK_ONLY: readonly (keyof NetworkFlags)[] = [
   "link",
