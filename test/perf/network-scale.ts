@@ -55,7 +55,7 @@ function bytesOf(text: string): number {
 /** One run, in this (child) process: prints one JSON line. */
 function one(name: string, n: number, bytes: number, topo: string, engine: string): void {
   const [collective, algorithm] = name.split("/") as [string, string];
-  const alg = findAlgorithm(collective, algorithm);
+  const alg = findAlgorithm(collective, algorithm, { op: "model" });
   const t0 = performance.now();
   const { count } = shapeOf(collective as never, n, bytes, "float32");
   const call = makeCall({ collective, size: n, count }, alg);
