@@ -130,6 +130,17 @@ describe("cclab model --topology: one call", () => {
     expect(text).toContain("ring:8: 8 hosts, 8 switches, 32 links");
   });
 
+  it("-o writes the link heat map of one call on the topology; another extension is refused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cclab-model-"));
+    const file = join(dir, "heat.svg");
+    const args = ["model", "allreduce", "--algorithm", "ring", "-n", "16", "--bytes", "1M", "--topology", "torus:4x4"];
+    expect(await cclab(...args, "-o", file)).toContain(`wrote ${file} (the link heat map)`);
+    const svg = readFileSync(file, "utf8");
+    expect(svg).toMatch(/^<svg|^<\?xml/);
+    expect(svg).toContain("link utilization on torus:4x4");
+    await expect(cclab(...args, "-o", join(dir, "heat.png"))).rejects.toThrow(/--output.*heat\.png.*\.svg or \.html/);
+  });
+
   it("without --topology, or plain 'full', it is today's alpha-beta model; full with a network flag is the flow model", async () => {
     const base = ["model", "allreduce", "--algorithm", "ring", "-n", "8", "--bytes", "64K"];
     const ab = await json<{ modelUs: number }>(...base);

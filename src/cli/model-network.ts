@@ -12,10 +12,11 @@ import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { bandwidths, callOf, machineFor, type NetworkRequest, timeOnMachine } from "../model/machine.js";
 import { hottestLinks, type LinkLoad } from "../model/network/index.js";
-import { type GridSweep, gridChart, gridSweep } from "../model/sweep.js";
+import { type GridSweep, gridChart, gridSweep, type PointResult } from "../model/sweep.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import type { ModelParams } from "../schedule/model.js";
 import { type Collective, specOf } from "../specs/index.js";
+import { busbwChartSvg, linkHeatmapSvg } from "../viz/network.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
 import { printJson } from "./options.js";
 
@@ -48,10 +49,10 @@ function linkRow(l: LinkLoad): string[] {
 
 /** One call of one algorithm on the network. */
 export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: NetworkRunOptions): void {
-  if (o.output) {
+  if (o.output && !/\.(svg|html)$/i.test(o.output)) {
     throw new InvalidArgumentError(
       { op: "model", arg: "--output" },
-      "on one call draws the link heat map, which this build does not have (src/viz/network.ts); --json lists the links' bytes and utilization, and -o works with a sweep",
+      `${o.output}: one call writes the link heat map as .svg or .html (--json has the links' bytes)`,
     );
   }
   const n = o.nranks;
@@ -65,6 +66,14 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
   const links = hottestLinks(t, r.linkBytes, r.time, JSON_MAX_LINKS);
   let used = 0;
   for (const b of r.linkBytes) if (b > 0) used++;
+  if (o.output) {
+    const title = `${o.collective}/${alg.name}, ${bytesText(size)} on ${n} ranks: link utilization on ${t.name}`;
+    const svg = linkHeatmapSvg(t, r.linkBytes, r.time, { title });
+    writeFileSync(
+      o.output,
+      o.output.toLowerCase().endsWith(".html") ? htmlPage(`cclab model ${o.collective}`, svg) : svg,
+    );
+  }
   if (o.json) {
     printJson({
       collective: o.collective,
@@ -100,6 +109,7 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
       seconds,
       linksUsed: used,
       links,
+      ...(o.output ? { output: o.output } : {}),
     });
     return;
   }
@@ -130,6 +140,7 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
   for (const l of links.slice(0, REPORT_LINKS)) table.push(linkRow(l));
   say(`hottest links (mean utilization over the call: bytes / (bandwidth x time)), ${used} of ${t.links.count} used:`);
   say(table.toString());
+  if (o.output) say(`wrote ${o.output} (the link heat map)`);
 }
 
 export interface GridOptions {
@@ -180,7 +191,18 @@ export function reportGrid(r: GridSweep, o: GridOptions): void {
       : `n = ${o.ns[0]}, S from ${bytesText(o.sizes[0] as number)} to ${bytesText(o.sizes[o.sizes.length - 1] as number)}`;
   const title = `${o.collective} ${where}: ${o.over === "n" ? `time against N, S = ${bytesText(o.sizes[0] as number)}` : `busbw against size, n = ${o.ns[0]}`}`;
   if (o.output) {
-    const svg = gridChart(r, title);
+    const svg =
+      r.over === "bytes"
+        ? busbwChartSvg(
+            r.algorithms.map((name, i) => ({
+              name,
+              points: r.rows
+                .filter((row) => Number.isFinite(row.results[i]?.time))
+                .map((row) => [row.size, (row.results[i] as PointResult).busbw] as [number, number]),
+            })),
+            title,
+          )
+        : gridChart(r, title);
     writeFileSync(o.output, o.output.endsWith(".html") ? htmlPage(`cclab model ${o.collective}`, svg) : svg);
   }
   if (o.json) {

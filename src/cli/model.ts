@@ -373,7 +373,11 @@ export function registerModel(program: Command): void {
     .option("-f, --stepfactor <f>", "size sweep: multiply the size by f each step (default 2)", p.number("-f"))
     .option("--sweep-bytes <list>", "sizes to sweep, e.g. 1K,64K,1M,64M", bytesList)
     .option("--no-progress", "no progress bar on sweeps (it shows on a terminal only, on stderr)")
-    .addOption(outputOption("with a sweep: write the chart (.svg or .html)"))
+    .addOption(
+      outputOption(
+        "a sweep: the chart (time against N, or busbw against size); one call on --topology: the link heat map (.svg or .html)",
+      ),
+    )
     .addOption(jsonOption());
   addNetworkOptions(cmd);
   cmd.action(async (collective: string, o: ModelOptions & { size?: number }, c: Command) => {
