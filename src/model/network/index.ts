@@ -10,7 +10,14 @@ import { networkTimePhases } from "./phases.js";
 import { type NetworkParams, type NetworkResult, networkTimeExact } from "./simulate.js";
 
 export type { LinkUse } from "./flows.js";
-export { MAX_PERIOD, networkTimePhases, PHASES_MAX_OPERATIONS, type Symmetry, symmetryHolds } from "./phases.js";
+export {
+  MAX_PERIOD,
+  networkTimePhases,
+  PHASES_MAX_OPERATIONS,
+  rotationHolds,
+  type Symmetry,
+  symmetryHolds,
+} from "./phases.js";
 export {
   EXACT_MAX_OPERATIONS,
   hottestLinks,

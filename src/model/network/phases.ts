@@ -104,7 +104,8 @@ export function symmetryHolds(plans: readonly Plan[], sym: Symmetry): boolean {
 }
 
 /** Whether every rank's plan is rank (r mod p)'s rotated by r - (r mod p). */
-export const rotationHolds = (plans: readonly Plan[], p: number): boolean => symmetryHolds(plans, { kind: "rotate", p });
+export const rotationHolds = (plans: readonly Plan[], p: number): boolean =>
+  symmetryHolds(plans, { kind: "rotate", p });
 
 /** The largest period tried: past it the schedule is walked for every rank. */
 export const MAX_PERIOD = 256;
