@@ -4,8 +4,12 @@
  * aggregates at 16,384 hosts and stays under 2 MB there; the busbw chart draws one line per
  * algorithm; the step-through page's topology data routes each sending pair as the topology does.
  */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { traceCommand } from "../src/cli/trace.js";
 import { hottestLinks, networkTime, parseTopology, placeRanks } from "../src/model/network/index.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
 import { makeCall } from "../src/specs/index.js";
@@ -166,4 +170,83 @@ describe("pageNetwork", () => {
     const t = parseTopology("torus:128x128", 16, {});
     expect(() => pageNetwork(t, placeRanks(t, 16), [])).toThrow(/at most 20000 links; torus:128x128 has 98304/);
   });
+});
+
+function findChromium(): string | undefined {
+  for (const name of ["chromium", "chromium-browser", "google-chrome"]) {
+    const r = spawnSync("which", [name], { encoding: "utf8" });
+    if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
+  }
+  return undefined;
+}
+const chromium = findChromium();
+if (!chromium)
+  console.log("viz-network.test.ts: the page test skipped, no chromium on PATH (apt-get install -y chromium)");
+
+describe.skipIf(!chromium)("the step-through page with --topology, in headless Chromium", () => {
+  it("colours exactly the links the step's messages cross, the busiest hottest; writes docs/img/network-page.png", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cclab-net-page-"));
+    const puppeteer = (await import("puppeteer-core")).default;
+    const browser = await puppeteer.launch({
+      executablePath: chromium as string,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars", "--font-render-hinting=none"],
+    });
+    try {
+      const file = join(dir, "ring-on-ring.html");
+      const code = await traceCommand("allreduce", {
+        algorithm: "ring",
+        nranks: 8,
+        root: 0,
+        backend: "sim",
+        output: file,
+        labels: "auto",
+        topology: "ring:8",
+      });
+      expect(code).toBe(0);
+      const t = parseTopology("ring:8", 8, {});
+      const { shapeOf } = pageNetwork(t, placeRanks(t, 8), []);
+      const page = await browser.newPage();
+      await page.setViewport({ width: 1500, height: 900, deviceScaleFactor: 1 });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      await page.goto(`file://${file}`, { waitUntil: "load" });
+      await page.waitForSelector("#net-box svg [data-s]");
+      const loaded = () =>
+        page.$$eval("#net-box [data-s]", (els) =>
+          els
+            .filter((e) => e.classList.contains("loaded"))
+            .map(
+              (e) =>
+                [Number(e.getAttribute("data-s")), e.getAttribute(e.tagName === "line" ? "stroke" : "fill")] as const,
+            ),
+        );
+      // Ring all-reduce on a ring, block placement: every step each rank sends to rank + 1, which
+      // the ring routes over its x+ link (the host links at both ends too); no x- link is loaded.
+      const want = new Set<number>();
+      for (let l = 0; l < t.links.count; l++) if (t.links.kind[l] !== "x-") want.add(shapeOf[l] as number);
+      for (const step of [0, 3]) {
+        for (let k = 0; k < step; k++) await page.keyboard.press("ArrowRight");
+        const got = await loaded();
+        expect(new Set(got.map(([s]) => s)), `step ${step}`).toEqual(want);
+        // x+ links (one link's bandwidth) carry the step's bytes; host links have twice the
+        // bandwidth (the router's outgoing links together), so they are half as busy.
+        for (let l = 0; l < t.links.count; l++) {
+          const s = shapeOf[l] as number;
+          const colour = got.find(([x]) => x === s)?.[1];
+          if (t.links.kind[l] === "x+") expect(colour, `link ${l}`).toBe(HOTTEST);
+          else if (t.links.kind[l] === "inject") expect(colour, `link ${l}`).toBe(heatColor(0.5));
+        }
+        expect(await page.$eval("#net-caption", (e) => e.textContent)).toMatch(
+          /8 messages on 24 links; busiest r\d+ → r\d+ \(x\+\)/,
+        );
+      }
+      expect(errors).toEqual([]);
+      const png = await page.screenshot({ type: "png", clip: { x: 0, y: 100, width: 1045, height: 460 } });
+      writeFileSync(join(import.meta.dirname, "..", "docs", "img", "network-page.png"), png);
+    } finally {
+      await browser.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -8,9 +8,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultTraceCall, sendSendDeadlock, traceOnSim } from "../src/cli/trace.js";
+import { parseTopology, placeRanks } from "../src/model/network/index.js";
 import { explain, explainCall } from "../src/schedule/explain.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
 import { Trace } from "../src/trace.js";
+import { pageNetwork } from "../src/viz/network.js";
 import { pageView, stepPageHtml } from "../src/viz/page.js";
 import { packCell, packView, unpackCell, unpackView } from "../src/viz/page-codec.js";
 import { stepThrough } from "../src/viz/steps.js";
@@ -81,6 +83,22 @@ describe("the page's data", () => {
       deadlocks: t.deadlocks,
     });
     expect(unpackView(JSON.parse(JSON.stringify(packView(dl))))).toEqual(dl);
+  });
+
+  it("carries the machine of --topology through packing unchanged", async () => {
+    const alg = findAlgorithm("allreduce", "ring", site);
+    const call = defaultTraceCall(alg, 4);
+    const events = await traceOnSim(alg, call);
+    const t = parseTopology("torus:2x2", 4, {});
+    const network = pageNetwork(
+      t,
+      placeRanks(t, 4),
+      events.flatMap((e) => (e.kind === "send" && e.peer !== undefined ? [[e.rank, e.peer] as const] : [])),
+    );
+    expect(Object.keys(network.routes).sort()).toEqual(["0>1", "1>2", "2>3", "3>0"]);
+    const v = await pageView({ name: "ring", title: "ring", size: 4, unit: "tick", events, network });
+    expect(unpackView(JSON.parse(JSON.stringify(packView(v))))).toEqual(v);
+    expect(v.network).toBe(network);
   });
 
   it("shortens runs of ranks in cells, and only those", () => {

@@ -22,6 +22,7 @@ import type { Comm } from "../comm.js";
 import { view, zeros } from "../core/buffer.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { DeadlockError, InvalidArgumentError } from "../core/errors.js";
+import { parseTopology, placeRanks } from "../model/network/index.js";
 import { insideJob } from "../runtime/env.js";
 import { nodeArgv, ownModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
@@ -34,6 +35,7 @@ import { mergeTraces, withTracing } from "../tracing.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { deadlockSvg } from "../viz/deadlock.js";
 import { LABEL_MODES, type LabelMode } from "../viz/labels.js";
+import { PAGE_MAX_RANKS, pageNetwork } from "../viz/network.js";
 import { pageView } from "../viz/page.js";
 import type { PageView } from "../viz/page-data.js";
 import { stepThrough } from "../viz/steps.js";
@@ -221,6 +223,9 @@ interface TraceOptions {
   format?: string;
   labels: LabelMode;
   json?: boolean;
+  /** The machine the page draws beside the diagram (network model syntax), and where ranks sit on it. */
+  topology?: string;
+  placement?: string;
   /** Hidden: set by the mpi launch; this process is one rank and writes its events there. */
   traceDir?: string;
 }
@@ -289,6 +294,34 @@ async function algorithmViews(
   return views;
 }
 
+/**
+ * --topology and --placement: the topology the page draws and, per view, its routes for the pairs
+ * that send. Only the page draws it, for at most PAGE_MAX_RANKS ranks.
+ */
+function networkFor(o: TraceOptions, n: number): (events: readonly TraceEvent[]) => PageView["network"] {
+  const format = o.output ? outputFormat(o.output, o.format, ["svg", "html", "json", "perfetto"]) : undefined;
+  if (format !== "html") {
+    throw new InvalidArgumentError(
+      { op: "trace", arg: "--topology" },
+      "draws the machine on the step-through page only: write -o <file>.html",
+    );
+  }
+  if (n > PAGE_MAX_RANKS) {
+    throw new InvalidArgumentError(
+      { op: "trace", arg: "--topology" },
+      `the page colours links for at most ${PAGE_MAX_RANKS} ranks, got -n ${n} (cclab model --topology times larger groups)`,
+    );
+  }
+  const t = parseTopology(o.topology as string, n, {});
+  const placement = placeRanks(t, n, o.placement);
+  return (events) =>
+    pageNetwork(
+      t,
+      placement,
+      events.flatMap((e) => (e.kind === "send" && e.peer !== undefined ? [[e.rank, e.peer] as const] : [])),
+    );
+}
+
 export async function traceCommand(collective: string, o: TraceOptions): Promise<number> {
   wroteToStderr(o.json === true);
   if (collective === "deadlock") return traceDeadlock(o);
@@ -316,6 +349,9 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   if (call.root >= call.size) {
     throw new InvalidArgumentError({ op: "trace", arg: "--root" }, `${call.root} is not a rank of ${call.size}`);
   }
+
+  // --topology: checked before the run, so a bad spec costs nothing.
+  const network = o.topology === undefined ? undefined : networkFor(o, call.size);
 
   let events: TraceEvent[];
   let unit = "tick";
@@ -368,7 +404,10 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
       unit,
       events,
       labels: o.labels,
-      views: () => algorithmViews(alg, call, events, where, unit, others),
+      views: async () => {
+        const views = await algorithmViews(alg, call, events, where, unit, others);
+        return network ? views.map((v) => ({ ...v, network: network(v.events) })) : views;
+      },
     });
     return 0;
   }
@@ -421,6 +460,11 @@ export function registerTrace(program: Command): void {
         .choices([...LABEL_MODES])
         .default("auto"),
     )
+    .option(
+      "--topology <spec>",
+      "with -o x.html: draw this machine beside the diagram and colour the links each step loads (torus:4x4, fattree, rail:2x8, ...; see cclab model --help)",
+    )
+    .option("--placement <how>", "with --topology: where ranks sit: block (default), round-robin, file:PATH")
     .addOption(jsonOption())
     .addOption(new Option("--trace-dir <dir>", "(internal) one rank of an mpi trace: write events here").hideHelp())
     .action(async (collective: string, o: TraceOptions) => {

@@ -207,7 +207,7 @@ function gridGeometry(
       `every router drawn (squares), one line per link direction (traffic keeps right), wrap-around links as dashed stubs; a router's colour is its host links${dims.length > 2 ? " and its links in dimensions 3+" : ""}`,
     );
     const rows = Math.ceil(Z / perRow);
-    return b.geometry(Math.max(WIDTH, LEFT * 2 + perRow * sliceW), TOP + rows * sliceH + 10);
+    return b.geometry(LEFT * 2 + perRow * sliceW, TOP + rows * sliceH + 10);
   }
   // Aggregated: one cell per router (or block of routers) of the first two dimensions, coloured
   // by the hottest link leaving any router in it (host links included).
@@ -233,7 +233,7 @@ function gridGeometry(
   b.notes.push(
     `${A * B * Z} routers, too many to draw each link: one cell per ${block}${dims.length > 2 ? ` of the first two dimensions (dimensions 3+ aggregated: the hottest over them)` : ""}, coloured by the hottest link leaving it (host links included)`,
   );
-  return b.geometry(WIDTH, TOP + rows * cell + 10);
+  return b.geometry(LEFT * 2 + cols * cell, TOP + rows * cell + 10);
 }
 
 function ringGeometry(t: Topology): TopologyGeometry {
@@ -242,7 +242,7 @@ function ringGeometry(t: Topology): TopologyGeometry {
   const b = new Builder(L.count);
   const bin = Math.ceil(R / LEVEL_CAP);
   const P = Math.ceil(R / bin);
-  const radius = Math.min(300, Math.max(80, P * 6));
+  const radius = Math.min(300, Math.max(110, P * 6));
   const cx = LEFT + 40 + radius;
   const cy = TOP + 20 + radius;
   const dot = Math.max(6, Math.min(22, ((2 * Math.PI * radius) / P) * 0.4));
@@ -263,7 +263,7 @@ function ringGeometry(t: Topology): TopologyGeometry {
       ? `${R} routers in ${P} sectors of ${bin}: a line per sector pair and direction (traffic keeps right), a dot's colour is its routers' host links and the links inside it`
       : "every router (dots), one line per link direction (traffic keeps right); a dot's colour is its host links",
   );
-  return b.geometry(WIDTH, cy + radius + 40);
+  return b.geometry(cx + radius + 40, cy + radius + 40);
 }
 
 /** Levels by hops from the hosts (breadth-first over links either way), for topologies without a layout. */
@@ -413,7 +413,13 @@ export function linkHeatmap(t: Topology, linkBytes: Float64Array, time: number, 
     body.push(`<text x="${LEFT}" y="${px(y0 + 50 + i * 16)}">${esc(c)}</text>`);
   });
   body.push("</g>");
-  const svg = svgDocument(g.width, y0 + 50 + caption.length * 16 + 10, title, body, heatGradient("heat"));
+  const svg = svgDocument(
+    Math.max(g.width, WIDTH),
+    y0 + 50 + caption.length * 16 + 10,
+    title,
+    body,
+    heatGradient("heat"),
+  );
   return { svg, geometry: g, colors, values, maxUtilization: max };
 }
 
@@ -492,8 +498,13 @@ export interface PageNetwork {
   readonly shapeOf: readonly number[];
   /** Per ordered rank pair 'from>to' that sends: [link, share / bandwidth (µs per byte)] flattened. */
   readonly routes: Readonly<Record<string, readonly number[]>>;
+  /** Per link, 'from → to (kind)', for the page's caption. */
+  readonly linkNames: readonly string[];
   readonly caption: string;
 }
+
+/** Ranks the page colours links for (each view's routes and picture travel in the page). */
+export const PAGE_MAX_RANKS = 64;
 
 /** Topologies the page draws: their link arrays travel in the page. */
 export const PAGE_MAX_LINKS = 20_000;
@@ -507,6 +518,10 @@ export function pageNetwork(
   placement: Int32Array,
   pairs: Iterable<readonly [from: number, to: number]>,
 ): PageNetwork {
+  if (placement.length > PAGE_MAX_RANKS)
+    throw new Error(
+      `the step-through page colours the links of at most ${PAGE_MAX_RANKS} ranks; this call has ${placement.length} (model larger groups with cclab model --topology)`,
+    );
   if (t.links.count > PAGE_MAX_LINKS)
     throw new Error(
       `the step-through page draws topologies of at most ${PAGE_MAX_LINKS} links; ${t.name} has ${t.links.count}`,
@@ -517,9 +532,14 @@ export function pageNetwork(
     body.push(`${sh.el} ${sh.attr}="${HEAT_UNUSED}" data-s="${i}"/>`);
   });
   body.push("</g>", '<g class="labels">', ...g.labels, "</g>");
-  const svg = svgDocument(g.width, g.height, t.name, body).replace(/<svg [^>]*>/, (m) =>
-    m.replace(/ width="\d+" height="\d+"/, ""),
-  );
+  // No title band (the page has its own heading), and no fixed size: the page scales it to its box.
+  const y0 = TOP - 30;
+  const svg = [
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 ${y0} ${Math.ceil(g.width)} ${Math.ceil(g.height - y0)}" font-family="Helvetica, Arial, sans-serif">`,
+    `<title>${esc(t.name)}</title>`,
+    ...body,
+    "</svg>",
+  ].join("\n");
   const routes: Record<string, number[]> = {};
   for (const [a, b] of pairs) {
     const key = `${a}>${b}`;
@@ -537,10 +557,15 @@ export function pageNetwork(
     }
     routes[key] = flat;
   }
+  const L = t.links;
   return {
     svg,
     shapeOf: Array.from(g.shapeOf),
     routes,
+    linkNames: Array.from(
+      { length: L.count },
+      (_, l) => `${t.nodeName(L.from[l] as number)} → ${t.nodeName(L.to[l] as number)} (${L.kind[l]})`,
+    ),
     caption: `${t.name}: links coloured by the bytes this step puts on them over their bandwidth (relative to the busiest). ${g.notes.join("; ")}`,
   };
 }

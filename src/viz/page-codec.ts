@@ -78,6 +78,7 @@ export interface PackedView {
   readonly eventSteps?: readonly (number | null)[];
   readonly steps?: PackedSteps;
   readonly deadlocks: PageView["deadlocks"];
+  readonly network?: PageView["network"];
 }
 
 export function packView(v: PageView): PackedView {
@@ -133,6 +134,7 @@ export function packView(v: PageView): PackedView {
     ...(v.eventSteps ? { eventSteps: v.eventSteps } : {}),
     ...(steps ? { steps } : {}),
     deadlocks: v.deadlocks,
+    ...(v.network ? { network: v.network } : {}),
   };
 }
 
@@ -179,5 +181,6 @@ export function unpackView(p: PackedView): PageView {
     ...(p.eventSteps ? { eventSteps: p.eventSteps } : {}),
     ...(steps ? { steps } : {}),
     deadlocks: p.deadlocks,
+    ...(p.network ? { network: p.network } : {}),
   };
 }

@@ -1,6 +1,7 @@
 /** What the step-through page carries as JSON: written by page.ts in Node, read by client/main.ts in the browser. */
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import type { LabelMode } from "./labels.js";
+import type { PageNetwork } from "./network.js";
 import type { PackedView } from "./page-codec.js";
 import type { StepThrough } from "./steps.js";
 
@@ -22,6 +23,8 @@ export interface PageView {
   readonly eventSteps?: readonly (number | null)[];
   readonly steps?: StepThrough;
   readonly deadlocks: readonly PageDeadlock[];
+  /** The machine the ranks sit on (cclab trace --topology): its picture and every sending pair's route. */
+  readonly network?: PageNetwork;
 }
 
 export interface PageData {

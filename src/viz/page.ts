@@ -4,7 +4,8 @@
  * rank holds after each step (the table `cclab explain` prints), a step slider, play, keyboard
  * arrows, hover on a message to see its send and receive, zoom and pan (d3-zoom), the labels
  * switch (none, auto, all), a switch between the algorithms of the collective, and for a run
- * that deadlocked, the wait-for graph (laid out by Graphviz here, carried as SVG).
+ * that deadlocked, the wait-for graph (laid out by Graphviz here, carried as SVG), and, traced with
+ * --topology, the machine beside the diagram with the links the current step loads coloured.
  *
  * The browser code is src/viz/client/main.ts, bundled with d3-zoom by esbuild when the page is
  * written and inlined; it draws with the same renderer as the static SVG (render.ts).
@@ -14,6 +15,7 @@ import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import { deadlockDot } from "./deadlock.js";
 import { stepOf } from "./diagram.js";
 import { dotToSvg } from "./graphviz.js";
+import type { PageNetwork } from "./network.js";
 import { packView } from "./page-codec.js";
 import type { PackedPageData, PageData, PageView } from "./page-data.js";
 import { type StepThrough, stepOfIndex } from "./steps.js";
@@ -28,6 +30,8 @@ export interface ViewInput {
   /** explain's steps for the traced call, when the trace is one algorithm's run. */
   readonly steps?: StepThrough;
   readonly deadlocks?: readonly DeadlockRecord[];
+  /** The machine's picture and routes (cclab trace --topology): the page colours the links each step loads. */
+  readonly network?: PageNetwork;
 }
 
 /** A view of a trace: events tied to explain's step numbers, deadlocks drawn by Graphviz. */
@@ -52,6 +56,7 @@ export async function pageView(v: ViewInput): Promise<PageView> {
     eventSteps,
     steps: v.steps,
     deadlocks,
+    ...(v.network ? { network: v.network } : {}),
   };
 }
 
@@ -99,6 +104,12 @@ main{display:flex;flex-wrap:wrap;gap:12px;padding:10px 16px;align-items:flex-sta
 #diagram:active{cursor:grabbing}
 #side{flex:1 1 420px;min-width:360px;max-width:100%;overflow:auto}
 main.stacked #diagram-box,main.stacked #side{flex-basis:100%}
+#net-box{flex:0 1 440px;min-width:300px;border:1px solid #ddd;padding:4px 6px}
+#net-box[hidden]{display:none}
+#net-box svg{display:block;width:100%;height:auto;max-height:460px}
+#net-box h2{font-size:15px;margin:2px 0}
+#net-caption{font-size:12px;color:#333}
+main.net #diagram-box,main.stacked.net #diagram-box{flex:1 1 560px;min-width:480px}
 #side h2,#deadlocks h2{font-size:15px;margin:4px 0}
 table.cells{border-collapse:collapse;font:12px/1.25 Menlo,Consolas,"DejaVu Sans Mono",monospace}
 table.cells th{background:#f4f4f4;font-weight:normal;padding:2px 5px;border:1px solid #ddd;white-space:nowrap}
@@ -147,6 +158,7 @@ export async function stepPageHtml(data: PageData): Promise<string> {
     "</header>",
     '<main id="main">',
     '<div id="diagram-box"><svg id="diagram" xmlns="http://www.w3.org/2000/svg" font-family="Helvetica, Arial, sans-serif"></svg></div>',
+    '<div id="net-box" hidden></div>',
     '<div id="side"></div>',
     "</main>",
     '<section id="deadlocks"></section>',

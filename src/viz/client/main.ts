@@ -2,11 +2,14 @@
  * The step-through page's browser code (bundled by esbuild into the page, see page.ts). It reads
  * the page's JSON, draws the time-space diagram with the same renderer as the static SVG
  * (render.ts) at every step, zoom or pan, and fills the side panel with what each rank does and
- * holds after the step (explain's table, carried as data). Keyboard: ← → step, Home/End, space
+ * holds after the step (explain's table, carried as data); traced with --topology, the machine
+ * beside it with the links the step's messages load coloured (each message routed as the network
+ * model routes it, its bytes over the link's bandwidth, relative to the step's busiest). Keyboard: ← → step, Home/End, space
  * plays, 0 zooms to fit.
  */
 import { select } from "d3-selection";
 import { type D3ZoomEvent, zoom as d3zoom, type ZoomBehavior, type ZoomTransform, zoomIdentity } from "d3-zoom";
+import { HEAT_UNUSED, heatColor } from "../chart.js";
 import { type Diagram, type DrawnMessage, diagram } from "../diagram.js";
 import type { LabelMode } from "../labels.js";
 import { type PackedView, unpackView } from "../page-codec.js";
@@ -310,6 +313,60 @@ function sidePanel(): void {
   side.innerHTML = out.join("");
 }
 
+/** The machine beside the diagram: the links the current step's messages cross, coloured by their load. */
+function networkPanel(): void {
+  const p = viewAt(state.view);
+  const net = p.view.network;
+  const box = byId("net-box");
+  byId("main").classList.toggle("net", net !== undefined);
+  if (!net) {
+    box.hidden = true;
+    box.innerHTML = "";
+    delete box.dataset.view;
+    return;
+  }
+  if (box.dataset.view !== String(state.view)) {
+    box.innerHTML = `<h2>links this step loads</h2>${net.svg}<div id="net-caption"></div><div class="legend" title="${esc(net.caption)}"><span><i style="background:${heatColor(0)}"></i>least busy</span><span><i style="background:${heatColor(1)}"></i>busiest: bytes / bandwidth</span><span><i style="background:${HEAT_UNUSED}"></i>idle</span></div>`;
+    box.dataset.view = String(state.view);
+    box.hidden = false;
+  }
+  const cur = p.positions[state.pos];
+  const of = p.phaseOf ?? ((m: DrawnMessage) => m.step);
+  // Per link: the time its share of the step's bytes keeps it busy (bytes x share / bandwidth).
+  const load = new Map<number, number>();
+  let messages = 0;
+  for (const m of p.d.messages) {
+    if (cur === undefined || of(m) !== cur) continue;
+    messages++;
+    const r = net.routes[`${m.send.rank}>${m.recv.rank}`] ?? [];
+    for (let i = 0; i < r.length; i += 2) {
+      const l = r[i] as number;
+      load.set(l, (load.get(l) ?? 0) + m.send.bytes * (r[i + 1] as number));
+    }
+  }
+  const byShape = new Map<number, number>();
+  let max = 0;
+  let hottest = -1;
+  for (const [l, v] of load) {
+    if (v > max) {
+      max = v;
+      hottest = l;
+    }
+    const s = net.shapeOf[l] ?? -1;
+    if (s >= 0 && v > (byShape.get(s) ?? 0)) byShape.set(s, v);
+  }
+  for (const el of box.querySelectorAll("[data-s]")) {
+    const v = byShape.get(Number(el.getAttribute("data-s"))) ?? 0;
+    el.setAttribute(el.tagName === "line" ? "stroke" : "fill", v > 0 ? heatColor(v / max) : HEAT_UNUSED);
+    el.classList.toggle("loaded", v > 0);
+  }
+  box.dataset.links = String(load.size);
+  byId("net-caption").textContent =
+    messages === 0
+      ? `${p.captions[state.pos] ?? ""}: no messages`
+      : `${p.captions[state.pos] ?? ""}: ${messages} messages on ${load.size} links; busiest ${net.linkNames[hottest] ?? "?"}`;
+}
+
 function deadlockPanel(): void {
   const p = viewAt(state.view);
   const out: string[] = [];
@@ -330,6 +387,7 @@ function show(pos: number): void {
   slider.value = String(state.pos);
   byId("step-text").textContent = `${p.captions[state.pos] ?? ""} (${state.pos + 1} of ${p.positions.length})`;
   sidePanel();
+  networkPanel();
   schedule();
 }
 
