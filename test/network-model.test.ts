@@ -15,7 +15,7 @@
  * docs/network-validation.md has the tables.
  */
 import { describe, expect, it } from "vitest";
-import { hierarchicalAllreduce } from "../algorithms/allreduce/hierarchical.js";
+import { hierarchicalAllreduce, squarestGroup } from "../algorithms/allreduce/hierarchical.js";
 import { dtypeInfo } from "../src/core/dtype.js";
 import {
   type NetworkResult,
@@ -217,3 +217,203 @@ function linkBetween(t: Topology, a: string, b: string): number {
   }
   throw new Error(`no link ${a} -> ${b} in ${t.name}`);
 }
+
+// ---------------------------------------------------------------------------------------------
+// 5c: congestion on tori (De Sensi et al., NSDI'24). docs/network-validation.md has the table.
+
+/**
+ * The busiest link of one step, by hand: every message (src -> dst, `bytes`) split evenly over
+ * the topology's paths (its routing rule), bytes summed per link; the step carries
+ * max(link bytes / bandwidth). Under max-min sharing a step of equal flows ends then: the busiest
+ * link's flows all get its fair share from the start and finish together.
+ */
+function busiestLinkTime(t: Topology, pairs: readonly (readonly [number, number])[], bytes: number): number {
+  const load = new Float64Array(t.links.count);
+  for (const [a, b] of pairs) {
+    const ps = t.paths(a, b, 0);
+    for (const p of ps) for (const l of p) load[l] = (load[l] as number) + bytes / ps.length;
+  }
+  let worst = 0;
+  for (let l = 0; l < load.length; l++) worst = Math.max(worst, (load[l] as number) / (t.links.bandwidth[l] as number));
+  return worst;
+}
+
+/** The largest latency of a step's messages (route latencies plus a hop latency per link). */
+function stepLatency(t: Topology, pairs: readonly (readonly [number, number])[]): number {
+  let worst = 0;
+  for (const [a, b] of pairs) {
+    for (const p of t.paths(a, b, 0)) {
+      let s = t.hopLatency * p.length;
+      for (const l of p) s += t.links.latency[l] as number;
+      worst = Math.max(worst, s);
+    }
+  }
+  return worst;
+}
+
+/** Swing's peer (De Sensi et al., Section 3): rho(s) = sum_{i<=s} (-2)^i; even ranks go +rho, odd -rho. */
+const rho = (s: number) => (1 - (-2) ** (s + 1)) / 3;
+const swingPeer = (r: number, s: number, n: number) => (((r % 2 === 0 ? r + rho(s) : r - rho(s)) % n) + n) % n;
+
+/**
+ * Each algorithm's steps as (pairs, bytes), the whole vector S in bytes, for n a power of two:
+ * - recursive doubling: step k, r <-> r xor 2^k, S each;
+ * - Rabenseifner (cclab's): reduce-scatter from the farthest peer, step i: r <-> r xor n/2^(i+1),
+ *   S/2^(i+1); all-gather the same steps backwards;
+ * - swing_bandwidth: step s, r <-> swingPeer(r, s), S/2^(s+1); all-gather backwards.
+ */
+function stepsOf(name: string, n: number, S: number): { pairs: [number, number][]; bytes: number }[] {
+  const L = Math.log2(n);
+  const all = (peer: (r: number) => number) => Array.from({ length: n }, (_, r) => [r, peer(r)] as [number, number]);
+  const out: { pairs: [number, number][]; bytes: number }[] = [];
+  if (name === "recursive_doubling") {
+    for (let k = 0; k < L; k++) out.push({ pairs: all((r) => r ^ (2 ** k)), bytes: S });
+    return out;
+  }
+  const half: { pairs: [number, number][]; bytes: number }[] = [];
+  for (let i = 0; i < L; i++) {
+    const peer = name === "rabenseifner" ? (r: number) => r ^ (n / 2 ** (i + 1)) : (r: number) => swingPeer(r, i, n);
+    half.push({ pairs: all(peer), bytes: S / 2 ** (i + 1) });
+  }
+  return [...half, ...half.slice().reverse()];
+}
+
+/** The hand time of an algorithm on a topology: per step its largest latency plus its busiest link's bytes. */
+function handTime(t: Topology, name: string, n: number, S: number): { time: number; latency: number } {
+  let time = 0;
+  let latency = 0;
+  for (const st of stepsOf(name, n, S)) {
+    const lat = stepLatency(t, st.pairs);
+    latency += lat;
+    time += lat + busiestLinkTime(t, st.pairs, st.bytes);
+  }
+  return { time, latency };
+}
+
+/**
+ * The closed form for Rabenseifner and recursive doubling on a torus k^D (k a power of two) under
+ * block placement: rank bit b moves dimension floor(b / log2 k) by 2^(b mod log2 k) hops, and on a
+ * ring of k a step at distance d < k/2 puts d flows on its busiest link (5b); at d = k/2 dimension
+ * order sends every flow + (k/2 on each link) while minimal routing splits each both ways (k/4 of
+ * a flow's bytes' worth). So the bandwidth term of a step at bit b with B bytes is
+ * share(b)·B/link.
+ */
+function torusShare(k: number, b: number, routing: "dor" | "minimal"): number {
+  const d = 2 ** (b % Math.log2(k));
+  if (d < k / 2) return d;
+  return routing === "dor" ? k / 2 : k / 4;
+}
+
+function closedFormBandwidth(name: string, k: number, D: number, S: number, link: number, routing: "dor" | "minimal") {
+  const n = k ** D;
+  const L = Math.log2(n);
+  let t = 0;
+  for (let i = 0; i < L; i++) {
+    if (name === "recursive_doubling") t += (torusShare(k, i, routing) * S) / link;
+    else t += (2 * torusShare(k, L - 1 - i, routing) * (S / 2 ** (i + 1))) / link;
+  }
+  return t;
+}
+
+describe("5c: congestion deficiency on tori", () => {
+  const S = 64 * MiB;
+  const link = 50e3;
+  const cases: { k: number; D: number; routings: ("dor" | "minimal")[]; swingMinimal: boolean }[] = [
+    { k: 8, D: 2, routings: ["dor", "minimal"], swingMinimal: true },
+    { k: 8, D: 3, routings: ["dor", "minimal"], swingMinimal: true },
+    { k: 64, D: 2, routings: ["dor", "minimal"], swingMinimal: false },
+    { k: 8, D: 4, routings: ["dor"], swingMinimal: false },
+  ];
+  for (const { k, D, routings, swingMinimal } of cases) {
+    const spec = `torus:${Array(D).fill(k).join("x")}`;
+    const n = k ** D;
+    for (const routing of routings) {
+      it(`${spec} --routing ${routing}: Rabenseifner, recursive doubling and Swing as the hand count`, () => {
+        const { topology, placement } = onTopology(spec, n, { routing });
+        const ideal = ((2 * (n - 1)) / n) * (S / link);
+        const names = ["rabenseifner", "recursive_doubling"];
+        if (routing === "dor" || swingMinimal) names.push("swing_bandwidth");
+        for (const name of names) {
+          const a = alg("allreduce", name);
+          const engine = n <= 64 ? "exact" : "phases";
+          const r = networkTime(a, callFor(a, n, S), { topology, placement, engine });
+          const hand = handTime(topology, name, n, S);
+          const modelRatio = (r.time - hand.latency) / ideal;
+          const handRatio = (hand.time - hand.latency) / ideal;
+          record(spec, routing, name, modelRatio, handRatio);
+          expect(Math.abs(modelRatio / handRatio - 1), `${name}: model ${modelRatio} hand ${handRatio}`).toBeLessThan(
+            0.05,
+          );
+          if (name !== "swing_bandwidth") {
+            // The busiest-link count agrees with the closed form per dimension.
+            expect((hand.time - hand.latency) / closedFormBandwidth(name, k, D, S, link, routing)).toBeCloseTo(1, 9);
+          }
+        }
+      });
+    }
+  }
+});
+
+const table: string[] = [];
+function record(spec: string, routing: string, name: string, model: number, hand: number): void {
+  table.push(`| ${spec} | ${routing} | ${name} | ${hand.toFixed(3)} | ${model.toFixed(3)} |`);
+  if (process.env.NETWORK_VALIDATION_TABLE) console.log(table.at(-1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5d: hierarchical all-reduce on rails.
+
+describe("5d: hierarchical all-reduce beats the flat ring where the NICs are the bottleneck", () => {
+  /**
+   * rail:16x8, 128 ranks in block placement, NVLink 450 GB/s, NIC 400 Gb/s = 50 GB/s, `spray`
+   * routing (packets over every spine: no ECMP collision, so the NICs are the only bottleneck).
+   * Flat ring: every one of its 2(n-1) steps has 16 messages of S/n crossing nodes (GPU 7 of node
+   * i to GPU 0 of node i+1), each through one NIC alone: the step takes (S/n)/nic, so the ring
+   * takes 2(n-1)/n·S/nic. Hierarchical with g = 8: ring reduce-scatter inside the node (7 steps of
+   * S/8 over NVLink), ring all-reduce of S/8 across the 16 nodes on each of the 8 rails at once
+   * (30 steps of S/128, each GPU's NIC carrying one flow, rail switch only, no spine), ring
+   * all-gather inside: 2·7/8·S/nvlink + 2·15/16·(S/8)/nic.
+   */
+  const nodes = 16;
+  const g = 8;
+  const n = nodes * g;
+  const nvlink = 450e3;
+  const nic = 50e3;
+  const S = 256 * MiB;
+
+  it("at n = 128 the default hierarchical groups the node's 8 GPUs", () => {
+    // The largest divisor of 128 not above sqrt(128) = 11.3 is 8: 2(g-1) + 2(n/g-1) = 44 steps.
+    expect(squarestGroup(n)).toBe(g);
+    expect(alg("allreduce", "hierarchical").cost.steps.value(n, n, 1)).toBe(2 * (g - 1) + 2 * (n / g - 1));
+  });
+
+  const hRing = ((2 * (n - 1)) / n) * (S / nic);
+  const hHier = ((2 * (g - 1)) / g) * (S / nvlink) + ((2 * (nodes - 1)) / nodes) * (S / g / nic);
+  const system = () => onTopology(`rail:${nodes}x${g}`, n, { nvlink, nic, routing: "spray" });
+  const ring = alg("allreduce", "ring");
+  const hier = hierarchicalAllreduce("hierarchical_node", () => g, "g = 8, the node's GPUs");
+  const within = (model: number, hand: number, tol: number) => {
+    expect(model / hand - 1, `model ${model} µs, hand ${hand} µs`).toBeGreaterThanOrEqual(0);
+    expect(model / hand - 1, `model ${model} µs, hand ${hand} µs`).toBeLessThan(tol);
+  };
+
+  it("hierarchical (g = 8) takes 2(g-1)/g·S/nvlink + 2(h-1)/h·(S/g)/nic, within 3%", () => {
+    within(networkTimeExact(hier, callFor(hier, n, S), system()).time, hHier, 0.03);
+  });
+
+  it("the flat ring, bulk-synchronous, takes 2(n-1)/n·S/nic, within 3%", () => {
+    within(networkTimeExact(ring, callFor(ring, n, S), { ...system(), order: "steps" }).time, hRing, 0.03);
+  });
+
+  it("the flat ring in dataflow order takes 2(n-1)/n·S/nic too, and hierarchical wins by their ratio, within 3%", () => {
+    // A rank behind NVLink receives faster than its NIC sends: its next chunk to the next node
+    // is posted while the last is still on the NIC. Down one connection (NCCL's, MPI's per-peer
+    // order) it waits for the one ahead, so the NIC stays busy and the ring holds its bound.
+    const tRing = networkTimeExact(ring, callFor(ring, n, S), system()).time;
+    const tHier = networkTimeExact(hier, callFor(hier, n, S), system()).time;
+    if (process.env.NETWORK_VALIDATION_TABLE) console.log("5d", { tRing, tHier, hRing, hHier, win: tRing / tHier });
+    expect(hRing / hHier).toBeGreaterThan(4.5);
+    within(tRing, hRing, 0.03);
+    expect(Math.abs(tRing / tHier / (hRing / hHier) - 1)).toBeLessThan(0.03);
+  });
+});
