@@ -249,3 +249,53 @@ describe("cclab bench --backend sim --topology", () => {
     await expect(cclab(...args.split(" "), "--beta", "25GB/s")).rejects.toThrow(/--beta.*alpha-beta/);
   });
 });
+
+describe("cclab model --nccl-tuner", () => {
+  it("writes NCCL's example tuner CSV: ranges tiling [0, 4294967295], each swept size in the range of its fastest", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cclab-model-"));
+    const file = join(dir, "tuner.csv");
+    const got = await json<{
+      tuner: { minBytes: number; maxBytes: number; algo: string; algorithm: string }[];
+      sweep: { algorithms: string[]; rows: { size: number; results: { time: number }[] }[] };
+    }>(..."model allgather -n 8 --topology rail:2x4 -b 1K -e 16M -f 8 --no-progress --nccl-tuner".split(" "), file);
+    const { tuner, sweep } = got;
+    expect(sweep.algorithms).toEqual(["ring", "pat"]);
+    expect(tuner[0]?.minBytes).toBe(0);
+    expect(tuner[tuner.length - 1]?.maxBytes).toBe(4294967295);
+    for (let i = 1; i < tuner.length; i++) expect(tuner[i]?.minBytes).toBe((tuner[i - 1]?.maxBytes as number) + 1);
+    // One range per run of the same fastest algorithm over the swept sizes.
+    const fastest = sweep.rows.map((r) => {
+      const t = r.results.map((p) => p.time);
+      return sweep.algorithms[t.indexOf(Math.min(...t))] as string;
+    });
+    expect(tuner).toHaveLength(1 + fastest.filter((a, k) => k > 0 && a !== fastest[k - 1]).length);
+    sweep.rows.forEach((r, k) => {
+      const range = tuner.find((x) => x.minBytes <= r.size && r.size <= x.maxBytes);
+      expect(range?.algorithm, `${r.size} B`).toBe(fastest[k]);
+    });
+    // The CSV: '#' comments, then the plugin's ten fields per line.
+    const lines = readFileSync(file, "utf8").trim().split("\n");
+    expect(lines.filter((l) => l.startsWith("#")).join("\n")).toContain(
+      "coll,min_bytes,max_bytes,algo,proto,channels,nNodes,nRanks,numPipeOps,regBuff",
+    );
+    const data = lines.filter((l) => !l.startsWith("#")).map((l) => l.split(","));
+    expect(data).toEqual(
+      tuner.map((x) => [
+        "allgather",
+        String(x.minBytes),
+        String(x.maxBytes),
+        x.algo,
+        "simple",
+        "-1",
+        "2",
+        "8",
+        "-1",
+        "-1",
+      ]),
+    );
+    for (const x of tuner) expect(["ring", "pat"]).toContain(x.algo);
+    await expect(
+      cclab(..."model reduce -n 8 --topology rail:2x4 --nccl-tuner".split(" "), join(dir, "r.csv")),
+    ).rejects.toThrow(/--nccl-tuner.*not reduce/);
+  });
+});
