@@ -13,8 +13,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TraceEvent } from "../src/trace.js";
 import { pairMessages } from "../src/viz/diagram.js";
-import { unpackView } from "../src/viz/page-codec.js";
-import type { PackedPageData, PageDeadlock, PageView } from "../src/viz/page-data.js";
+import { type PackedPageData, unpackView } from "../src/viz/page-codec.js";
+import type { PageDeadlock, PageView } from "../src/viz/page-data.js";
 import type { PerfettoTrace } from "../src/viz/perfetto.js";
 import { mpiSkipReason } from "./support/mpi.js";
 

@@ -8,6 +8,7 @@
  */
 import type { DType } from "../core/dtype.js";
 import type { TraceEvent, TraceKind } from "../trace.js";
+import type { LabelMode } from "./labels.js";
 import type { PageView } from "./page-data.js";
 import type { BufferRow, StepThrough, StepView } from "./steps.js";
 
@@ -79,6 +80,14 @@ export interface PackedView {
   readonly steps?: PackedSteps;
   readonly deadlocks: PageView["deadlocks"];
   readonly network?: PageView["network"];
+}
+
+/** PageData as the page carries it: each view packed. */
+export interface PackedPageData {
+  readonly title: string;
+  readonly labels: LabelMode;
+  readonly views: readonly PackedView[];
+  readonly selected: number;
 }
 
 export function packView(v: PageView): PackedView {

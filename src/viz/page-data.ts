@@ -1,8 +1,10 @@
-/** What the step-through page carries as JSON: written by page.ts in Node, read by client/main.ts in the browser. */
+/**
+ * What the step-through page shows, as page.ts builds it in Node; packed for the file by
+ * page-codec.ts (PackedPageData), which imports this and not the other way round.
+ */
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import type { LabelMode } from "./labels.js";
 import type { PageNetwork } from "./network.js";
-import type { PackedView } from "./page-codec.js";
 import type { StepThrough } from "./steps.js";
 
 /** One deadlock, with its wait-for graph already drawn. */
@@ -32,13 +34,5 @@ export interface PageData {
   readonly labels: LabelMode;
   readonly views: readonly PageView[];
   /** The view shown first. */
-  readonly selected: number;
-}
-
-/** PageData as the page carries it: each view packed (page-codec.ts). */
-export interface PackedPageData {
-  readonly title: string;
-  readonly labels: LabelMode;
-  readonly views: readonly PackedView[];
   readonly selected: number;
 }

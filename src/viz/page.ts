@@ -16,8 +16,8 @@ import { deadlockDot } from "./deadlock.js";
 import { stepOf } from "./diagram.js";
 import { dotToSvg } from "./graphviz.js";
 import type { PageNetwork } from "./network.js";
-import { packView } from "./page-codec.js";
-import type { PackedPageData, PageData, PageView } from "./page-data.js";
+import { type PackedPageData, packView } from "./page-codec.js";
+import type { PageData, PageView } from "./page-data.js";
 import { type StepThrough, stepOfIndex } from "./steps.js";
 import { esc } from "./svg.js";
 

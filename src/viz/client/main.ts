@@ -12,8 +12,8 @@ import { type D3ZoomEvent, zoom as d3zoom, type ZoomBehavior, type ZoomTransform
 import { HEAT_UNUSED, heatColor } from "../chart.js";
 import { type Diagram, type DrawnMessage, diagram } from "../diagram.js";
 import type { LabelMode } from "../labels.js";
-import { type PackedView, unpackView } from "../page-codec.js";
-import type { PackedPageData, PageView } from "../page-data.js";
+import { type PackedPageData, type PackedView, unpackView } from "../page-codec.js";
+import type { PageView } from "../page-data.js";
 import { DIAGRAM_CSS, diagramScales, opBars, type RenderOptions, renderDiagram } from "../render.js";
 
 const data = JSON.parse(byId("cclab-data").textContent ?? "{}") as PackedPageData;
