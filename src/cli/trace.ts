@@ -351,6 +351,12 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   }
 
   // --topology: checked before the run, so a bad spec costs nothing.
+  if (o.placement !== undefined && o.topology === undefined) {
+    throw new InvalidArgumentError(
+      { op: "trace", arg: "--placement" },
+      "places ranks on --topology's machine: give --topology too",
+    );
+  }
   const network = o.topology === undefined ? undefined : networkFor(o, call.size);
 
   let events: TraceEvent[];

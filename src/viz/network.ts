@@ -317,8 +317,9 @@ function levelsGeometry(t: Topology, level: (n: number) => number, index: (n: nu
   const bins = counts.map((c) => Math.ceil((c ?? 1) / LEVEL_CAP));
   const positions = counts.map((c, v) => Math.ceil((c ?? 1) / (bins[v] as number)));
   const gap = levels > 3 ? 130 : 170;
-  const labelW = 150;
-  const plotW = WIDTH - labelW - LEFT;
+  const labelW = 130;
+  // About 36 px per node on the widest level, so a small machine is not drawn thin across the page.
+  const plotW = Math.max(320, Math.min(WIDTH - labelW - LEFT, Math.max(...positions) * 36));
   const b = new Builder(t.links.count);
   const ids: number[][] = [];
   for (let v = 0; v < levels; v++) {
@@ -350,7 +351,7 @@ function levelsGeometry(t: Topology, level: (n: number) => number, index: (n: nu
       ? `levels bottom up; levels of more than ${LEVEL_CAP} nodes drawn as boxes of consecutive nodes, a line per box pair and direction showing the hottest link between them (up on the right of travel); a box's colour is the links inside it`
       : "levels bottom up; one line per link direction (traffic keeps right: up and down links part)",
   );
-  return b.geometry(WIDTH, TOP + 20 + (levels - 1) * gap + 40);
+  return b.geometry(labelW + plotW + LEFT, TOP + 20 + (levels - 1) * gap + 40);
 }
 
 export interface HeatmapOptions {
