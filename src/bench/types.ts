@@ -7,7 +7,7 @@ import type { Comm } from "../comm.js";
 import type { View } from "../core/buffer.js";
 import type { DType, TypedArray } from "../core/dtype.js";
 import type { ReduceOp } from "../core/op.js";
-import type { NetworkRequest } from "../model/machine.js";
+import type { NetworkRequest } from "../model/request.js";
 import { COLLECTIVES, type Collective, specOf } from "../specs/index.js";
 import type { Floors } from "./floors.js";
 import type { PerCall, Spread } from "./stats.js";

@@ -11,7 +11,7 @@ import { NO_PROGRESS, progressBar } from "../bench/plan.js";
 import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { bandwidths, callOf, machineFor, type NetworkRequest, timeOnMachine } from "../model/machine.js";
-import { hottestLinks, type LinkLoad } from "../model/network/index.js";
+import { AUTO_EXACT_MAX_RANKS, hottestLinks, type LinkLoad } from "../model/network/index.js";
 import { type GridSweep, gridChart, gridSweep, type PointResult } from "../model/sweep.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import type { ModelParams } from "../schedule/model.js";
@@ -35,6 +35,8 @@ export interface NetworkRunOptions {
   readonly gamma: number;
   readonly json?: boolean;
   readonly output?: string;
+  /** A line on stderr (a terminal only) while a large call runs; --no-progress turns it off. */
+  readonly progress?: boolean;
 }
 
 /** cli-table3 without a rule between rows. */
@@ -58,9 +60,13 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
   const n = o.nranks;
   const machine = machineFor(request, n);
   const { call, size } = callOf(alg, n, o.bytes, { dtype: o.dtype, root: o.root, segment: o.segment });
+  // One call has no steps to count: on a terminal, say what runs while it runs (stderr).
+  const busy = n > AUTO_EXACT_MAX_RANKS && o.progress !== false && process.stderr.isTTY === true;
+  if (busy) process.stderr.write(`cclab model: timing ${alg.name} on ${n} ranks of ${machine.topology.name}...`);
   const t0 = performance.now();
   const r = timeOnMachine(alg, call, machine, o.gamma);
   const seconds = (performance.now() - t0) / 1000;
+  if (busy) process.stderr.write("\r\x1b[2K");
   const bw = bandwidths(o.collective, n, size, r.time);
   const t = machine.topology;
   const links = hottestLinks(t, r.linkBytes, r.time, JSON_MAX_LINKS);
@@ -121,9 +127,9 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
   say(
     `placement ${request.placement ?? (t.placement ? "the file's ranks" : "block")}${o.gamma ? `, gamma ${o.gamma} µs/B` : ""}`,
   );
-  say(
-    `engine: ${r.engine}${r.approximate ? " (approximate)" : " (every operation walked)"}${r.note ? `: ${r.note}` : ""}`,
-  );
+  // The phases engine's note starts by saying it approximates; the exact engine's has none.
+  const how = r.approximate ? (r.note?.startsWith("approximate") ? "" : " (approximate)") : " (every operation walked)";
+  say(`engine: ${r.engine}${how}${r.note ? `: ${r.note}` : ""}`);
   say(
     `time ${timeText(r.time)}  algbw ${gbps(bw.algbw)}  busbw ${gbps(bw.busbw)}  last to finish: rank ${r.criticalRank}  (${r.messages} messages, ${r.operations} operations, ${r.solves} rate solves; ${seconds.toFixed(2)} s)`,
   );

@@ -325,7 +325,12 @@ async function modelGrid(
   }
   if (!ns && !bytesSweep) {
     const algs = await algorithmsFor(spec.name, o, false);
-    modelOnNetwork(algs[0] as Algorithm, network as NetworkRequest, { ...common, nranks: o.nranks, bytes: o.bytes });
+    modelOnNetwork(algs[0] as Algorithm, network as NetworkRequest, {
+      ...common,
+      nranks: o.nranks,
+      bytes: o.bytes,
+      progress: o.progress,
+    });
     return;
   }
   const algs = await algorithmsFor(spec.name, o, true);
@@ -456,7 +461,10 @@ export function registerModel(program: Command): void {
     .option("-e, --maxbytes <size>", "sweep sizes up to this", p.size("-e"))
     .option("-f, --stepfactor <f>", "size sweep: multiply the size by f each step (default 2)", p.number("-f"))
     .option("--sweep-bytes <list>", "sizes to sweep, e.g. 1K,64K,1M,64M", bytesList)
-    .option("--no-progress", "no progress bar on sweeps (it shows on a terminal only, on stderr)")
+    .option(
+      "--no-progress",
+      "no progress on stderr (a bar on sweeps, a line while a call of more than 64 ranks runs; on a terminal only)",
+    )
     .option(
       "--nccl-tuner <file.csv>",
       "write NCCL's example tuner plugin CSV: the fastest of NCCL's algorithms (ring, tree, pat) per size range, over -b/-e/-f (default 1K to 256M)",

@@ -11,7 +11,6 @@ import type { CollectiveCall } from "../specs/types.js";
 import {
   describeTopology,
   type Engine,
-  type LinkOptions,
   type NetworkResult,
   networkTime,
   type Placement,
@@ -19,14 +18,9 @@ import {
   placeRanks,
   type Topology,
 } from "./network/index.js";
+import type { NetworkRequest } from "./request.js";
 
-/** --topology SPEC with its link flags, --placement and --engine, as given. */
-export interface NetworkRequest {
-  readonly topology: string;
-  readonly links: LinkOptions;
-  readonly placement?: string;
-  readonly engine?: Engine;
-}
+export type { NetworkRequest } from "./request.js";
 
 /** The request built for n ranks. */
 export interface Machine {

@@ -1,0 +1,13 @@
+/**
+ * What a command asks of the network model (--topology with its link flags, --placement,
+ * --engine), as parsed once in src/cli/network-options.ts: a type only, so the bench's options
+ * can carry it without importing the model.
+ */
+import type { Engine, LinkOptions } from "./network/index.js";
+
+export interface NetworkRequest {
+  readonly topology: string;
+  readonly links: LinkOptions;
+  readonly placement?: string;
+  readonly engine?: Engine;
+}
