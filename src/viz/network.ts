@@ -100,6 +100,22 @@ class Builder {
     }
     this.shapeOf[l] = s;
   }
+  /** Link l shown as a bar under drawn node a: side 0 (left) for links into it, 1 (right) for links out of it. */
+  bar(l: number, a: number, side: 0 | 1): void {
+    const key = -1e9 - (a * 2 + side);
+    let s = this.lines.get(key);
+    if (s === undefined) {
+      const A = this.nodes[a] as DrawnNode;
+      const w = Math.max(1.5, A.w / 2 - 0.5);
+      s = this.shapes.length;
+      this.shapes.push({
+        el: `<rect x="${px(A.x - A.w / 2 + side * (A.w / 2 + 0.5))}" y="${px(A.y + A.h / 2 + 3)}" width="${px(w)}" height="34"`,
+        attr: "fill",
+      });
+      this.lines.set(key, s);
+    }
+    this.shapeOf[l] = s;
+  }
   geometry(width: number, height: number): TopologyGeometry {
     // Nodes no link colours (a switch between levels) drawn plain, over the lines.
     const plain = this.nodes.flatMap((n, i) => {
@@ -317,12 +333,22 @@ function levelsGeometry(t: Topology, level: (n: number) => number, index: (n: nu
   const bins = counts.map((c) => Math.ceil((c ?? 1) / LEVEL_CAP));
   const positions = counts.map((c, v) => Math.ceil((c ?? 1) / (bins[v] as number)));
   const gap = levels > 3 ? 130 : 170;
+  // Thousands of hosts under tens of switches or more: hosts are not drawn; their links are bars
+  // under the switch at the other end (into the switch left, out of it right).
+  const hostBars = levels > 1 && (bins[0] as number) > 1 && (positions[1] as number) >= 8;
+  const lowest = hostBars ? 1 : 0;
   const labelW = 130;
   // About 36 px per node on the widest level, so a small machine is not drawn thin across the page.
   const plotW = Math.max(320, Math.min(WIDTH - labelW - LEFT, Math.max(...positions) * 36));
   const b = new Builder(t.links.count);
   const ids: number[][] = [];
-  for (let v = 0; v < levels; v++) {
+  if (hostBars) {
+    ids.push([]);
+    b.labels.push(
+      `<text x="${LEFT}" y="${px(TOP + 20 + (levels - 1 - lowest) * gap + 32)}" font-size="11" fill="#555">${esc(t.nodeName(first[0] as number).replace(/[\d(),\s-]+$/, "") || "host")} ×${counts[0] ?? 0} (bars)</text>`,
+    );
+  }
+  for (let v = lowest; v < levels; v++) {
     const P = positions[v] as number;
     const y = TOP + 20 + (levels - 1 - v) * gap;
     const w = Math.max(2, Math.min(26, (plotW / P) * 0.7));
@@ -340,18 +366,30 @@ function levelsGeometry(t: Topology, level: (n: number) => number, index: (n: nu
     return (ids[v] as number[])[Math.floor(index(n) / (bins[v] as number))] as number;
   };
   for (let l = 0; l < t.links.count; l++) {
-    const a = at(t.links.from[l] as number);
-    const c = at(t.links.to[l] as number);
+    const f = t.links.from[l] as number;
+    const g = t.links.to[l] as number;
+    if (hostBars && (level(f) === 0 || level(g) === 0)) {
+      // A host-to-host link (a file topology's forwarding hosts) has no switch to hang from: not drawn.
+      if (level(f) !== 0) b.bar(l, at(f), 1);
+      else if (level(g) !== 0) b.bar(l, at(g), 0);
+      continue;
+    }
+    const a = at(f);
+    const c = at(g);
     if (a === c) b.inNode(l, a);
     else b.between(l, a, c);
   }
   const boxed = bins.some((x) => x > 1);
+  if (hostBars)
+    b.notes.push(
+      `${counts[0]} hosts not drawn: each switch box has two bars under it, the hottest of its links from hosts (left) and to hosts (right)`,
+    );
   b.notes.push(
     boxed
       ? `levels bottom up; levels of more than ${LEVEL_CAP} nodes drawn as boxes of consecutive nodes, a line per box pair and direction showing the hottest link between them (up on the right of travel); a box's colour is the links inside it`
       : "levels bottom up; one line per link direction (traffic keeps right: up and down links part)",
   );
-  return b.geometry(labelW + plotW + LEFT, TOP + 20 + (levels - 1) * gap + 40);
+  return b.geometry(labelW + plotW + LEFT, TOP + 20 + (levels - 1 - lowest) * gap + (hostBars ? 60 : 40));
 }
 
 export interface HeatmapOptions {
