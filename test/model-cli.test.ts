@@ -151,6 +151,17 @@ describe("cclab model --topology: one call", () => {
     expect(flow.timeUs).toBeCloseTo(ab.modelUs, 9);
   });
 
+  it("goes past the alpha-beta model's 1,024 ranks on a network, saying the engine approximates", async () => {
+    const got = await json<ModelJson & { note?: string }>(
+      ..."model allreduce --algorithm double_binary_tree -n 2048 --bytes 64K --topology fattree".split(" "),
+    );
+    const want = direct("allreduce", "double_binary_tree", "fattree", 2048, 64 * 1024);
+    expect(got.timeUs).toBe(want.r.time);
+    expect(got.engine).toBe(want.r.engine);
+    expect(got.approximate).toBe(true);
+    expect(got.note).toBe(want.r.note);
+  });
+
   it("refuses what it cannot do, naming the flag and why", async () => {
     const one = ["model", "allreduce", "--algorithm", "ring", "--bytes", "64K"];
     await expect(cclab(...one, "-n", "2048")).rejects.toThrow(/-n.*2048 ranks.*at most 1024.*--topology/);
@@ -189,6 +200,13 @@ describe("cclab model --topology: sweeps", () => {
         expect(row.results[i]?.busbw).toBeCloseTo(want.busbw, 9);
       }
     }
+    // A point that cannot be modelled is kept with its reason: torus:4x4 has 16 hosts, not 32.
+    const past = await json<{ rows: { nranks: number; results: { time: number | null; error?: string }[] }[] }>(
+      ..."model allreduce --algorithms ring --sweep-n 16,32 --bytes 64K --topology torus:4x4 --no-progress".split(" "),
+    );
+    expect(past.rows.map((r) => r.nranks)).toEqual([16, 32]);
+    expect(past.rows[0]?.results[0]?.error).toBeUndefined();
+    expect(past.rows[1]?.results[0]?.error).toMatch(/16 hosts, fewer than the 32/);
     // Every sign change of (ring - recursive doubling) between consecutive N is a crossover, and only those.
     const d = got.rows.map((r) => (r.results[0]?.time as number) - (r.results[1]?.time as number));
     const changes = d.slice(1).filter((x, k) => Math.sign(x) !== Math.sign(d[k] as number) && x !== 0 && d[k] !== 0);
