@@ -168,6 +168,19 @@ describe("pageNetwork", () => {
     wellFormed(p.svg);
   });
 
+  it("cclab trace --topology: refused beyond 64 ranks, off the page, and --placement alone, each by name", async () => {
+    const base = { algorithm: "ring", root: 0, backend: "sim", labels: "auto" as const };
+    await expect(
+      traceCommand("allreduce", { ...base, nranks: 80, topology: "torus:10x8", output: "/nonexistent/x.html" }),
+    ).rejects.toThrow(/--topology.*at most 64 ranks, got -n 80/);
+    await expect(
+      traceCommand("allreduce", { ...base, nranks: 8, topology: "torus:4x2", output: "/nonexistent/x.svg" }),
+    ).rejects.toThrow(/--topology.*step-through page only: write -o <file>\.html/);
+    await expect(
+      traceCommand("allreduce", { ...base, nranks: 8, placement: "round-robin", output: "/nonexistent/x.html" }),
+    ).rejects.toThrow(/--placement.*give --topology too/);
+  });
+
   it("refuses a topology too large for the page, naming it", () => {
     const t = parseTopology("torus:128x128", 16, {});
     expect(() => pageNetwork(t, placeRanks(t, 16), [])).toThrow(/at most 20000 links; torus:128x128 has 98304/);
