@@ -7,8 +7,9 @@
  *         2(g-1) + 2(n/g-1) steps instead of 2(n-1); a schedule runs on one communicator and cannot
  *         split it, so the groups and the rings across them are rank spaces (local index, group
  *         index) mapped onto the communicator's ranks with mapPeers: what split communicators would
- *         give, with the same messages; cclab's flat model does not make links inside a group
- *         faster than those across.
+ *         give, with the same messages; the alpha-beta model (no --topology) makes links inside a
+ *         group no faster than those across; `cclab model --topology rail:16x8` does (NVLink inside
+ *         a node, NICs across: docs/why-these-algorithms.md).
  * Cost:   2(g-1) + 2(n/g-1) steps; 2(g-1)·⌈count/g⌉ + 2(n/g-1)·⌈⌈count/g⌉/(n/g)⌉ elements sent per
  *         rank.
  * Source: Horovod's hierarchical all-reduce (HOROVOD_HIERARCHICAL_ALLREDUCE: reduce-scatter in the
@@ -114,7 +115,7 @@ export const hierarchical = defineAlgorithm({
   name: "hierarchical",
   summary: summaryFor(SQUAREST),
   limits:
-    "any size (g = 1 for a prime n: one ring across); 2(n-1)/n·count sent, as the ring, in 2(g-1) + 2(n/g-1) steps instead of 2(n-1); a schedule runs on one communicator and cannot split it, so the groups and the rings across them are rank spaces (local index, group index) mapped onto the communicator's ranks with mapPeers: what split communicators would give, with the same messages; cclab's flat model does not make links inside a group faster than those across",
+    "any size (g = 1 for a prime n: one ring across); 2(n-1)/n·count sent, as the ring, in 2(g-1) + 2(n/g-1) steps instead of 2(n-1); a schedule runs on one communicator and cannot split it, so the groups and the rings across them are rank spaces (local index, group index) mapped onto the communicator's ranks with mapPeers: what split communicators would give, with the same messages; the alpha-beta model (no --topology) makes links inside a group no faster than those across; `cclab model --topology rail:16x8` does (NVLink inside a node, NICs across: docs/why-these-algorithms.md)",
   source:
     "Horovod's hierarchical all-reduce (HOROVOD_HIERARCHICAL_ALLREDUCE: reduce-scatter in the node, all-reduce across nodes, all-gather in the node); the 2-D torus all-reduce of Mikami et al. 2018; composed from the ring routines of algorithms/lib/ring.ts",
   form: "in-place",

@@ -7,8 +7,9 @@
  *         per step: for n a power of two the blocks are laid out as the steps split them, so each
  *         step's blocks lie together (the authors remap blocks likewise), elsewhere they are packed
  *         through scratch; odd n: π(r, s) is not mutual, so the last rank folds into rank n-2
- *         (cclab's choice: whole buffer in and out, two extra steps); no torus in cclab's model, so
- *         the shorter hops do not show.
+ *         (cclab's choice: whole buffer in and out, two extra steps); the alpha-beta model (no
+ *         --topology) gives it Rabenseifner's cost at a power of two; the shorter hops show on a
+ *         network: `cclab model --topology torus:8x8` (docs/why-these-algorithms.md).
  * Cost:   2⌈log2 n'⌉ (n' = n, or n - 1 for odd n; +2 for odd n) steps; busiest rank's count - own
  *         chunk + chunks its peers sent it, = 2(n'-1)/n'·count when n' divides it; + count on rank
  *         n - 2 for odd n elements sent per rank.
@@ -54,7 +55,7 @@ export const swingBandwidth = defineAlgorithm({
   summary:
     "Swing, bandwidth-optimal: a ⌈log2 n⌉-step reduce-scatter over n chunks with the swinging peers r ± ρ(s), then the same steps backwards as an all-gather.",
   limits:
-    "any size, commutative ops; long messages at log latency: each chunk leaves a rank once each way (2(n-1)/n·count for any even n, not only powers of two); one message each way per step: for n a power of two the blocks are laid out as the steps split them, so each step's blocks lie together (the authors remap blocks likewise), elsewhere they are packed through scratch; odd n: π(r, s) is not mutual, so the last rank folds into rank n-2 (cclab's choice: whole buffer in and out, two extra steps); no torus in cclab's model, so the shorter hops do not show",
+    "any size, commutative ops; long messages at log latency: each chunk leaves a rank once each way (2(n-1)/n·count for any even n, not only powers of two); one message each way per step: for n a power of two the blocks are laid out as the steps split them, so each step's blocks lie together (the authors remap blocks likewise), elsewhere they are packed through scratch; odd n: π(r, s) is not mutual, so the last rank folds into rank n-2 (cclab's choice: whole buffer in and out, two extra steps); the alpha-beta model (no --topology) gives it Rabenseifner's cost at a power of two; the shorter hops show on a network: `cclab model --topology torus:8x8` (docs/why-these-algorithms.md)",
   source:
     "De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was not available, so the block rule follows the authors' libswing (HLC-Lab/bine_trees_fugaku, compute_valid_distances)",
   form: "in-place",

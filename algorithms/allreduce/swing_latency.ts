@@ -6,8 +6,9 @@
  * Limits: any size, commutative ops; short messages; floats: ranks may end with different last bits
  *         (not NCCL's every-rank-identical result); every step sends the whole buffer; n not a
  *         power of two: the last n - p ranks (p = 2^⌊log2 n⌋) fold into the ranks n - p below them
- *         and get the result back (two extra steps); cclab's model has no torus, so the shorter
- *         hops show only as the same cost as recursive doubling.
+ *         and get the result back (two extra steps); the alpha-beta model (no --topology) gives it
+ *         recursive doubling's cost; the shorter hops show on a network: `cclab model --topology
+ *         torus:8x8` (docs/why-these-algorithms.md).
  * Cost:   ⌊log2 n⌋ (+2 when n is not a power of two) steps; (⌊log2 n⌋ + (n ≠ 2^k ? 1 : 0))·count
  *         elements sent per rank.
  * Source: De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth
@@ -29,7 +30,7 @@ export const swingLatency = defineAlgorithm({
   summary:
     "Swing, latency-optimal: log2 n whole-buffer exchanges, at step s with rank r ± ρ(s), ρ = 1, -1, 3, -5, 11, ... (peers swing left and right, so they stay close on a ring or torus).",
   limits:
-    "any size, commutative ops; short messages; floats: ranks may end with different last bits (not NCCL's every-rank-identical result); every step sends the whole buffer; n not a power of two: the last n - p ranks (p = 2^⌊log2 n⌋) fold into the ranks n - p below them and get the result back (two extra steps); cclab's model has no torus, so the shorter hops show only as the same cost as recursive doubling",
+    "any size, commutative ops; short messages; floats: ranks may end with different last bits (not NCCL's every-rank-identical result); every step sends the whole buffer; n not a power of two: the last n - p ranks (p = 2^⌊log2 n⌋) fold into the ranks n - p below them and get the result back (two extra steps); the alpha-beta model (no --topology) gives it recursive doubling's cost; the shorter hops show on a network: `cclab model --topology torus:8x8` (docs/why-these-algorithms.md)",
   source:
     "De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was not available, so other sizes follow the authors' libswing (HLC-Lab/bine_trees_fugaku, shrink/enlarge_non_power_of_two)",
   form: "in-place",
