@@ -237,13 +237,14 @@ export function interpret(plans: readonly Plan[], effects: Effects = {}, order: 
       events.push(effects.local?.(st.at[index] as At, time) ?? time, st.at[index]!.rank, index);
       return;
     }
-    // Post what program order per (peer, channel, kind) allows.
+    // Post what program order per (peer, channel, kind) allows: the queue's next transfers whose
+    // dependencies are all done (readyAt alone is set by the first of them).
     const q = st.sched.queueOf[index] as number;
     const members = st.sched.queues[q] as Int32Array;
     while ((st.qpos[q] as number) < members.length) {
       const i = members[st.qpos[q] as number] as number;
       const t = st.readyAt[i] as number;
-      if (t < 0) break;
+      if (t < 0 || (st.pending[i] as number) > 0) break;
       st.qpos[q] = (st.qpos[q] as number) + 1;
       st.qlast[q] = Math.max(st.qlast[q] as number, t);
       post(st, i, st.qlast[q] as number);

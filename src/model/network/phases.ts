@@ -32,7 +32,7 @@ import { FlowNet } from "./flows.js";
 import { checkNetworkParams, type NetworkParams, type NetworkResult, Routes } from "./simulate.js";
 
 /** The most operations the phases engine compiles (all ranks, or ranks 0..p-1 under a symmetry). */
-export const PHASES_MAX_OPERATIONS = 12_000_000;
+export const PHASES_MAX_OPERATIONS = 8_000_000;
 
 interface Round {
   /** Per message: source rank (a representative under a symmetry), rank offset to the destination, bytes. */
@@ -140,7 +140,12 @@ function detectSymmetry(n: number, plan: (r: number) => Plan): Symmetry {
 }
 
 /** The period and the representatives' plans (ranks 0..p-1; every rank when p = n), bounded. */
-function representatives(alg: Algorithm, call: CollectiveCall): { sym: Symmetry; plans: Plan[] } {
+export function representatives(
+  alg: Algorithm,
+  call: CollectiveCall,
+  all = true,
+  symmetric = true,
+): { sym: Symmetry; plans: Plan[]; estimate: number; everyRank: number } {
   const n = call.size;
   const made = new Map<number, Plan>();
   let ops = 0;
@@ -161,16 +166,39 @@ function representatives(alg: Algorithm, call: CollectiveCall): { sym: Symmetry;
     made.set(r, made1);
     return made1;
   };
-  const sym = detectSymmetry(n, plan);
+  const sym: Symmetry = symmetric ? detectSymmetry(n, plan) : { kind: "rotate", p: n };
   witnessing = false;
-  return { sym, plans: Array.from({ length: sym.p }, (_, r) => plan(r)) };
+  // With no symmetry every rank is walked: rank 0's size says how much that is.
+  const everyRank = plan(0).ops.length * n;
+  const estimate = plan(0).ops.length * sym.p;
+  if (estimate > PHASES_MAX_OPERATIONS || !all) return { sym, plans: [], estimate, everyRank };
+  return { sym, plans: Array.from({ length: sym.p }, (_, r) => plan(r)), estimate, everyRank };
 }
 
-/** The rounds of a call: its messages grouped by the unit-time round they start in. */
-function roundsOf(plans: readonly Plan[], n: number, sym: Symmetry, elementBytes: number): Round[] {
+/** A call walked into rounds: its messages grouped by the unit-time round they start in. */
+export interface Walk {
+  readonly sym: Symmetry;
+  /** The plans walked: the representatives seen from the quotient (every rank's plan when p = n). */
+  readonly walked: readonly Plan[];
+  /** Rounds by start time (a time with no message has none). */
+  readonly rounds: readonly (Round | undefined)[];
+  /** Each round's pattern key (its messages in canonical order, and its largest reduction). */
+  readonly keys: readonly (string | undefined)[];
+  /** Per round, each message's place in the canonical order. */
+  readonly places: readonly (Int32Array | undefined)[];
+  /** Per walked rank and operation: the round of a send (-1 none) and its message in the round. */
+  readonly roundOf: readonly Int32Array[];
+  readonly messageOf: readonly Int32Array[];
+  readonly operations: number;
+}
+
+/** The rounds of a call: a unit-time walk in the plans' dataflow order. */
+export function roundsOf(plans: readonly Plan[], n: number, sym: Symmetry, elementBytes: number): Walk {
   const p = sym.p;
   const walked = p === n ? plans : plans.map((plan, r) => quotient(plan, r, n, sym));
   const rounds: Round[] = [];
+  const roundOf = walked.map((plan) => new Int32Array(plan.ops.length).fill(-1));
+  const messageOf = walked.map((plan) => new Int32Array(plan.ops.length));
   const round = (t: number): Round => {
     let r = rounds[t];
     if (!r) {
@@ -188,13 +216,16 @@ function roundsOf(plans: readonly Plan[], n: number, sym: Symmetry, elementBytes
         // Messages a rank sends one peer in one round go down one connection, one after another
         // (NCCL's and MPI's per-peer order): one flow of their total.
         const key = s.rank * n + offset;
-        const at = rd.pair.get(key);
+        let at = rd.pair.get(key);
         if (at === undefined) {
-          rd.pair.set(key, rd.src.length);
+          at = rd.src.length;
+          rd.pair.set(key, at);
           rd.src.push(s.rank);
           rd.offset.push(offset);
           rd.bytes.push(bytes);
         } else rd.bytes[at] = (rd.bytes[at] as number) + bytes;
+        roundOf[s.rank]![s.index] = start;
+        messageOf[s.rank]![s.index] = at;
       }
       return start + 1;
     },
@@ -216,42 +247,84 @@ function roundsOf(plans: readonly Plan[], n: number, sym: Symmetry, elementBytes
         .join(", ")} wait for transfers no peer posts (run cclab verify)`,
     );
   }
-  return rounds.filter((r) => r !== undefined);
+  const keys: (string | undefined)[] = [];
+  const places: (Int32Array | undefined)[] = [];
+  rounds.forEach((rd, t) => {
+    // Canonical order: by source, then offset (a pair appears once in a round).
+    const order = rd.src
+      .map((_, i) => i)
+      .sort(
+        (x, y) => (rd.src[x] as number) - (rd.src[y] as number) || (rd.offset[x] as number) - (rd.offset[y] as number),
+      );
+    const place = new Int32Array(order.length);
+    order.forEach((i, k) => {
+      place[i] = k;
+    });
+    let reduced = 0;
+    for (const b of rd.reduced.values()) reduced = Math.max(reduced, b);
+    keys[t] = `${order.map((i) => `${rd.src[i]}>${rd.offset[i]}:${rd.bytes[i]}`).join(",")}/${reduced}`;
+    places[t] = place;
+  });
+  let operations = 0;
+  for (const plan of plans) operations += plan.ops.length;
+  return { sym, walked, rounds, keys, places, roundOf, messageOf, operations };
 }
 
-/** A round's pattern as a key: same key, same messages, same time. */
-function keyOf(r: Round): string {
-  const parts: string[] = [];
-  for (let i = 0; i < r.src.length; i++) parts.push(`${r.src[i]}>${r.offset[i]}:${r.bytes[i]}`);
-  parts.sort();
-  return parts.join(",");
+function budgetError(alg: Algorithm, call: CollectiveCall, estimate: number): InvalidArgumentError {
+  return new InvalidArgumentError(
+    { op: "model", arg: "-n" },
+    `${alg.collective}/${alg.name} at n = ${call.size}, ${call.count} elements in segments of ${call.segment}: about ${estimate.toLocaleString("en")} operations to walk (every rank: no rotation or exclusive-or symmetry of period <= ${MAX_PERIOD}, and no pipeline to fold), past the ${PHASES_MAX_OPERATIONS.toLocaleString("en")} the model holds within 4 GiB; a larger --segment makes fewer`,
+  );
 }
 
-/** Times one call with the phases shortcut. */
-export function networkTimePhases(alg: Algorithm, call: CollectiveCall, params: NetworkParams): NetworkResult {
-  const n = call.size;
-  checkNetworkParams(params, n);
-  const s = dtypeInfo(call.dtype as DType).bytes;
-  const gamma = params.gamma ?? 0;
-  const { sym, plans } = representatives(alg, call);
-  const p = sym.p;
-  const rounds = roundsOf(plans, n, sym, s);
+function walk(alg: Algorithm, call: CollectiveCall, elementBytes: number, symmetric = true): Walk {
+  const { sym, plans, estimate } = representatives(alg, call, true, symmetric);
+  if (plans.length === 0) throw budgetError(alg, call, estimate);
+  return roundsOf(plans, call.size, sym, elementBytes);
+}
+
+/** One distinct round solved: each message's duration (canonical order), and the bytes it put on each link. */
+interface Phase {
+  readonly duration: Float64Array;
+  readonly bytes: Float64Array;
+  uses: number;
+}
+
+/**
+ * Times a walk: each distinct round's messages start together and share the links (solved once
+ * per pattern), which gives every message a duration (its latency and its bytes at the rates
+ * that sharing leaves it; under a symmetry, the slowest of the ranks it stands for); then the
+ * plans run again in dataflow order with those durations, reductions costing gamma.
+ */
+function timeWalk(
+  w: Walk,
+  n: number,
+  params: NetworkParams,
+  elementBytes: number,
+): { time: number; messages: number; solves: number; phases: Map<string, Phase>; rounds: number } {
   const { topology, placement } = params;
+  const gamma = params.gamma ?? 0;
+  const { sym } = w;
+  const p = sym.p;
   const routes = new Routes(topology);
-  const linkBytes = new Float64Array(topology.links.count);
-  const memo = new Map<string, { time: number; bytes: Float64Array; uses: number }>();
-  let time = 0;
+  const memo = new Map<string, Phase>();
+  const phaseOf: (Phase | undefined)[] = [];
   let messages = 0;
   let solves = 0;
+  let rounds = 0;
   const copies = n / p;
-  for (const rd of rounds) {
+  w.rounds.forEach((rd, t) => {
+    if (!rd) return;
+    rounds++;
+    const key = w.keys[t] as string;
+    const place = w.places[t] as Int32Array;
     messages += rd.src.length * copies;
-    const key = keyOf(rd);
     let phase = memo.get(key);
     if (!phase) {
       const net = new FlowNet(topology.links.bandwidth);
-      let local = 0;
-      for (let i = 0; i < rd.src.length; i++) {
+      const m = rd.src.length;
+      const ends = new Float64Array(m * copies);
+      for (let i = 0; i < m; i++) {
         const bytes = rd.bytes[i] as number;
         for (let j = 0; j < copies; j++) {
           const src = (rd.src[i] as number) + j * p;
@@ -260,27 +333,151 @@ export function networkTimePhases(alg: Algorithm, call: CollectiveCall, params: 
           const b = placement[dst] as number;
           if (a === b) continue;
           const { paths, latency } = routes.get(a, b);
+          const tag = (place[i] as number) * copies + j;
           paths.forEach((path, k) => {
-            net.add(bytes / paths.length, path, latency[k] as number, 0);
+            net.add(bytes / paths.length, path, latency[k] as number, tag);
           });
         }
       }
-      let end = 0;
-      while (net.inFlight > 0) end = net.take(() => {});
+      while (net.inFlight > 0) {
+        net.take((tag) => {
+          ends[tag] = Math.max(ends[tag] as number, net.now);
+        });
+      }
       solves += net.solves;
-      for (const b of rd.reduced.values()) local = Math.max(local, gamma * b);
-      phase = { time: end + local, bytes: net.use.bytes, uses: 0 };
+      const duration = new Float64Array(m);
+      for (let k = 0; k < m; k++) {
+        let most = 0;
+        for (let j = 0; j < copies; j++) most = Math.max(most, ends[k * copies + j] as number);
+        duration[k] = most;
+      }
+      phase = { duration, bytes: net.use.bytes, uses: 0 };
       memo.set(key, phase);
     }
-    time += phase.time;
     phase.uses++;
+    phaseOf[t] = phase;
+  });
+  const compute = new Float64Array(w.walked.length);
+  const out = interpret(w.walked, {
+    transfer: (snd, _rcv, start) => {
+      const t = w.roundOf[snd.rank]![snd.index] as number;
+      if (t < 0) return start;
+      const place = (w.places[t] as Int32Array)[w.messageOf[snd.rank]![snd.index] as number] as number;
+      return start + ((phaseOf[t] as Phase).duration[place] as number);
+    },
+    local: ({ rank, op }, start) => {
+      if (op.kind !== "reduce" || gamma === 0) return start;
+      const end = Math.max(start, compute[rank] as number) + gamma * op.region.count * elementBytes;
+      compute[rank] = end;
+      return end;
+    },
+  });
+  return { time: out.time, messages, solves, phases: memo, rounds };
+}
+
+/** Up to this many operations (every rank's plan) the phases engine walks every rank, symmetry or not. */
+export const EVERY_RANK_OPERATIONS = 2_000_000;
+
+/** Above this many operations a pipelined call with no symmetry is folded (below, walking it is quick). */
+export const FOLD_OPERATIONS = 400_000;
+
+/**
+ * A pipeline folded: the call walked at two smaller counts of whole segments, M1 and M2. Where
+ * the second's rounds are the first's with one round pattern (the pipeline's steady state, every
+ * stage busy) repeated more times and nothing else changed, each further segment adds the same
+ * rounds again: the time grows by the same amount per segment, so the full call's time is the
+ * line through the two. Undefined when the walks do not show that shape.
+ */
+function fold(
+  alg: Algorithm,
+  call: CollectiveCall,
+  elementBytes: number,
+): { w1: Walk; w2: Walk; steady: string; m: [number, number] } | undefined {
+  const n = call.size;
+  const segments = call.count / call.segment;
+  for (let m1 = Math.max(16, 4 * Math.ceil(Math.log2(n)) + 8); m1 + 4 < segments; m1 *= 2) {
+    const m2 = m1 + 4;
+    const at = (m: number) => walk(alg, { ...call, count: m * call.segment }, elementBytes);
+    let w1: Walk;
+    let w2: Walk;
+    try {
+      w1 = at(m1);
+      w2 = at(m2);
+    } catch {
+      return undefined;
+    }
+    const a = w1.keys.filter((k) => k !== undefined);
+    const b = w2.keys.filter((k) => k !== undefined);
+    const grow = b.length - a.length;
+    if (grow <= 0) continue;
+    let i = 0;
+    while (i < a.length && a[i] === b[i]) i++;
+    const steady = b[i];
+    const inserted = b.slice(i, i + grow).every((k) => k === steady);
+    const rest = b.slice(i + grow).every((k, j) => k === a[i + j]);
+    // The steady round must already be running where the new ones go in.
+    if (!inserted || !rest || i === 0 || a[i - 1] !== steady) continue;
+    return { w1, w2, steady: steady as string, m: [m1, m2] };
   }
-  for (const ph of memo.values()) {
-    for (let l = 0; l < linkBytes.length; l++)
-      linkBytes[l] = (linkBytes[l] as number) + ph.uses * (ph.bytes[l] as number);
+  return undefined;
+}
+
+/** Times one call with the phases shortcut. */
+export function networkTimePhases(
+  alg: Algorithm,
+  call: CollectiveCall,
+  params: NetworkParams & {
+    /** Fold a long pipeline (default true). */
+    readonly fold?: boolean;
+    /** Walk every rank (true), or under the schedule's symmetry where it has one (false); default: every rank up to EVERY_RANK_OPERATIONS. */
+    readonly everyRank?: boolean;
+  },
+): NetworkResult {
+  const n = call.size;
+  checkNetworkParams(params, n);
+  const s = dtypeInfo(call.dtype as DType).bytes;
+  const probe = representatives(alg, call, false);
+  const { topology } = params;
+  const linkBytes = new Float64Array(topology.links.count);
+  const addBytes = (phases: Map<string, Phase>, times = 1, only?: string) => {
+    for (const [key, ph] of phases) {
+      const uses = only === undefined ? ph.uses * times : key === only ? times : 0;
+      if (uses === 0) continue;
+      for (let l = 0; l < linkBytes.length; l++)
+        linkBytes[l] = (linkBytes[l] as number) + uses * (ph.bytes[l] as number);
+    }
+  };
+  let w: Walk;
+  let time: number;
+  let t: ReturnType<typeof timeWalk>;
+  let rounds: number;
+  let folded = "";
+  const f =
+    probe.sym.p === n && probe.estimate > FOLD_OPERATIONS && params.fold !== false ? fold(alg, call, s) : undefined;
+  if (f) {
+    const t1 = timeWalk(f.w1, n, params, s);
+    t = timeWalk(f.w2, n, params, s);
+    w = f.w2;
+    const [m1, m2] = f.m;
+    const more = call.count / call.segment - m2;
+    const perSegment = (t.time - t1.time) / (m2 - m1);
+    time = t.time + more * perSegment;
+    const steadyPerSegment = (t.rounds - t1.rounds) / (m2 - m1);
+    rounds = t.rounds + more * steadyPerSegment;
+    addBytes(t.phases);
+    addBytes(t.phases, more * steadyPerSegment, f.steady);
+    folded = `, the pipeline folded: walked at ${m1} and ${m2} segments (its steady round repeating), the time extended along the line through them to ${Number((call.count / call.segment).toFixed(2))} segments`;
+  } else {
+    // Every rank walked where that is cheap: each message then keeps its own duration (a
+    // straggler delays only what waits for it); a symmetry stands for its slowest copy.
+    w = walk(alg, call, s, !(params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS));
+    t = timeWalk(w, n, params, s);
+    time = t.time;
+    rounds = t.rounds;
+    addBytes(t.phases);
   }
-  let operations = 0;
-  for (const plan of plans) operations += plan.ops.length;
+  const { sym } = w;
+  const p = sym.p;
   const symText =
     p < n
       ? `, ranks 0..${p - 1} walked under the schedule's symmetry (${sym.kind === "rotate" ? "rotation" : "exclusive-or"}, period ${p})`
@@ -288,12 +485,12 @@ export function networkTimePhases(alg: Algorithm, call: CollectiveCall, params: 
   return {
     time,
     criticalRank: 0,
-    messages,
-    operations,
+    messages: t.messages,
+    operations: w.operations,
     engine: p < n ? "symmetric" : "phases",
     approximate: true,
-    note: `approximate: ${rounds.length} rounds as bulk-synchronous phases, ${memo.size} distinct${symText}`,
+    note: `approximate: ${Number(rounds.toFixed(2))} logical rounds, each round's messages sharing the links as if started together (${t.phases.size} distinct), then timed in dataflow order${symText}${folded}`,
     linkBytes,
-    solves,
+    solves: t.solves,
   };
 }

@@ -95,7 +95,10 @@ export function checkNetworkParams(p: NetworkParams, n: number, op = "model"): v
 
 /**
  * The flow network as the interpreter sees it: a matched send and receive become one flow per
- * path of the route between their hosts; the transfer ends when its last flow does.
+ * path of the route between their hosts; the transfer ends when its last flow does. Messages
+ * from one rank to one peer go down one connection in order (MPI's and NCCL's per-peer order):
+ * a message starts carrying bytes when the one before it on that pair has arrived, its latency
+ * overlapping the wait.
  */
 class PlanNetwork implements Network {
   readonly net: FlowNet;
@@ -104,15 +107,23 @@ class PlanNetwork implements Network {
   private readonly recvs: At[] = [];
   private parts = new Int32Array(1024);
   private readonly freeIds: number[] = [];
+  /** Per (sender, receiver) pair: the message on the wire, and those queued behind it (ids, with when they were matched). */
+  private readonly pairs = new Map<number, { busy: number; queue: { id: number; at: number }[] }>();
+  private pairOf = new Int32Array(1024);
   messages = 0;
 
   constructor(
     readonly topology: Topology,
     private readonly placement: Placement,
     private readonly elementBytes: number,
+    private readonly n: number,
   ) {
     this.net = new FlowNet(topology.links.bandwidth);
     this.routes = new Routes(topology);
+  }
+
+  get now(): number {
+    return this.net.now;
   }
 
   start(send: At, recv: At, start: number): number | undefined {
@@ -123,25 +134,42 @@ class PlanNetwork implements Network {
     const b = this.placement[recv.rank] as number;
     // Ranks sharing a host exchange through its memory: no link, no latency.
     if (a === b) return start;
-    const { paths, latency } = this.routes.get(a, b);
     const id = this.freeIds.pop() ?? this.sends.length;
     this.sends[id] = send;
     this.recvs[id] = recv;
     if (id >= this.parts.length) {
-      const p = new Int32Array(this.parts.length * 2);
-      p.set(this.parts);
-      this.parts = p;
+      const grown = (x: Int32Array) => {
+        const y = new Int32Array(x.length * 2);
+        y.set(x);
+        return y;
+      };
+      this.parts = grown(this.parts);
+      this.pairOf = grown(this.pairOf);
     }
-    this.parts[id] = paths.length;
-    const share = bytes / paths.length;
-    paths.forEach((path, i) => {
-      this.net.add(share, path, start + (latency[i] as number), id);
-    });
+    const key = send.rank * this.n + recv.rank;
+    this.pairOf[id] = key;
+    let pair = this.pairs.get(key);
+    if (!pair) {
+      pair = { busy: -1, queue: [] };
+      this.pairs.set(key, pair);
+    }
+    if (pair.busy >= 0) pair.queue.push({ id, at: start });
+    else this.launch(pair, id, start, start);
     return undefined;
   }
 
-  get now(): number {
-    return this.net.now;
+  /** Puts message `id` (matched at `at`) on the wire at `now`: its bytes flow once its latency, counted from `at`, is over. */
+  private launch(pair: { busy: number }, id: number, at: number, now: number): void {
+    pair.busy = id;
+    const send = this.sends[id] as At;
+    const a = this.placement[send.rank] as number;
+    const b = this.placement[(this.recvs[id] as At).rank] as number;
+    const { paths, latency } = this.routes.get(a, b);
+    this.parts[id] = paths.length;
+    const share = (send.op.region.count * this.elementBytes) / paths.length;
+    paths.forEach((path, i) => {
+      this.net.add(share, path, Math.max(now, at + (latency[i] as number)), id);
+    });
   }
 
   next(): number {
@@ -154,6 +182,12 @@ class PlanNetwork implements Network {
       this.parts[id] = left;
       if (left > 0) return;
       this.freeIds.push(id);
+      const pair = this.pairs.get(this.pairOf[id] as number);
+      if (pair) {
+        const next = pair.queue.shift();
+        if (next) this.launch(pair, next.id, next.at, this.net.now);
+        else pair.busy = -1;
+      }
       done(this.sends[id] as At, this.recvs[id] as At);
     });
   }
@@ -184,7 +218,7 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
   const s = dtypeInfo(call.dtype as DType).bytes;
   const gamma = params.gamma ?? 0;
   const plans = compileAll(alg, call);
-  const network = new PlanNetwork(params.topology, params.placement, s);
+  const network = new PlanNetwork(params.topology, params.placement, s, n);
   const compute = new Float64Array(n);
   const out = interpret(
     plans,
