@@ -476,6 +476,14 @@ export function networkTimePhases(
     rounds = t.rounds;
     addBytes(t.phases);
   }
+  // Messages priced round by round may overlap on a link in the dataflow order: no link carries
+  // more than its bandwidth allows, so the call takes at least its busiest link's bytes at its rate.
+  let floor = 0;
+  for (let l = 0; l < linkBytes.length; l++) {
+    const need = (linkBytes[l] as number) / (topology.links.bandwidth[l] as number);
+    if (need > floor) floor = need;
+  }
+  if (floor > time) time = floor;
   const { sym } = w;
   const p = sym.p;
   const symText =
