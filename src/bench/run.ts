@@ -9,9 +9,9 @@ import { htmlPage } from "../viz/svg.js";
 import { benchChartSvg } from "./chart.js";
 import { FLOORS_ENV, type Floors, parseFloors } from "./floors.js";
 import { benchCommOf, builtinName, type DeviceTransfer, measure } from "./measure.js";
-import { simNetwork } from "./sim.js";
 import { type BenchProgress, NO_PROGRESS, progressBar } from "./plan.js";
 import { averageBusBw, builtinWrong, headLines, outOfBounds, rowLine, tailLines } from "./report.js";
+import { simNetwork } from "./sim.js";
 import type { BenchIO, BenchOptions, BenchResult, BenchRow, CommWithBuiltin, MemoryReport } from "./types.js";
 
 export function resultOf(
