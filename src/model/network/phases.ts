@@ -145,7 +145,7 @@ export function representatives(
   call: CollectiveCall,
   all = true,
   symmetric = true,
-): { sym: Symmetry; plans: Plan[]; estimate: number; everyRank: number } {
+): { sym: Symmetry; plans: Plan[]; estimate: number; everyRank: number; plan: (r: number) => Plan } {
   const n = call.size;
   const made = new Map<number, Plan>();
   let ops = 0;
@@ -171,8 +171,8 @@ export function representatives(
   // With no symmetry every rank is walked: rank 0's size says how much that is.
   const everyRank = plan(0).ops.length * n;
   const estimate = plan(0).ops.length * sym.p;
-  if (estimate > PHASES_MAX_OPERATIONS || !all) return { sym, plans: [], estimate, everyRank };
-  return { sym, plans: Array.from({ length: sym.p }, (_, r) => plan(r)), estimate, everyRank };
+  if (estimate > PHASES_MAX_OPERATIONS || !all) return { sym, plans: [], estimate, everyRank, plan };
+  return { sym, plans: Array.from({ length: sym.p }, (_, r) => plan(r)), estimate, everyRank, plan };
 }
 
 /** A call walked into rounds: its messages grouped by the unit-time round they start in. */
@@ -277,9 +277,27 @@ function budgetError(alg: Algorithm, call: CollectiveCall, estimate: number): In
   );
 }
 
-function walk(alg: Algorithm, call: CollectiveCall, elementBytes: number, symmetric = true): Walk {
-  const { sym, plans, estimate } = representatives(alg, call, true, symmetric);
-  if (plans.length === 0) throw budgetError(alg, call, estimate);
+function walk(
+  alg: Algorithm,
+  call: CollectiveCall,
+  elementBytes: number,
+  symmetric = true,
+  probe?: ReturnType<typeof representatives>,
+): Walk {
+  let sym: Symmetry;
+  let plans: Plan[];
+  if (probe && (symmetric || probe.sym.p === call.size)) {
+    // The probe found the symmetry (or none): its compiled ranks serve.
+    sym = probe.sym;
+    if (sym.p > PHASES_MAX_OPERATIONS / Math.max(1, probe.plan(0).ops.length))
+      throw budgetError(alg, call, probe.estimate);
+    plans = Array.from({ length: sym.p }, (_, r) => probe.plan(r));
+  } else {
+    const r = representatives(alg, call, true, symmetric);
+    if (r.plans.length === 0) throw budgetError(alg, call, r.estimate);
+    sym = r.sym;
+    plans = r.plans;
+  }
   return roundsOf(plans, call.size, sym, elementBytes);
 }
 
@@ -301,7 +319,7 @@ function timeWalk(
   n: number,
   params: NetworkParams,
   elementBytes: number,
-): { time: number; messages: number; solves: number; phases: Map<string, Phase>; rounds: number } {
+): { time: number; messages: number; solves: number; phases: Map<string, Phase>; rounds: number; critical: number } {
   const { topology, placement } = params;
   const gamma = params.gamma ?? 0;
   const { sym } = w;
@@ -372,7 +390,11 @@ function timeWalk(
       return end;
     },
   });
-  return { time: out.time, messages, solves, phases: memo, rounds };
+  let critical = 0;
+  out.finish.forEach((t, r) => {
+    if (t > (out.finish[critical] as number)) critical = r;
+  });
+  return { time: out.time, messages, solves, phases: memo, rounds, critical };
 }
 
 /** Up to this many operations (every rank's plan) the phases engine walks every rank, symmetry or not. */
@@ -470,7 +492,7 @@ export function networkTimePhases(
   } else {
     // Every rank walked where that is cheap: each message then keeps its own duration (a
     // straggler delays only what waits for it); a symmetry stands for its slowest copy.
-    w = walk(alg, call, s, !(params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS));
+    w = walk(alg, call, s, !(params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS), probe);
     t = timeWalk(w, n, params, s);
     time = t.time;
     rounds = t.rounds;
@@ -492,7 +514,8 @@ export function networkTimePhases(
       : "";
   return {
     time,
-    criticalRank: 0,
+    // Under a symmetry the walked rank stands for every rank of its class.
+    criticalRank: t.critical,
     messages: t.messages,
     operations: w.operations,
     engine: p < n ? "symmetric" : "phases",

@@ -197,15 +197,18 @@ class PlanNetwork implements Network {
 export function compileAll(alg: Algorithm, call: CollectiveCall, limit = EXACT_MAX_OPERATIONS): Plan[] {
   const plans: Plan[] = [];
   let ops = 0;
+  const refuse = (what: string) =>
+    new InvalidArgumentError(
+      { op: "model", arg: "--engine" },
+      `${alg.collective}/${alg.name} at n = ${call.size} has ${what} operations: more than the ${limit.toLocaleString("en")} the exact flow engine holds in memory; use --engine phases (or auto)`,
+    );
   for (let r = 0; r < call.size; r++) {
     const p = compile(alg, rankCall(call, r));
     ops += p.ops.length;
-    if (ops > limit) {
-      throw new InvalidArgumentError(
-        { op: "model", arg: "--engine" },
-        `${alg.collective}/${alg.name} at n = ${call.size} has more than ${limit.toLocaleString("en")} operations (over ${ops.toLocaleString("en")} in ranks 0..${r} alone): past what the exact flow engine holds in memory; use --engine phases (or auto)`,
-      );
-    }
+    // Rank 0's plan tells at once when every rank's cannot fit.
+    if (r === 0 && p.ops.length * call.size > limit)
+      throw refuse(`about ${(p.ops.length * call.size).toLocaleString("en")}`);
+    if (ops > limit) throw refuse(`over ${ops.toLocaleString("en")} (in ranks 0..${r} alone)`);
     plans.push(p);
   }
   return plans;
