@@ -410,16 +410,19 @@ export const FOLD_OPERATIONS = 400_000;
  * rounds again: the time grows by the same amount per segment, so the full call's time is the
  * line through the two. Undefined when the walks do not show that shape.
  */
-function fold(
+export function fold(
   alg: Algorithm,
   call: CollectiveCall,
   elementBytes: number,
+  everyRank: number,
 ): { w1: Walk; w2: Walk; steady: string; m: [number, number] } | undefined {
   const n = call.size;
   const segments = call.count / call.segment;
   for (let m1 = Math.max(16, 4 * Math.ceil(Math.log2(n)) + 8); m1 + 4 < segments; m1 *= 2) {
     const m2 = m1 + 4;
-    const at = (m: number) => walk(alg, { ...call, count: m * call.segment }, elementBytes);
+    // Every rank walked where the smaller call makes that cheap (everyRank: the whole call's operations).
+    const symmetric = (everyRank * m2) / segments > EVERY_RANK_OPERATIONS;
+    const at = (m: number) => walk(alg, { ...call, count: m * call.segment }, elementBytes, symmetric);
     let w1: Walk;
     let w2: Walk;
     try {
@@ -474,8 +477,9 @@ export function networkTimePhases(
   let t: ReturnType<typeof timeWalk>;
   let rounds: number;
   let folded = "";
-  const f =
-    probe.sym.p === n && probe.estimate > FOLD_OPERATIONS && params.fold !== false ? fold(alg, call, s) : undefined;
+  const everyRank = params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS;
+  const work = everyRank ? probe.everyRank : probe.estimate;
+  const f = work > FOLD_OPERATIONS && params.fold !== false ? fold(alg, call, s, probe.everyRank) : undefined;
   if (f) {
     const t1 = timeWalk(f.w1, n, params, s);
     t = timeWalk(f.w2, n, params, s);
@@ -492,7 +496,7 @@ export function networkTimePhases(
   } else {
     // Every rank walked where that is cheap: each message then keeps its own duration (a
     // straggler delays only what waits for it); a symmetry stands for its slowest copy.
-    w = walk(alg, call, s, !(params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS), probe);
+    w = walk(alg, call, s, !everyRank, probe);
     t = timeWalk(w, n, params, s);
     time = t.time;
     rounds = t.rounds;
