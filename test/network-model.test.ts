@@ -543,3 +543,16 @@ describe("the exact engine posts no transfer before its dependencies are done", 
     expect(r.time).toBeGreaterThan(0);
   });
 });
+
+describe("a long pipeline folded", () => {
+  it("the double binary tree walked at two small segment counts and extended gives the walk of all its segments, within 1%", () => {
+    const a = alg("allreduce", "double_binary_tree");
+    const call = callFor(a, 64, 16 * MiB);
+    const params = onTopology("torus:8x8", 64);
+    const whole = networkTimePhases(a, call, { ...params, fold: false });
+    const folded = networkTimePhases(a, call, { ...params, fold: "always" });
+    expect(folded.note).toMatch(/pipeline folded/);
+    expect(whole.note).not.toMatch(/folded/);
+    expect(Math.abs(folded.time / whole.time - 1)).toBeLessThanOrEqual(0.01);
+  });
+});

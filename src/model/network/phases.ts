@@ -452,8 +452,8 @@ export function networkTimePhases(
   alg: Algorithm,
   call: CollectiveCall,
   params: NetworkParams & {
-    /** Fold a long pipeline (default true). */
-    readonly fold?: boolean;
+    /** Fold a long pipeline: above FOLD_OPERATIONS (default, true), never (false), or wherever it can ('always'). */
+    readonly fold?: boolean | "always";
     /** Walk every rank (true), or under the schedule's symmetry where it has one (false); default: every rank up to EVERY_RANK_OPERATIONS. */
     readonly everyRank?: boolean;
   },
@@ -479,7 +479,10 @@ export function networkTimePhases(
   let folded = "";
   const everyRank = params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS;
   const work = everyRank ? probe.everyRank : probe.estimate;
-  const f = work > FOLD_OPERATIONS && params.fold !== false ? fold(alg, call, s, probe.everyRank) : undefined;
+  const f =
+    params.fold === "always" || (work > FOLD_OPERATIONS && params.fold !== false)
+      ? fold(alg, call, s, probe.everyRank)
+      : undefined;
   if (f) {
     const t1 = timeWalk(f.w1, n, params, s);
     t = timeWalk(f.w2, n, params, s);
