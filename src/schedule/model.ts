@@ -14,7 +14,7 @@ import { InvalidArgumentError } from "../core/errors.js";
 import { rankCall } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import type { Algorithm } from "./dsl.js";
-import { interpret, type Order } from "./interpret.js";
+import { type At, interpret, type Order, type Outcome } from "./interpret.js";
 import { compile, type Plan } from "./plan.js";
 
 export interface ModelParams {
@@ -66,6 +66,36 @@ function checkParams(p: ModelParams, n: number): void {
   }
 }
 
+/**
+ * The local effect every model shares: a reduction costs gamma per byte, one at a time per rank
+ * (copies and scalings cost nothing).
+ */
+export function reductions(gamma: number, elementBytes: number, n: number): (at: At, start: number) => number {
+  const compute = new Float64Array(n);
+  return ({ rank, op }, start) => {
+    if (op.kind !== "reduce" || gamma === 0) return start;
+    const end = Math.max(start, compute[rank] as number) + gamma * op.region.count * elementBytes;
+    compute[rank] = end;
+    return end;
+  };
+}
+
+/** The rank that finishes last, once every rank's plan has completed; an error naming the stuck ranks otherwise. */
+export function criticalOf(alg: Algorithm, n: number, out: Outcome): number {
+  if (!out.complete) {
+    const stuck = out.stuck.map((x) => x.rank);
+    throw new InvalidArgumentError(
+      { op: "model", arg: "algorithm" },
+      `${alg.collective}/${alg.name} cannot complete at n = ${n}: ranks ${stuck.slice(0, 8).join(", ")}${stuck.length > 8 ? ", ..." : ""} wait for transfers no peer posts (run cclab verify)`,
+    );
+  }
+  let critical = 0;
+  out.finish.forEach((t, r) => {
+    if (t > (out.finish[critical] as number)) critical = r;
+  });
+  return critical;
+}
+
 /** Times one call of `alg` under the alpha-beta model. */
 export function modelTime(alg: Algorithm, call: CollectiveCall, params: ModelParams): ModelResult {
   const n = call.size;
@@ -77,7 +107,6 @@ export function modelTime(alg: Algorithm, call: CollectiveCall, params: ModelPar
   const plans: Plan[] = Array.from({ length: n }, (_, r) => compile(alg, rankCall(call, r)));
   const egress = new Float64Array(n);
   const ingress = new Float64Array(n);
-  const compute = new Float64Array(n);
   let messages = 0;
   const out = interpret(
     plans,
@@ -92,26 +121,11 @@ export function modelTime(alg: Algorithm, call: CollectiveCall, params: ModelPar
         ingress[rcv.rank] = end;
         return end;
       },
-      local: ({ rank, op }, start) => {
-        if (op.kind !== "reduce" || gamma === 0) return start;
-        const end = Math.max(start, compute[rank] as number) + gamma * op.region.count * s;
-        compute[rank] = end;
-        return end;
-      },
+      local: reductions(gamma, s, n),
     },
     params.order ?? "dataflow",
   );
-  if (!out.complete) {
-    const stuck = out.stuck.map((x) => x.rank);
-    throw new InvalidArgumentError(
-      { op: "model", arg: "algorithm" },
-      `${alg.collective}/${alg.name} cannot complete at n = ${n}: ranks ${stuck.slice(0, 8).join(", ")}${stuck.length > 8 ? ", ..." : ""} wait for transfers no peer posts (run cclab verify)`,
-    );
-  }
-  let criticalRank = 0;
-  out.finish.forEach((t, r) => {
-    if (t > (out.finish[criticalRank] as number)) criticalRank = r;
-  });
+  const criticalRank = criticalOf(alg, n, out);
   let steps = 0;
   let maxSent = 0;
   let operations = 0;

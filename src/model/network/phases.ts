@@ -25,6 +25,7 @@ import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
 import type { Algorithm } from "../../schedule/dsl.js";
 import { interpret } from "../../schedule/interpret.js";
+import { reductions } from "../../schedule/model.js";
 import { compile, type Plan, type PlanOp } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
@@ -375,7 +376,6 @@ function timeWalk(
     phase.uses++;
     phaseOf[t] = phase;
   });
-  const compute = new Float64Array(w.walked.length);
   const out = interpret(w.walked, {
     transfer: (snd, _rcv, start) => {
       const t = w.roundOf[snd.rank]![snd.index] as number;
@@ -383,12 +383,7 @@ function timeWalk(
       const place = (w.places[t] as Int32Array)[w.messageOf[snd.rank]![snd.index] as number] as number;
       return start + ((phaseOf[t] as Phase).duration[place] as number);
     },
-    local: ({ rank, op }, start) => {
-      if (op.kind !== "reduce" || gamma === 0) return start;
-      const end = Math.max(start, compute[rank] as number) + gamma * op.region.count * elementBytes;
-      compute[rank] = end;
-      return end;
-    },
+    local: reductions(gamma, elementBytes, w.walked.length),
   });
   let critical = 0;
   out.finish.forEach((t, r) => {

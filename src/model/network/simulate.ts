@@ -12,6 +12,7 @@ import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
 import type { Algorithm } from "../../schedule/dsl.js";
 import { type At, interpret, type Network, type Order } from "../../schedule/interpret.js";
+import { criticalOf, reductions } from "../../schedule/model.js";
 import { compile, type Plan } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
@@ -222,31 +223,8 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
   const gamma = params.gamma ?? 0;
   const plans = compileAll(alg, call);
   const network = new PlanNetwork(params.topology, params.placement, s, n);
-  const compute = new Float64Array(n);
-  const out = interpret(
-    plans,
-    {
-      network,
-      local: ({ rank, op }, start) => {
-        if (op.kind !== "reduce" || gamma === 0) return start;
-        const end = Math.max(start, compute[rank] as number) + gamma * op.region.count * s;
-        compute[rank] = end;
-        return end;
-      },
-    },
-    params.order ?? "dataflow",
-  );
-  if (!out.complete) {
-    const stuck = out.stuck.map((x) => x.rank);
-    throw new InvalidArgumentError(
-      { op: "model", arg: "algorithm" },
-      `${alg.collective}/${alg.name} cannot complete at n = ${n}: ranks ${stuck.slice(0, 8).join(", ")}${stuck.length > 8 ? ", ..." : ""} wait for transfers no peer posts (run cclab verify)`,
-    );
-  }
-  let criticalRank = 0;
-  out.finish.forEach((t, r) => {
-    if (t > (out.finish[criticalRank] as number)) criticalRank = r;
-  });
+  const out = interpret(plans, { network, local: reductions(gamma, s, n) }, params.order ?? "dataflow");
+  const criticalRank = criticalOf(alg, n, out);
   let operations = 0;
   for (const p of plans) operations += p.ops.length;
   return {
