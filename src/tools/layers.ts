@@ -1,7 +1,8 @@
 /**
  * The layers of cclab, lowest first, and the rule that holds them: a module may import only from
- * its own layer or a lower one. dependency-cruiser checks every import of src/ and algorithms/
- * against it (test/layers.test.ts, in npm test); `npx tsx src/tools/layers.ts` prints violations.
+ * its own layer or a lower one; and no import cycle, static or dynamic (`await import()`), type
+ * imports included. dependency-cruiser checks every import of src/ and algorithms/ against both
+ * (test/layers.test.ts, in npm test); `npx tsx src/tools/layers.ts` prints violations.
  *
  *   core         src/core                    dtypes, ops, buffers, errors, the matcher
  *   comm         src/comm.ts, layer, checks  the point-to-point interface, the KV store interface
@@ -54,28 +55,63 @@ const unlayered: IForbiddenRuleType = {
   to: {},
 };
 
+/** No module may reach itself through its imports (dependency-cruiser's no-circular). */
+const noCircular: IForbiddenRuleType = {
+  name: "no-circular",
+  comment: "an import cycle: move what both sides need where both can import it",
+  severity: "error",
+  from: { path: "^(src|algorithms)/" },
+  to: { circular: true },
+};
+
 export interface LayerViolation {
   readonly rule: string;
   readonly from: string;
   readonly to: string;
+  /** no-circular: the way back from `to` to `from`, as dependency-cruiser found it. */
+  readonly cycle?: readonly string[];
+}
+
+/** A cycle as one line, 'a -> b -> c', starting from its least module name (the same cycle reads the same from any member). */
+export function cycleText(v: LayerViolation): string {
+  const ring = [v.from, ...(v.cycle ?? []).slice(0, -1)];
+  const start = ring.indexOf([...ring].sort()[0] as string);
+  return [...ring.slice(start), ...ring.slice(0, start)].join(" -> ");
+}
+
+/** The distinct import cycles among violations, as cycleText lines, sorted. */
+export function cyclesOf(violations: readonly LayerViolation[]): string[] {
+  return [...new Set(violations.filter((v) => v.rule === "no-circular").map(cycleText))].sort();
 }
 
 /** The imports that break the layering, among the modules reachable from `roots` (default: src and algorithms). */
 export async function layerViolations(roots: readonly string[] = ["src", "algorithms"]): Promise<LayerViolation[]> {
   const result = await cruise([...roots], {
     validate: true,
-    ruleSet: { forbidden: [...layerRules(), unlayered] },
+    ruleSet: { forbidden: [...layerRules(), unlayered, noCircular] },
     tsPreCompilationDeps: true,
     doNotFollow: { path: "node_modules" },
     exclude: { path: "node_modules|^test/" },
   });
   if (typeof result.output === "string") throw new Error("dependency-cruiser returned text, not a result");
-  return result.output.summary.violations.map((v) => ({ rule: v.rule.name, from: v.from, to: v.to }));
+  return result.output.summary.violations.map((v) => ({
+    rule: v.rule.name,
+    from: v.from,
+    to: v.to,
+    ...(v.cycle ? { cycle: v.cycle.map((c) => (typeof c === "string" ? c : c.name)) } : {}),
+  }));
 }
 
 if (process.argv[1]?.endsWith("tools/layers.ts")) {
   const found = await layerViolations(process.argv.slice(2).length ? process.argv.slice(2) : undefined);
-  for (const v of found) console.error(`${v.rule}: ${v.from} imports ${v.to}`);
-  console.log(found.length === 0 ? "layers hold" : `${found.length} upward imports`);
-  process.exitCode = found.length === 0 ? 0 : 1;
+  const upward = found.filter((v) => v.rule !== "no-circular");
+  for (const v of upward) console.error(`${v.rule}: ${v.from} imports ${v.to}`);
+  const cycles = cyclesOf(found);
+  for (const c of cycles) console.error(`no-circular: ${c}`);
+  console.log(
+    upward.length === 0 && cycles.length === 0
+      ? "layers hold, no import cycles"
+      : `${upward.length} upward imports, ${cycles.length} import cycles`,
+  );
+  process.exitCode = upward.length === 0 && cycles.length === 0 ? 0 : 1;
 }
