@@ -34,6 +34,29 @@ export class LinkTable {
     return this.from.length - 1;
   }
 
+  /**
+   * Every lower switch joined to every upper one both ways ('up', then 'down'), lower-major;
+   * returns the id of the first: the up link of (i, j) is first + 2(i·uppers + j), its down link
+   * the next id.
+   */
+  addComplete(
+    lowers: number,
+    uppers: number,
+    lower: (i: number) => number,
+    upper: (j: number) => number,
+    bandwidth: number,
+    latency: number,
+  ): number {
+    const first = this.count;
+    for (let i = 0; i < lowers; i++) {
+      for (let j = 0; j < uppers; j++) {
+        this.add(lower(i), upper(j), bandwidth, latency, "up");
+        this.add(upper(j), lower(i), bandwidth, latency, "down");
+      }
+    }
+    return first;
+  }
+
   finish(): Links {
     return {
       count: this.from.length,

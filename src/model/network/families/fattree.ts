@@ -54,14 +54,8 @@ function twoLevel(p: FatTreeParams): Topology {
     table.add(h, leafNode(Math.floor(h / Hl)), p.host, p.latency, "inject");
     table.add(leafNode(Math.floor(h / Hl)), h, p.host, 0, "eject");
   }
-  const upBase = table.count;
   const uplink = (Hl * p.host) / (S * p.over);
-  for (let l = 0; l < L; l++) {
-    for (let s = 0; s < S; s++) {
-      table.add(leafNode(l), spineNode(s), uplink, p.latency, "up");
-      table.add(spineNode(s), leafNode(l), uplink, p.latency, "down");
-    }
-  }
+  const upBase = table.addComplete(L, S, leafNode, spineNode, uplink, p.latency);
   const links = table.finish();
   const up = (l: number, s: number) => upBase + 2 * (l * S + s);
   const via = (a: number, b: number, s: number): number[] => {

@@ -50,14 +50,8 @@ export function railTopology(p: RailParams): Topology {
     table.add(h, rail(g), p.nic, p.latency, "nic");
     table.add(rail(g), h, p.nic, 0, "nic");
   }
-  const spineBase = table.count;
   const uplink = (N * p.nic) / (S * p.over);
-  for (let g = 0; g < G; g++) {
-    for (let s = 0; s < S; s++) {
-      table.add(rail(g), spine(s), uplink, p.latency, "up");
-      table.add(spine(s), rail(g), uplink, p.latency, "down");
-    }
-  }
+  const spineBase = table.addComplete(G, S, rail, spine, uplink, p.latency);
   const links = table.finish();
   const up = (g: number, s: number) => spineBase + 2 * (g * S + s);
   const via = (a: number, b: number, s: number): number[] => {
