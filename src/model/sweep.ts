@@ -2,7 +2,7 @@
  * Sweeping the alpha-beta model over the group size: which algorithm is faster as N grows into
  * the thousands, and where the lines cross (ring all-reduce's 2(n-1)·alpha latency against the
  * double binary tree's ~2·log2(n), the reason NCCL added trees). A call that names no segment
- * gets the one default (makeCall, src/specs/segment.ts), as the front API and bench do.
+ * gets the one default (makeCall and defaultSegment, src/specs/index.ts), as the front API and bench do.
  */
 import { type DType, dtypeInfo } from "../core/dtype.js";
 import type { Algorithm } from "../schedule/dsl.js";
