@@ -410,6 +410,7 @@ export function fold(
   call: CollectiveCall,
   elementBytes: number,
   everyRank: number,
+  estimate: number,
 ): { w1: Walk; w2: Walk; steady: string; m: [number, number] } | undefined {
   const n = call.size;
   const segments = call.count / call.segment;
@@ -417,6 +418,8 @@ export function fold(
     const m2 = m1 + 4;
     // Every rank walked where the smaller call makes that cheap (everyRank: the whole call's operations).
     const symmetric = (everyRank * m2) / segments > EVERY_RANK_OPERATIONS;
+    // Two walks are held at once: each within what every-rank walks may hold, or no fold.
+    if (((symmetric ? estimate : everyRank) * m2) / segments > EVERY_RANK_OPERATIONS) return undefined;
     const at = (m: number) => walk(alg, { ...call, count: m * call.segment }, elementBytes, symmetric);
     let w1: Walk;
     let w2: Walk;
@@ -476,7 +479,7 @@ export function networkTimePhases(
   const work = everyRank ? probe.everyRank : probe.estimate;
   const f =
     params.fold === "always" || (work > FOLD_OPERATIONS && params.fold !== false)
-      ? fold(alg, call, s, probe.everyRank)
+      ? fold(alg, call, s, probe.everyRank, probe.estimate)
       : undefined;
   if (f) {
     const t1 = timeWalk(f.w1, n, params, s);
