@@ -393,7 +393,7 @@ function timeWalk(
 }
 
 /** Up to this many operations (every rank's plan) the phases engine walks every rank, symmetry or not. */
-export const EVERY_RANK_OPERATIONS = 2_000_000;
+export const EVERY_RANK_OPERATIONS = 300_000;
 
 /** Above this many operations a pipelined call with no symmetry is folded (below, walking it is quick). */
 export const FOLD_OPERATIONS = 400_000;
