@@ -38,7 +38,8 @@ describe("the pipeline", () => {
       {
         done: ({ rank, op }, t) => {
           const label = plans[rank]?.steps[op.step]?.label ?? "";
-          if (op.kind === "recv" && label.startsWith("tree 0: directRecv seg 0 down")) firstDown = Math.min(firstDown, t);
+          if (op.kind === "recv" && label.startsWith("tree 0: directRecv seg 0 down"))
+            firstDown = Math.min(firstDown, t);
           if (op.kind === "recv" && rank === 0 && label.includes("recvReduce seg 3 up")) lastUp = Math.max(lastUp, t);
         },
       },

@@ -251,7 +251,8 @@ export const ROWS: readonly Row[] = [
   job({
     id: "two-in-flight",
     item: "2(b)",
-    fault: "two ring all-reduces in flight on one communicator (the front API runs them one after the other, in issue order)",
+    fault:
+      "two ring all-reduces in flight on one communicator (the front API runs them one after the other, in issue order)",
     n: 4,
     scenario: "two-in-flight",
     expect: ok(4),
