@@ -60,13 +60,21 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
   const n = o.nranks;
   const machine = machineFor(request, n);
   const { call, size } = callOf(alg, n, o.bytes, { dtype: o.dtype, root: o.root, segment: o.segment });
-  // One call has no steps to count: on a terminal, say what runs while it runs (stderr).
+  // On a terminal, a bar over the rounds the phases engine times (stderr); --no-progress turns it off.
   const busy = n > AUTO_EXACT_MAX_RANKS && o.progress !== false && process.stderr.isTTY === true;
-  if (busy) process.stderr.write(`cclab model: timing ${alg.name} on ${n} ranks of ${machine.topology.name}...`);
+  const bar = busy ? progressBar(`cclab model ${alg.name} on ${n} ranks`) : NO_PROGRESS;
+  let started = false;
+  let shown = 0;
   const t0 = performance.now();
-  const r = timeOnMachine(alg, call, machine, o.gamma);
+  const r = timeOnMachine(alg, call, machine, o.gamma, (done, total) => {
+    if (!started) {
+      bar.start(total);
+      started = true;
+    }
+    for (; shown < done; shown++) bar.tick("rounds");
+  });
   const seconds = (performance.now() - t0) / 1000;
-  if (busy) process.stderr.write("\r\x1b[2K");
+  if (started) bar.stop();
   const bw = bandwidths(o.collective, n, size, r.time);
   const t = machine.topology;
   const links = hottestLinks(t, r.linkBytes, r.time, JSON_MAX_LINKS);

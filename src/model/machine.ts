@@ -39,8 +39,20 @@ export function machineFor(request: NetworkRequest, n: number): Machine {
 }
 
 /** One call of `alg` on the machine, gamma µs per byte reduced. */
-export function timeOnMachine(alg: Algorithm, call: CollectiveCall, m: Machine, gamma = 0): NetworkResult {
-  return networkTime(alg, call, { topology: m.topology, placement: m.placement, gamma, engine: m.engine });
+export function timeOnMachine(
+  alg: Algorithm,
+  call: CollectiveCall,
+  m: Machine,
+  gamma = 0,
+  onProgress?: (done: number, total: number) => void,
+): NetworkResult {
+  return networkTime(alg, call, {
+    topology: m.topology,
+    placement: m.placement,
+    gamma,
+    engine: m.engine,
+    ...(onProgress ? { onProgress } : {}),
+  });
 }
 
 /** algbw and busbw in GB/s (1e9 bytes per second): nccl-tests' definitions, as cclab bench (spec.busFactor). */

@@ -332,9 +332,15 @@ function timeWalk(
   let solves = 0;
   let rounds = 0;
   const copies = n / p;
+  const total = w.rounds.length;
+  let told = 0;
   w.rounds.forEach((rd, t) => {
     if (!rd) return;
     rounds++;
+    if (params.onProgress && (t - told >= total / 100 || t === total - 1)) {
+      told = t;
+      params.onProgress(t + 1, total);
+    }
     const key = w.keys[t] as string;
     const place = w.places[t] as Int32Array;
     messages += rd.src.length * copies;

@@ -27,6 +27,8 @@ export interface NetworkParams {
   readonly gamma?: number;
   /** 'dataflow' (default) or 'steps'. */
   readonly order?: Order;
+  /** Told how far a long run is: rounds timed of the rounds there are (the phases engine). */
+  readonly onProgress?: (done: number, total: number) => void;
 }
 
 /** One link's share of the run, for the report and the heat map. */
