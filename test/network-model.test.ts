@@ -17,6 +17,7 @@
 import { describe, expect, it } from "vitest";
 import { hierarchicalAllreduce, squarestGroup } from "../algorithms/allreduce/hierarchical.js";
 import { dtypeInfo } from "../src/core/dtype.js";
+import { FlowNet } from "../src/model/network/flows.js";
 import {
   type NetworkResult,
   networkTime,
@@ -554,5 +555,42 @@ describe("a long pipeline folded", () => {
     expect(folded.note).toMatch(/pipeline folded/);
     expect(whole.note).not.toMatch(/folded/);
     expect(Math.abs(folded.time / whole.time - 1)).toBeLessThanOrEqual(0.01);
+  });
+});
+
+describe("FlowNet keeps its paths right when it packs the pool", () => {
+  it("a long flow on link 0 outlives 50 rounds of two short ones on links 1-3 and 4-6: times and bytes by hand", () => {
+    // Every link carries 1 byte/µs. The long flow (1000 bytes) has link 0 to itself: it ends at
+    // 1000. Each round's two short flows (10 bytes each, over links 1-3 and 4-6) have their links
+    // to themselves: round k ends at 10k. The first of each pair leaves a hole in the middle of
+    // the path pool, so the pool is packed many times while the long flow is in flight.
+    const net = new FlowNet(new Float64Array(7).fill(1), 16);
+    const ends: number[][] = [];
+    net.add(1000, [0], 0, -1);
+    let longEnd = 0;
+    let round = 0;
+    const addPair = () => {
+      net.add(10, [1, 2, 3], net.now, round);
+      net.add(10, [4, 5, 6], net.now, round);
+      round++;
+    };
+    addPair();
+    while (net.inFlight > 0) {
+      net.take((tag) => {
+        if (tag < 0) {
+          longEnd = net.now;
+          return;
+        }
+        (ends[tag] ??= []).push(net.now);
+        if (ends[tag]?.length === 2 && round < 50) addPair();
+      });
+    }
+    expect(longEnd).toBeCloseTo(1000, 9);
+    expect(ends).toHaveLength(50);
+    ends.forEach((pair, k) => {
+      expect(pair).toHaveLength(2);
+      for (const t of pair) expect(t).toBeCloseTo(10 * (k + 1), 9);
+    });
+    expect([...net.use.bytes]).toEqual([1000, 500, 500, 500, 500, 500, 500]);
   });
 });

@@ -45,6 +45,10 @@ class TimeHeap {
   peek(): number {
     return this.size > 0 ? (this.t[0] as number) : Number.POSITIVE_INFINITY;
   }
+  /** The ids held, in no order. */
+  ids(): Int32Array {
+    return this.id.subarray(0, this.size);
+  }
   pop(): number {
     const top = this.id[0] as number;
     const last = --this.size;
@@ -76,10 +80,8 @@ function grow<T extends Float64Array | Int32Array>(a: T, need: number): T {
 }
 
 export interface LinkUse {
-  /** Bytes the link carried. */
+  /** Bytes the link carried (every flow's bytes on every link of its path, counted when it is added). */
   readonly bytes: Float64Array;
-  /** Microseconds during which at least one flow crossed it. */
-  readonly busy: Float64Array;
 }
 
 /**
@@ -99,6 +101,8 @@ export class FlowNet {
   private tag = new Int32Array(256);
   private pool = new Int32Array(4096);
   private poolUsed = 0;
+  /** Links on the paths of the flows in flight (what the pool must hold). */
+  private incidences = 0;
   private free: number[] = [];
   private flows = 0;
   /** Flows carrying bytes now. */
@@ -120,14 +124,18 @@ export class FlowNet {
   /** How many times rates were solved (the work the model did). */
   solves = 0;
 
-  constructor(bandwidth: Float64Array) {
+  /** `compactAbove`: pool entries past which the holes finished flows leave are packed away. */
+  constructor(
+    bandwidth: Float64Array,
+    private readonly compactAbove = 1 << 20,
+  ) {
     this.nlinks = bandwidth.length;
     this.cap = bandwidth;
     this.left = new Float64Array(this.nlinks);
     this.count = new Int32Array(this.nlinks);
     this.linkFlowStart = new Int32Array(this.nlinks);
     this.linkFlowEnd = new Int32Array(this.nlinks);
-    this.use = { bytes: new Float64Array(this.nlinks), busy: new Float64Array(this.nlinks) };
+    this.use = { bytes: new Float64Array(this.nlinks) };
   }
 
   /** Flows added and not yet taken. */
@@ -158,9 +166,12 @@ export class FlowNet {
     this.pool = grow(this.pool, this.poolUsed + path.length);
     this.pathStart[f] = this.poolUsed;
     this.pathLen[f] = path.length;
+    this.incidences += path.length;
+    const carried = this.use.bytes;
     for (const l of path) {
       invariant(l >= 0 && l < this.nlinks, () => `FlowNet.add: link ${l} of ${this.nlinks}`);
       this.pool[this.poolUsed++] = l;
+      carried[l] = (carried[l] as number) + bytes;
     }
     if (from <= this.now) this.activate(f);
     else this.waiting.push(from, f);
@@ -203,45 +214,38 @@ export class FlowNet {
     }
     for (const f of finished) {
       this.flows--;
+      this.incidences -= this.pathLen[f] as number;
       this.free.push(f);
       if (this.pathStart[f]! + this.pathLen[f]! === this.poolUsed) this.poolUsed = this.pathStart[f] as number;
       done(this.tag[f] as number);
     }
     if (this.flows === 0) this.poolUsed = 0;
+    else if (this.poolUsed > this.compactAbove && this.poolUsed > 4 * this.incidences) this.compact();
     return t;
   }
 
   private advance(t: number): void {
     const dt = t - this.now;
     if (dt > 0) {
-      const { bytes, busy } = this.use;
-      for (const f of this.active) {
-        const moved = (this.rate[f] as number) * dt;
-        this.remaining[f] = (this.remaining[f] as number) - moved;
-        const s = this.pathStart[f] as number;
-        for (let i = s; i < s + (this.pathLen[f] as number); i++) {
-          const l = this.pool[i] as number;
-          bytes[l] = (bytes[l] as number) + moved;
-        }
-      }
-      // A link is busy while a flow crosses it: count each used link once.
-      const seen = this.count;
-      for (const f of this.active) {
-        const s = this.pathStart[f] as number;
-        for (let i = s; i < s + (this.pathLen[f] as number); i++) {
-          const l = this.pool[i] as number;
-          if (seen[l] === 0) {
-            seen[l] = 1;
-            busy[l] = (busy[l] as number) + dt;
-          }
-        }
-      }
-      for (const f of this.active) {
-        const s = this.pathStart[f] as number;
-        for (let i = s; i < s + (this.pathLen[f] as number); i++) seen[this.pool[i] as number] = 0;
-      }
+      for (const f of this.active) this.remaining[f] = (this.remaining[f] as number) - (this.rate[f] as number) * dt;
     }
     if (t > this.now) this.now = t;
+  }
+
+  /** Paths of finished flows leave holes in the pool: past a size, the live ones are packed to its front. */
+  private compact(): void {
+    const live = [...this.active, ...this.waiting.ids()];
+    const pool = new Int32Array(Math.max(4096, 2 * this.incidences));
+    let used = 0;
+    for (const f of live) {
+      const s = this.pathStart[f] as number;
+      const len = this.pathLen[f] as number;
+      pool.set(this.pool.subarray(s, s + len), used);
+      this.pathStart[f] = used;
+      used += len;
+    }
+    this.pool = pool;
+    this.poolUsed = used;
   }
 
   /** Max-min fair rates for the active flows by progressive filling. */
