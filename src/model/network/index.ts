@@ -14,7 +14,6 @@ export {
   MAX_PERIOD,
   networkTimePhases,
   PHASES_MAX_OPERATIONS,
-  rotationHolds,
   type Symmetry,
   symmetryHolds,
 } from "./phases.js";

@@ -104,10 +104,6 @@ export function symmetryHolds(plans: readonly Plan[], sym: Symmetry): boolean {
   return true;
 }
 
-/** Whether every rank's plan is rank (r mod p)'s rotated by r - (r mod p). */
-export const rotationHolds = (plans: readonly Plan[], p: number): boolean =>
-  symmetryHolds(plans, { kind: "rotate", p });
-
 /** The largest period tried: past it the schedule is walked for every rank. */
 export const MAX_PERIOD = 256;
 
@@ -141,7 +137,7 @@ function detectSymmetry(n: number, plan: (r: number) => Plan): Symmetry {
 }
 
 /** The period and the representatives' plans (ranks 0..p-1; every rank when p = n), bounded. */
-export function representatives(
+function representatives(
   alg: Algorithm,
   call: CollectiveCall,
   all = true,
@@ -194,7 +190,7 @@ export interface Walk {
 }
 
 /** The rounds of a call: a unit-time walk in the plans' dataflow order. */
-export function roundsOf(plans: readonly Plan[], n: number, sym: Symmetry, elementBytes: number): Walk {
+function roundsOf(plans: readonly Plan[], n: number, sym: Symmetry, elementBytes: number): Walk {
   const p = sym.p;
   const walked = p === n ? plans : plans.map((plan, r) => quotient(plan, r, n, sym));
   const rounds: Round[] = [];
@@ -411,7 +407,7 @@ export const FOLD_OPERATIONS = 400_000;
  * rounds again: the time grows by the same amount per segment, so the full call's time is the
  * line through the two. Undefined when the walks do not show that shape.
  */
-export function fold(
+function fold(
   alg: Algorithm,
   call: CollectiveCall,
   elementBytes: number,
