@@ -12,6 +12,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { Plugin } from "esbuild";
+import { browserBundle } from "../viz/page.js";
 import { playgroundHtml } from "./html.js";
 
 /** The repository (or package) root: src/playground/ is two folders below it. */
@@ -132,22 +133,8 @@ export interface SiteReport {
   readonly gzipBytes: number;
 }
 
-async function bundle(entry: string, define: Record<string, string> = {}): Promise<string> {
-  const esbuild = await import("esbuild");
-  const out = await esbuild.build({
-    entryPoints: [entry],
-    bundle: true,
-    minify: true,
-    format: "iife",
-    platform: "browser",
-    target: "es2020",
-    write: false,
-    legalComments: "none",
-    logLevel: "silent",
-    plugins: [browserPlugin()],
-    define,
-  });
-  return out.outputFiles[0]?.text ?? "";
+function bundle(entry: string, define: Record<string, string> = {}): Promise<string> {
+  return browserBundle(entry, { plugins: [browserPlugin()], define });
 }
 
 /**

@@ -66,24 +66,35 @@ function stripXmlProlog(svg: string): string {
   return i >= 0 ? svg.slice(i) : svg;
 }
 
+/**
+ * A browser script: `entry` and what it imports, bundled and minified into one IIFE by esbuild
+ * (the step-through page's client here, the playground's page and worker in src/playground).
+ */
+export async function browserBundle(
+  entry: string,
+  extra: { readonly plugins?: import("esbuild").Plugin[]; readonly define?: Record<string, string> } = {},
+): Promise<string> {
+  const esbuild = await import("esbuild");
+  const out = await esbuild.build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    format: "iife",
+    platform: "browser",
+    target: "es2020",
+    write: false,
+    legalComments: "none",
+    logLevel: "silent",
+    ...extra,
+  });
+  return out.outputFiles[0]?.text ?? "";
+}
+
 let bundle: Promise<string> | undefined;
 
 /** The page's script: client/main.ts and d3-zoom, bundled and minified (once per process). */
 export function clientScript(): Promise<string> {
-  bundle ??= import("esbuild").then(async (esbuild) => {
-    const out = await esbuild.build({
-      entryPoints: [fileURLToPath(new URL("./client/main.ts", import.meta.url))],
-      bundle: true,
-      minify: true,
-      format: "iife",
-      platform: "browser",
-      target: "es2020",
-      write: false,
-      legalComments: "none",
-      logLevel: "silent",
-    });
-    return out.outputFiles[0]?.text ?? "";
-  });
+  bundle ??= browserBundle(fileURLToPath(new URL("./client/main.ts", import.meta.url)));
   return bundle;
 }
 
