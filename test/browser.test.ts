@@ -22,33 +22,13 @@ import { deadlockSvg } from "../src/viz/deadlock.js";
 import { htmlPage, svgSize } from "../src/viz/svg.js";
 import { traceSvg } from "../src/viz/trace.js";
 import { decodePng, type Png, pngSize } from "./fixtures/viz/check.js";
-
-function findChromium(): string | undefined {
-  for (const name of ["chromium", "chromium-browser", "google-chrome"]) {
-    try {
-      return execFileSync("which", [name], { encoding: "utf8" }).trim() || undefined;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
+import { CHROME_ARGS, findChromium } from "./support/chromium.js";
 
 const chromium = findChromium();
 if (!chromium) console.log("browser.test.ts skipped: no chromium on PATH (Debian: apt-get install -y chromium)");
 
 const dir = mkdtempSync(join(tmpdir(), "cclab-browser-"));
 const docsImg = join(import.meta.dirname, "..", "docs", "img");
-const CHROME_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--hide-scrollbars",
-  "--font-render-hinting=none",
-];
 
 let browser: Browser | undefined;
 beforeAll(async () => {

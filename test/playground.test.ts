@@ -22,17 +22,7 @@ import { makeLoader, transpile } from "../src/playground/client/loader.js";
 import { importsOf, resolvePath } from "../src/playground/client/paths.js";
 import { decodeShared, encodeShared, type Shared } from "../src/playground/client/share.js";
 import { serveSite } from "../src/playground/serve.js";
-
-function findChromium(): string | undefined {
-  for (const name of ["chromium", "chromium-browser", "google-chrome"]) {
-    try {
-      return execFileSync("which", [name], { encoding: "utf8" }).trim() || undefined;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
+import { CHROME_ARGS, findChromium } from "./support/chromium.js";
 
 const chromium = findChromium();
 if (!chromium) console.log("playground.test.ts skipped: no chromium on PATH (Debian: apt-get install -y chromium)");
@@ -40,16 +30,6 @@ if (!chromium) console.log("playground.test.ts skipped: no chromium on PATH (Deb
 const ROOT = join(import.meta.dirname, "..");
 const docsImg = join(ROOT, "docs", "img");
 const dir = mkdtempSync(join(tmpdir(), "cclab-playground-"));
-const CHROME_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--hide-scrollbars",
-  "--font-render-hinting=none",
-];
 
 let browser: Browser | undefined;
 let site: SiteReport | undefined;

@@ -4,7 +4,6 @@
  * aggregates at 16,384 hosts and stays under 2 MB there; the busbw chart draws one line per
  * algorithm; the step-through page's topology data routes each sending pair as the topology does.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +14,7 @@ import { findAlgorithm } from "../src/schedule/registry.js";
 import { makeCall } from "../src/specs/index.js";
 import { heatColor } from "../src/viz/chart.js";
 import { busbwChartSvg, linkHeatmap, linkHeatmapSvg, pageNetwork } from "../src/viz/network.js";
+import { CHROME_ARGS, findChromium } from "./support/chromium.js";
 
 /** Every tag closed, in order (a small XML check: no DOM in Node). Returns the element count. */
 function wellFormed(svg: string): number {
@@ -187,13 +187,6 @@ describe("pageNetwork", () => {
   });
 });
 
-function findChromium(): string | undefined {
-  for (const name of ["chromium", "chromium-browser", "google-chrome"]) {
-    const r = spawnSync("which", [name], { encoding: "utf8" });
-    if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
-  }
-  return undefined;
-}
 const chromium = findChromium();
 if (!chromium)
   console.log("viz-network.test.ts: the page test skipped, no chromium on PATH (apt-get install -y chromium)");
@@ -205,7 +198,7 @@ describe.skipIf(!chromium)("the step-through page with --topology, in headless C
     const browser = await puppeteer.launch({
       executablePath: chromium as string,
       headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars", "--font-render-hinting=none"],
+      args: CHROME_ARGS,
     });
     try {
       const file = join(dir, "ring-on-ring.html");
