@@ -10,7 +10,9 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -572,51 +574,28 @@ Napi::Value PendingCount(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(requests.size()));
 }
 
-// ---- built-in collectives: the oracle for cclab's algorithms (blocking). Offsets in bytes,
-// counts in elements of dtype; a null send buffer means MPI_IN_PLACE. ----
+// ---- MPI's own collectives: the oracle for cclab's algorithms (blocking) ----
+// One entry for all of them but MPI_Alltoallv:
+//   collective(fn, sendbuf|null, soff, recvbuf|null, roff, count, dtype, op, root, comm)
+// fn is the C function's name; the rest are the arguments MPI's collectives take, in the C API's
+// order (offsets in bytes, counts in elements of dtype), and each function reads the ones it has.
+// A null sendbuf is MPI_IN_PLACE (MPI_Scatter: a null recvbuf); MPI_Bcast's buffer is recvbuf;
+// count is per rank for MPI_Gather/Scatter/Allgather/Alltoall and MPI_Reduce_scatter_block's
+// recvcount. src/backends/mpi/builtin.ts (MPI_BUILTINS) says what cclab passes for each collective.
 
-void* SendPtr(const Bytes& b) { return b.ptr == nullptr ? MPI_IN_PLACE : b.ptr; }
+enum class Fn { Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather, ReduceScatterBlock, Alltoall };
 
-Napi::Value Barrier(const Napi::CallbackInfo& info) {
-  Check(info.Env(), MPI_Barrier(Comm(info, 0)), "MPI_Barrier");
-  return info.Env().Undefined();
-}
+const struct {
+  const char* name;
+  Fn fn;
+} kCollectives[] = {
+    {"MPI_Barrier", Fn::Barrier},     {"MPI_Bcast", Fn::Bcast},         {"MPI_Reduce", Fn::Reduce},
+    {"MPI_Allreduce", Fn::Allreduce}, {"MPI_Gather", Fn::Gather},       {"MPI_Scatter", Fn::Scatter},
+    {"MPI_Allgather", Fn::Allgather}, {"MPI_Reduce_scatter_block", Fn::ReduceScatterBlock},
+    {"MPI_Alltoall", Fn::Alltoall},
+};
 
-// bcast(buf, off, count, dtype, root, comm)
-Napi::Value Bcast(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Bytes b = Buffer(info, 0, 1);
-  const int count = Int(info, 2, "count");
-  DType dt = DTypeArg(info, 3);
-  NeedBytes(env, b, count * dt.bytes, "bcast");
-  Check(env, MPI_Bcast(b.ptr, count, dt.type, Int(info, 4, "root"), Comm(info, 5)), "MPI_Bcast");
-  return env.Undefined();
-}
-
-// allreduce(sendbuf|null, soff, recvbuf, roff, count, dtype, op, comm)
-Napi::Value Allreduce(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3);
-  const int count = Int(info, 4, "count");
-  DType dt = DTypeArg(info, 5);
-  NeedBytes(env, s, count * dt.bytes, "allreduce sendbuf");
-  NeedBytes(env, r, count * dt.bytes, "allreduce recvbuf");
-  Check(env, MPI_Allreduce(SendPtr(s), r.ptr, count, dt.type, OpArg(info, 6, dt), Comm(info, 7)), "MPI_Allreduce");
-  return env.Undefined();
-}
-
-// reduce(sendbuf|null, soff, recvbuf|null, roff, count, dtype, op, root, comm)
-Napi::Value Reduce(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3, true);
-  const int count = Int(info, 4, "count");
-  DType dt = DTypeArg(info, 5);
-  NeedBytes(env, s, count * dt.bytes, "reduce sendbuf");
-  NeedBytes(env, r, count * dt.bytes, "reduce recvbuf");
-  Check(env, MPI_Reduce(SendPtr(s), r.ptr, count, dt.type, OpArg(info, 6, dt), Int(info, 7, "root"), Comm(info, 8)),
-        "MPI_Reduce");
-  return env.Undefined();
-}
+void* InPlace(const Bytes& b) { return b.ptr == nullptr ? MPI_IN_PLACE : b.ptr; }
 
 int CommSize(MPI_Comm c) {
   int n = 0;
@@ -624,72 +603,69 @@ int CommSize(MPI_Comm c) {
   return n;
 }
 
-// gather(sendbuf|null, soff, recvbuf|null, roff, count, dtype, root, comm): count elements per rank
-Napi::Value Gather(const Napi::CallbackInfo& info) {
+Napi::Value Collective(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3, true);
-  const int count = Int(info, 4, "count");
-  DType dt = DTypeArg(info, 5);
-  MPI_Comm c = Comm(info, 7);
-  NeedBytes(env, s, count * dt.bytes, "gather sendbuf");
-  NeedBytes(env, r, count * dt.bytes * CommSize(c), "gather recvbuf");
-  Check(env, MPI_Gather(SendPtr(s), count, dt.type, r.ptr, count, dt.type, Int(info, 6, "root"), c), "MPI_Gather");
-  return env.Undefined();
-}
-
-// scatter(sendbuf|null, soff, recvbuf|null, roff, count, dtype, root, comm); recvbuf null = in place at root
-Napi::Value Scatter(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3, true);
-  const int count = Int(info, 4, "count");
-  DType dt = DTypeArg(info, 5);
-  MPI_Comm c = Comm(info, 7);
-  NeedBytes(env, s, count * dt.bytes * CommSize(c), "scatter sendbuf");
-  NeedBytes(env, r, count * dt.bytes, "scatter recvbuf");
-  Check(env,
-        MPI_Scatter(s.ptr, count, dt.type, r.ptr == nullptr ? MPI_IN_PLACE : r.ptr, count, dt.type,
-                    Int(info, 6, "root"), c),
-        "MPI_Scatter");
-  return env.Undefined();
-}
-
-// allgather(sendbuf|null, soff, recvbuf, roff, count, dtype, comm)
-Napi::Value Allgather(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3);
-  const int count = Int(info, 4, "count");
-  DType dt = DTypeArg(info, 5);
-  MPI_Comm c = Comm(info, 6);
-  NeedBytes(env, s, count * dt.bytes, "allgather sendbuf");
-  NeedBytes(env, r, count * dt.bytes * CommSize(c), "allgather recvbuf");
-  Check(env, MPI_Allgather(SendPtr(s), count, dt.type, r.ptr, count, dt.type, c), "MPI_Allgather");
-  return env.Undefined();
-}
-
-// reduceScatterBlock(sendbuf|null, soff, recvbuf, roff, recvcount, dtype, op, comm)
-Napi::Value ReduceScatterBlock(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3);
-  const int count = Int(info, 4, "recvcount");
-  DType dt = DTypeArg(info, 5);
-  MPI_Comm c = Comm(info, 7);
-  NeedBytes(env, s, count * dt.bytes * CommSize(c), "reduceScatterBlock sendbuf");
-  NeedBytes(env, r, count * dt.bytes * (s.ptr ? 1 : CommSize(c)), "reduceScatterBlock recvbuf");
-  Check(env, MPI_Reduce_scatter_block(SendPtr(s), r.ptr, count, dt.type, OpArg(info, 6, dt), c),
-        "MPI_Reduce_scatter_block");
-  return env.Undefined();
-}
-
-// alltoall(sendbuf|null, soff, recvbuf, roff, count, dtype, comm): count elements per peer
-Napi::Value Alltoall(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Bytes s = Buffer(info, 0, 1, true), r = Buffer(info, 2, 3);
-  const int count = Int(info, 4, "count");
-  DType dt = DTypeArg(info, 5);
-  MPI_Comm c = Comm(info, 6);
-  NeedBytes(env, s, count * dt.bytes * CommSize(c), "alltoall sendbuf");
-  NeedBytes(env, r, count * dt.bytes * CommSize(c), "alltoall recvbuf");
-  Check(env, MPI_Alltoall(SendPtr(s), count, dt.type, r.ptr, count, dt.type, c), "MPI_Alltoall");
+  const std::string name = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+  const auto* it = std::find_if(std::begin(kCollectives), std::end(kCollectives),
+                                [&](const auto& k) { return name == k.name; });
+  if (it == std::end(kCollectives))
+    throw Napi::TypeError::New(env, "no MPI collective '" + name + "' here (MPI_Alltoallv is alltoallv)");
+  MPI_Comm c = Comm(info, 9);
+  if (it->fn == Fn::Barrier) {
+    Check(env, MPI_Barrier(c), "MPI_Barrier");
+    return env.Undefined();
+  }
+  Bytes s = Buffer(info, 1, 2, true), r = Buffer(info, 3, 4, true);
+  const int count = Int(info, 5, "count");
+  const DType dt = DTypeArg(info, 6);
+  const size_t one = static_cast<size_t>(count) * dt.bytes, all = one * CommSize(c);
+  const std::string sendbuf = name + " sendbuf", recvbuf = name + " recvbuf";
+  // sendbuf holds `sn` bytes and recvbuf `rn` (0: not read); `recvNeeded`: recvbuf may not be null.
+  auto fit = [&](size_t sn, size_t rn, bool recvNeeded) {
+    if (recvNeeded && r.ptr == nullptr) throw Napi::TypeError::New(env, recvbuf + " must be a TypedArray or ArrayBuffer");
+    NeedBytes(env, s, sn, sendbuf.c_str());
+    NeedBytes(env, r, rn, recvbuf.c_str());
+  };
+  auto op = [&] { return OpArg(info, 7, dt); };
+  auto root = [&] { return Int(info, 8, "root"); };
+  int rc = MPI_SUCCESS;
+  switch (it->fn) {
+    case Fn::Bcast:
+      fit(0, one, true);
+      rc = MPI_Bcast(r.ptr, count, dt.type, root(), c);
+      break;
+    case Fn::Reduce:
+      fit(one, one, false);
+      rc = MPI_Reduce(InPlace(s), r.ptr, count, dt.type, op(), root(), c);
+      break;
+    case Fn::Allreduce:
+      fit(one, one, true);
+      rc = MPI_Allreduce(InPlace(s), r.ptr, count, dt.type, op(), c);
+      break;
+    case Fn::Gather:
+      fit(one, all, false);
+      rc = MPI_Gather(InPlace(s), count, dt.type, r.ptr, count, dt.type, root(), c);
+      break;
+    case Fn::Scatter:
+      fit(all, one, false);
+      rc = MPI_Scatter(s.ptr, count, dt.type, InPlace(r), count, dt.type, root(), c);
+      break;
+    case Fn::Allgather:
+      fit(one, all, true);
+      rc = MPI_Allgather(InPlace(s), count, dt.type, r.ptr, count, dt.type, c);
+      break;
+    case Fn::ReduceScatterBlock:
+      fit(all, s.ptr ? one : all, true);
+      rc = MPI_Reduce_scatter_block(InPlace(s), r.ptr, count, dt.type, op(), c);
+      break;
+    case Fn::Alltoall:
+      fit(all, all, true);
+      rc = MPI_Alltoall(InPlace(s), count, dt.type, r.ptr, count, dt.type, c);
+      break;
+    case Fn::Barrier:
+      break;
+  }
+  Check(env, rc, name.c_str());
   return env.Undefined();
 }
 
@@ -702,7 +678,8 @@ std::vector<int> Ints(const Napi::CallbackInfo& info, size_t i, int n, const cha
   return out;
 }
 
-// alltoallv(sendbuf|null, soff, sendcounts, sdispls, recvbuf, roff, recvcounts, rdispls, dtype, comm)
+// alltoallv(sendbuf|null, soff, sendcounts, sdispls, recvbuf, roff, recvcounts, rdispls, dtype, comm): apart
+// from collective() because it alone takes arrays (a count and a displacement per rank, each way).
 Napi::Value Alltoallv(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   MPI_Comm c = Comm(info, 9);
@@ -718,7 +695,7 @@ Napi::Value Alltoallv(const Napi::CallbackInfo& info) {
   std::vector<int> rc = Ints(info, 6, n, "recvcounts"), rd = Ints(info, 7, n, "rdispls");
   for (int k = 0; k < n; k++) NeedBytes(env, r, (static_cast<size_t>(rd[k]) + rc[k]) * dt.bytes, "alltoallv recvbuf");
   Check(env,
-        MPI_Alltoallv(SendPtr(s), s.ptr ? sc.data() : nullptr, s.ptr ? sd.data() : nullptr, dt.type, r.ptr, rc.data(),
+        MPI_Alltoallv(InPlace(s), s.ptr ? sc.data() : nullptr, s.ptr ? sd.data() : nullptr, dt.type, r.ptr, rc.data(),
                       rd.data(), dt.type, c),
         "MPI_Alltoallv");
   return env.Undefined();
@@ -771,15 +748,7 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"cancel", Cancel},
       {"wait", Wait},
       {"pendingCount", PendingCount},
-      {"barrier", Barrier},
-      {"bcast", Bcast},
-      {"allreduce", Allreduce},
-      {"reduce", Reduce},
-      {"gather", Gather},
-      {"scatter", Scatter},
-      {"allgather", Allgather},
-      {"reduceScatterBlock", ReduceScatterBlock},
-      {"alltoall", Alltoall},
+      {"collective", Collective},
       {"alltoallv", Alltoallv},
   };
   for (const auto& f : fns) exports.Set(f.name, Napi::Function::New(env, f.fn, f.name));

@@ -14,9 +14,11 @@
 #include <dlfcn.h>
 #include <napi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -679,93 +681,75 @@ Napi::Value Recv(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), rc);
 }
 
-// allReduce(sptr, soff, rptr, roff, count, dtype, op, comm, stream)
-Napi::Value AllReduce(const Napi::CallbackInfo& info) {
-  ncclComm_t c = Comm(info, 7);
-  const int rc = CheckNccl(info.Env(),
-                           api.allReduce(Dev(info, 0, 1, "sendbuff"), Dev(info, 2, 3, "recvbuff"),
-                                         Size(info, 4, "count"), NcclDType(info, 5), NcclOp(info, 6), c,
-                                         Stream(info, 8)),
-                           "ncclAllReduce", c);
-  return Napi::Number::New(info.Env(), rc);
-}
+// ---- NCCL's own collectives: the oracle for cclab's algorithms (stream-ordered) ----
+// One entry for all of them:
+//   collective(fn, sptr, soff, rptr, roff, count, dtype, op, root, comm, stream)
+// fn is the C function's name; the rest are the arguments NCCL's collectives take, in nccl.h's
+// order (sendbuff, recvbuff, count, datatype, op, root, comm, stream), and each function reads
+// the ones it has. In place is sendbuff == recvbuff, or the rank's block of the larger buffer
+// (ncclAllGather, ncclReduceScatter, ncclGather). src/backends/nccl/builtin.ts (NCCL_BUILTINS)
+// says what cclab passes for each collective. ncclSend/ncclRecv stay apart: they are point-to-point
+// and are grouped (ncclGroupStart/End), which the backend's device does for every send and receive.
 
-// broadcast(sptr, soff, rptr, roff, count, dtype, root, comm, stream)
-Napi::Value Broadcast(const Napi::CallbackInfo& info) {
-  ncclComm_t c = Comm(info, 7);
-  const int rc = CheckNccl(info.Env(),
-                           api.broadcast(Dev(info, 0, 1, "sendbuff"), Dev(info, 2, 3, "recvbuff"),
-                                         Size(info, 4, "count"), NcclDType(info, 5), Int(info, 6, "root"), c,
-                                         Stream(info, 8)),
-                           "ncclBroadcast", c);
-  return Napi::Number::New(info.Env(), rc);
-}
+enum class Fn { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll, Gather, Scatter };
 
-// reduce(sptr, soff, rptr, roff, count, dtype, op, root, comm, stream)
-Napi::Value ReduceColl(const Napi::CallbackInfo& info) {
-  ncclComm_t c = Comm(info, 8);
-  const int rc = CheckNccl(info.Env(),
-                           api.reduce(Dev(info, 0, 1, "sendbuff"), Dev(info, 2, 3, "recvbuff"),
-                                      Size(info, 4, "count"), NcclDType(info, 5), NcclOp(info, 6),
-                                      Int(info, 7, "root"), c, Stream(info, 9)),
-                           "ncclReduce", c);
-  return Napi::Number::New(info.Env(), rc);
-}
+const struct {
+  const char* name;
+  Fn fn;
+} kCollectives[] = {
+    {"ncclAllReduce", Fn::AllReduce}, {"ncclBroadcast", Fn::Broadcast},         {"ncclReduce", Fn::Reduce},
+    {"ncclAllGather", Fn::AllGather}, {"ncclReduceScatter", Fn::ReduceScatter}, {"ncclAlltoAll", Fn::AlltoAll},
+    {"ncclGather", Fn::Gather},       {"ncclScatter", Fn::Scatter},
+};
 
-// allGather(sptr, soff, rptr, roff, sendcount, dtype, comm, stream)
-Napi::Value AllGather(const Napi::CallbackInfo& info) {
-  ncclComm_t c = Comm(info, 6);
-  const int rc = CheckNccl(info.Env(),
-                           api.allGather(Dev(info, 0, 1, "sendbuff"), Dev(info, 2, 3, "recvbuff"),
-                                         Size(info, 4, "sendcount"), NcclDType(info, 5), c, Stream(info, 7)),
-                           "ncclAllGather", c);
-  return Napi::Number::New(info.Env(), rc);
-}
-
-// reduceScatter(sptr, soff, rptr, roff, recvcount, dtype, op, comm, stream)
-Napi::Value ReduceScatter(const Napi::CallbackInfo& info) {
-  ncclComm_t c = Comm(info, 7);
-  const int rc = CheckNccl(info.Env(),
-                           api.reduceScatter(Dev(info, 0, 1, "sendbuff"), Dev(info, 2, 3, "recvbuff"),
-                                             Size(info, 4, "recvcount"), NcclDType(info, 5), NcclOp(info, 6), c,
-                                             Stream(info, 8)),
-                           "ncclReduceScatter", c);
-  return Napi::Number::New(info.Env(), rc);
-}
-
-// alltoAll(sptr, soff, rptr, roff, count, dtype, comm, stream): NCCL >= 2.28.
-Napi::Value AlltoAll(const Napi::CallbackInfo& info) {
-  if (!api.alltoAll) throw Napi::Error::New(info.Env(), "ncclAlltoAll needs NCCL 2.28 or newer");
-  ncclComm_t c = Comm(info, 6);
-  const int rc = CheckNccl(info.Env(),
-                           api.alltoAll(Dev(info, 0, 1, "sendbuff"), Dev(info, 2, 3, "recvbuff"),
-                                        Size(info, 4, "count"), NcclDType(info, 5), c, Stream(info, 7)),
-                           "ncclAlltoAll", c);
-  return Napi::Number::New(info.Env(), rc);
-}
-
-// gather(sptr, soff, rptr, roff, count, dtype, root, comm, stream): NCCL >= 2.28.
-Napi::Value Gather(const Napi::CallbackInfo& info) {
-  if (!api.gather) throw Napi::Error::New(info.Env(), "ncclGather needs NCCL 2.28 or newer");
-  ncclComm_t c = Comm(info, 7);
-  const int rc = CheckNccl(info.Env(),
-                           api.gather(Dev(info, 0, 1, "sendbuff"), Dev(info, 2, 3, "recvbuff"),
-                                      Size(info, 4, "count"), NcclDType(info, 5), Int(info, 6, "root"), c,
-                                      Stream(info, 8)),
-                           "ncclGather", c);
-  return Napi::Number::New(info.Env(), rc);
-}
-
-// scatter(sptr, soff, rptr, roff, count, dtype, root, comm, stream): NCCL >= 2.28.
-Napi::Value Scatter(const Napi::CallbackInfo& info) {
-  if (!api.scatter) throw Napi::Error::New(info.Env(), "ncclScatter needs NCCL 2.28 or newer");
-  ncclComm_t c = Comm(info, 7);
-  const int rc = CheckNccl(info.Env(),
-                           api.scatter(Dev(info, 0, 1, "sendbuff"), Dev(info, 2, 3, "recvbuff"),
-                                       Size(info, 4, "count"), NcclDType(info, 5), Int(info, 6, "root"), c,
-                                       Stream(info, 8)),
-                           "ncclScatter", c);
-  return Napi::Number::New(info.Env(), rc);
+Napi::Value Collective(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string name = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+  const auto* it = std::find_if(std::begin(kCollectives), std::end(kCollectives),
+                                [&](const auto& k) { return name == k.name; });
+  if (it == std::end(kCollectives)) throw Napi::TypeError::New(env, "no NCCL collective '" + name + "'");
+  NeedLibrary(env, name.c_str());
+  const bool present = it->fn == Fn::AlltoAll ? api.alltoAll != nullptr
+                       : it->fn == Fn::Gather ? api.gather != nullptr
+                       : it->fn == Fn::Scatter ? api.scatter != nullptr
+                                               : true;
+  if (!present) throw Napi::Error::New(env, name + " needs NCCL 2.28 or newer");
+  const void* s = Dev(info, 1, 2, "sendbuff");
+  void* r = Dev(info, 3, 4, "recvbuff");
+  const size_t count = Size(info, 5, "count");
+  const ncclDataType_t dt = NcclDType(info, 6);
+  auto op = [&] { return NcclOp(info, 7); };
+  auto root = [&] { return Int(info, 8, "root"); };
+  ncclComm_t c = Comm(info, 9);
+  cudaStream_t st = Stream(info, 10);
+  ncclResult_t rc = ncclSuccess;
+  switch (it->fn) {
+    case Fn::AllReduce:
+      rc = api.allReduce(s, r, count, dt, op(), c, st);
+      break;
+    case Fn::Broadcast:
+      rc = api.broadcast(s, r, count, dt, root(), c, st);
+      break;
+    case Fn::Reduce:
+      rc = api.reduce(s, r, count, dt, op(), root(), c, st);
+      break;
+    case Fn::AllGather:
+      rc = api.allGather(s, r, count, dt, c, st);
+      break;
+    case Fn::ReduceScatter:
+      rc = api.reduceScatter(s, r, count, dt, op(), c, st);
+      break;
+    case Fn::AlltoAll:
+      rc = api.alltoAll(s, r, count, dt, c, st);
+      break;
+    case Fn::Gather:
+      rc = api.gather(s, r, count, dt, root(), c, st);
+      break;
+    case Fn::Scatter:
+      rc = api.scatter(s, r, count, dt, root(), c, st);
+      break;
+  }
+  return Napi::Number::New(env, CheckNccl(env, rc, name, c));
 }
 
 #else  // no CUDA: every device call says why it cannot run
@@ -846,14 +830,7 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"groupEnd", GroupEnd},
       {"send", Send},
       {"recv", Recv},
-      {"allReduce", AllReduce},
-      {"broadcast", Broadcast},
-      {"reduce", ReduceColl},
-      {"allGather", AllGather},
-      {"reduceScatter", ReduceScatter},
-      {"alltoAll", AlltoAll},
-      {"gather", Gather},
-      {"scatter", Scatter},
+      {"collective", Collective},
   };
   for (const auto& f : device) exports.Set(f.name, Napi::Function::New(env, f.fn, f.name));
   exports.Set("cuda", true);
@@ -864,8 +841,7 @@ void Register(Napi::Env env, Napi::Object exports) {
                           "streamDestroy", "streamQuery", "streamSynchronize", "eventCreate", "eventRecord",
                           "eventQuery", "eventDestroy", "localReduce", "localScale", "commInitRank",
                           "commGetAsyncError", "lastError", "commCount", "commFinalize", "commDestroy",
-                          "commAbort", "groupStart", "groupEnd", "send", "recv", "allReduce", "broadcast",
-                          "reduce", "allGather", "reduceScatter", "alltoAll", "gather", "scatter"};
+                          "commAbort", "groupStart", "groupEnd", "send", "recv", "collective"};
   for (const char* name : device) exports.Set(name, Napi::Function::New(env, NoCuda, name));
   exports.Set("cuda", false);
   exports.Set("cudaRuntimeVersion", 0);

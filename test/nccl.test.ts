@@ -66,7 +66,7 @@ describe("the addon reports nccl and cuda sanely", () => {
     expect(typeof e.nccl).toBe("boolean");
     if (!native!.loaded()) expect(e.nccl).toBe(false);
     expect(typeof native!.driverVersion()).toBe("number");
-    for (const fn of ["load", "deviceCount", "malloc", "commInitRank", "send", "allReduce", "localReduce"] as const) {
+    for (const fn of ["load", "deviceCount", "malloc", "commInitRank", "send", "collective", "localReduce"] as const) {
       expect(typeof native![fn]).toBe("function");
     }
   });

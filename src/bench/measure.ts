@@ -7,7 +7,6 @@
  * a sentinel, one more call is made and every output element is checked against the oracle.
  */
 
-import { specBuiltin } from "../backends/builtin.js";
 import { type Buffers, invoke } from "../collectives/dispatch.js";
 import { HostBuffer, isHostBuffer, type View, view } from "../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../core/dtype.js";
@@ -109,9 +108,8 @@ export function benchCommOf(comm: CommWithBuiltin, engine: "MPI" | "NCCL", devic
 /** The engine's collective on the benchmark's views, out of place; returns the view holding this rank's result. */
 function builtinCall(comm: CommWithBuiltin, o: BenchOptions, count: number, bufs: Buffers) {
   const call = rankCall(benchCall(o, comm.size, count), comm.rank);
-  const b = specBuiltin(comm.builtin, (d, s) => comm.copy(d, s));
   const x = { call, input: bufs.input, output: bufs.output };
-  return { run: () => specOf(o.collective).builtin.run(b, x), result: bufs.output };
+  return { run: () => specOf(o.collective).builtin.run(comm.builtin.spec, x), result: bufs.output };
 }
 
 /** Inputs to the pattern, outputs to the sentinel (outputs first: in place they overlap). */

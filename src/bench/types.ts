@@ -136,10 +136,10 @@ export interface BenchResult {
 }
 
 /**
- * The engine's own collectives, as MpiBuiltin names them; the nccl backend's comm.builtin offers
- * the same methods. A `null` view is MPI_IN_PLACE. Each may return a promise (stream-ordered engines).
+ * A Comm that also carries its engine's collectives (MpiComm, the nccl backend's comm): under
+ * MPI's names (a `null` view is MPI_IN_PLACE; each may return a promise, for stream-ordered
+ * engines) and as the specs call them (`builtin.spec`).
  */
-/** A Comm that also carries its engine's collectives (MpiComm, the nccl backend's comm). */
 export interface CommWithBuiltin extends Comm {
   readonly builtin: EngineCollectives;
 }

@@ -26,6 +26,18 @@ export interface ProbeResult {
   readonly bytes: number;
 }
 
+/** The MPI functions NativeMpi.collective calls (native/mpi.cc kCollectives). */
+export type MpiCollective =
+  | "MPI_Barrier"
+  | "MPI_Bcast"
+  | "MPI_Reduce"
+  | "MPI_Allreduce"
+  | "MPI_Gather"
+  | "MPI_Scatter"
+  | "MPI_Allgather"
+  | "MPI_Reduce_scatter_block"
+  | "MPI_Alltoall";
+
 /** native/mpi.cc, argument order as in the MPI C API. */
 export interface NativeMpi {
   readonly version: string;
@@ -87,19 +99,16 @@ export interface NativeMpi {
   wait(request: number): number;
   pendingCount(): number;
 
-  barrier(comm: number): void;
-  bcast(buf: NativeBuf, off: number, count: number, dtype: DType, root: number, comm: number): void;
-  allreduce(
-    send: NativeBuf | null,
-    soff: number,
-    recv: NativeBuf,
-    roff: number,
-    count: number,
-    dtype: DType,
-    op: OpName | Combine,
-    comm: number,
-  ): void;
-  reduce(
+  /**
+   * MPI's collectives but MPI_Alltoallv, blocking: `fn` names the C function, the rest are the
+   * arguments MPI's collectives take in the C API's order (sendbuf, recvbuf, count, datatype, op,
+   * root, comm); each function reads those it has. A null send is MPI_IN_PLACE (MPI_Scatter: a
+   * null recv); MPI_Bcast's buffer is recv. count is per rank for gather, scatter, allgather and
+   * alltoall, the recvcount of MPI_Reduce_scatter_block. What cclab passes for each collective:
+   * src/backends/mpi/builtin.ts.
+   */
+  collective(
+    fn: MpiCollective,
     send: NativeBuf | null,
     soff: number,
     recv: NativeBuf | null,
@@ -110,54 +119,7 @@ export interface NativeMpi {
     root: number,
     comm: number,
   ): void;
-  gather(
-    send: NativeBuf | null,
-    soff: number,
-    recv: NativeBuf | null,
-    roff: number,
-    count: number,
-    dtype: DType,
-    root: number,
-    comm: number,
-  ): void;
-  scatter(
-    send: NativeBuf | null,
-    soff: number,
-    recv: NativeBuf | null,
-    roff: number,
-    count: number,
-    dtype: DType,
-    root: number,
-    comm: number,
-  ): void;
-  allgather(
-    send: NativeBuf | null,
-    soff: number,
-    recv: NativeBuf,
-    roff: number,
-    count: number,
-    dtype: DType,
-    comm: number,
-  ): void;
-  reduceScatterBlock(
-    send: NativeBuf | null,
-    soff: number,
-    recv: NativeBuf,
-    roff: number,
-    recvcount: number,
-    dtype: DType,
-    op: OpName | Combine,
-    comm: number,
-  ): void;
-  alltoall(
-    send: NativeBuf | null,
-    soff: number,
-    recv: NativeBuf,
-    roff: number,
-    count: number,
-    dtype: DType,
-    comm: number,
-  ): void;
+  /** MPI_Alltoallv: apart from collective() because it alone takes arrays (counts and displacements per rank). */
   alltoallv(
     send: NativeBuf | null,
     soff: number,
@@ -218,6 +180,17 @@ export const NCCL_RESULT = {
   inProgress: 7,
   timeout: 8,
 } as const;
+
+/** The NCCL functions NativeNccl.collective calls (native/nccl.cc kCollectives). */
+export type NcclCollective =
+  | "ncclAllReduce"
+  | "ncclBroadcast"
+  | "ncclReduce"
+  | "ncclAllGather"
+  | "ncclReduceScatter"
+  | "ncclAlltoAll"
+  | "ncclGather"
+  | "ncclScatter";
 
 /** The reduce ops NCCL has (no bitwise ones). */
 export type NcclOpName = "sum" | "prod" | "min" | "max" | "avg";
@@ -352,7 +325,15 @@ export interface NativeNccl {
   groupEnd(): number;
   send(ptr: DevicePtr, off: number, count: number, dtype: DType, peer: number, comm: number, stream: number): number;
   recv(ptr: DevicePtr, off: number, count: number, dtype: DType, peer: number, comm: number, stream: number): number;
-  allReduce(
+  /**
+   * NCCL's collectives, stream-ordered: `fn` names the C function, the rest are the arguments
+   * NCCL's collectives take in nccl.h's order (sendbuff, recvbuff, count, datatype, op, root, comm,
+   * stream); each function reads those it has. ncclAlltoAll, ncclGather and ncclScatter need
+   * NCCL >= 2.28 (NcclLibrary.optional). What cclab passes for each collective:
+   * src/backends/nccl/builtin.ts.
+   */
+  collective(
+    fn: NcclCollective,
     sptr: DevicePtr,
     soff: number,
     rptr: DevicePtr,
@@ -360,84 +341,6 @@ export interface NativeNccl {
     count: number,
     dtype: DType,
     op: NcclOpName,
-    comm: number,
-    stream: number,
-  ): number;
-  broadcast(
-    sptr: DevicePtr,
-    soff: number,
-    rptr: DevicePtr,
-    roff: number,
-    count: number,
-    dtype: DType,
-    root: number,
-    comm: number,
-    stream: number,
-  ): number;
-  reduce(
-    sptr: DevicePtr,
-    soff: number,
-    rptr: DevicePtr,
-    roff: number,
-    count: number,
-    dtype: DType,
-    op: NcclOpName,
-    root: number,
-    comm: number,
-    stream: number,
-  ): number;
-  allGather(
-    sptr: DevicePtr,
-    soff: number,
-    rptr: DevicePtr,
-    roff: number,
-    sendcount: number,
-    dtype: DType,
-    comm: number,
-    stream: number,
-  ): number;
-  reduceScatter(
-    sptr: DevicePtr,
-    soff: number,
-    rptr: DevicePtr,
-    roff: number,
-    recvcount: number,
-    dtype: DType,
-    op: NcclOpName,
-    comm: number,
-    stream: number,
-  ): number;
-  /** NCCL >= 2.28 (NcclLibrary.optional.alltoAll). */
-  alltoAll(
-    sptr: DevicePtr,
-    soff: number,
-    rptr: DevicePtr,
-    roff: number,
-    count: number,
-    dtype: DType,
-    comm: number,
-    stream: number,
-  ): number;
-  /** NCCL >= 2.28. */
-  gather(
-    sptr: DevicePtr,
-    soff: number,
-    rptr: DevicePtr,
-    roff: number,
-    count: number,
-    dtype: DType,
-    root: number,
-    comm: number,
-    stream: number,
-  ): number;
-  /** NCCL >= 2.28. */
-  scatter(
-    sptr: DevicePtr,
-    soff: number,
-    rptr: DevicePtr,
-    roff: number,
-    count: number,
-    dtype: DType,
     root: number,
     comm: number,
     stream: number,

@@ -23,7 +23,7 @@
  * | barrier       | none: it must return on every rank, and no rank may leave before the   |
  * |               | last one entered (wall-clock stamps; one rank enters 15 ms late)       |
  *
- * avg and premulsum go through MpiBuiltin's scaling around MPI_SUM (see builtin.ts).
+ * avg and premulsum go through MpiEngine's scaling around MPI_SUM (see src/backends/mpi/builtin.ts).
  *
  * Where MPI's built-in reduction does not compute docs/semantics.md (builtinNotOracle says why:
  * int8/uint8 sums, float32/float64 min/max with NaN), the case compares with the sequential
@@ -36,7 +36,6 @@
  * epsilon (2^-52, 2^-23, 2^-10, 2^-7 for float64, float32, float16, bfloat16).
  */
 import { hostname } from "node:os";
-import { specBuiltin } from "../backends/builtin.js";
 import type { MpiComm } from "../backends/mpi/comm.js";
 import { allocate, invoke } from "../collectives/dispatch.js";
 import { reference } from "../collectives/reference.js";
@@ -76,10 +75,7 @@ async function builtinOutput(comm: MpiComm, c: RankCall, input: TypedArray): Pro
   const b = allocate(comm, c);
   hostArray(b.input as View).set(input as never);
   const x = { call: c, input: b.input, output: b.output };
-  await specOf(c.collective).builtin.run(
-    specBuiltin(comm.builtin, (d, s) => comm.copy(d, s)),
-    x,
-  );
+  await specOf(c.collective).builtin.run(comm.builtin.spec, x);
   return b.output as View;
 }
 

@@ -31,6 +31,7 @@ import {
   type NativeDeviceInfo,
   type NativeNccl,
   NCCL_RESULT,
+  type NcclCollective,
   type NcclLibrary,
   type NcclOpName,
 } from "../../src/native/types.js";
@@ -68,7 +69,7 @@ interface Item {
 }
 
 interface Coll {
-  readonly name: string;
+  readonly name: NcclCollective;
   readonly send: () => Uint8Array | null;
   readonly recv: () => Uint8Array | null;
   readonly count: number;
@@ -76,6 +77,24 @@ interface Coll {
   readonly op: NcclOpName;
   readonly root: number;
 }
+
+/** How far a collective's buffer spans, in counts (perRank: count × ranks), and whether only the root's is read. */
+interface Extent {
+  readonly perRank?: true;
+  readonly rootOnly?: true;
+}
+
+/** Each NCCL collective's send and receive buffers, as nccl.h describes them. */
+const SHAPES: Record<NcclCollective, { send: Extent; recv: Extent; nccl228?: true }> = {
+  ncclAllReduce: { send: {}, recv: {} },
+  ncclBroadcast: { send: { rootOnly: true }, recv: {} },
+  ncclReduce: { send: {}, recv: { rootOnly: true } },
+  ncclAllGather: { send: {}, recv: { perRank: true } },
+  ncclReduceScatter: { send: { perRank: true }, recv: {} },
+  ncclAlltoAll: { send: { perRank: true }, recv: { perRank: true }, nccl228: true },
+  ncclGather: { send: {}, recv: { perRank: true, rootOnly: true }, nccl228: true },
+  ncclScatter: { send: { perRank: true, rootOnly: true }, recv: {}, nccl228: true },
+};
 
 type Op =
   | { kind: "fn"; run: () => void }
@@ -323,37 +342,37 @@ function collective(calls: Coll[]): void {
   const bytes = c.count * esz;
   const put = (r: number, data: Uint8Array, at = 0) => calls[r]!.recv()?.set(data, at);
   switch (c.name) {
-    case "allReduce": {
+    case "ncclAllReduce": {
       const acc = reduced(c.count, (r) => sends[r]!);
       for (let r = 0; r < n; r++) put(r, acc);
       break;
     }
-    case "reduce":
+    case "ncclReduce":
       put(
         c.root,
         reduced(c.count, (r) => sends[r]!),
       );
       break;
-    case "broadcast":
+    case "ncclBroadcast":
       for (let r = 0; r < n; r++) put(r, sends[c.root]!);
       break;
-    case "allGather":
+    case "ncclAllGather":
       for (let r = 0; r < n; r++) for (let s = 0; s < n; s++) put(r, sends[s]!, s * bytes);
       break;
-    case "reduceScatter": {
+    case "ncclReduceScatter": {
       const acc = reduced(c.count * n, (r) => sends[r]!);
       for (let r = 0; r < n; r++) put(r, acc.subarray(r * bytes, (r + 1) * bytes));
       break;
     }
-    case "alltoAll":
+    case "ncclAlltoAll":
       for (let d = 0; d < n; d++) {
         for (let s = 0; s < n; s++) put(d, sends[s]!.subarray(d * bytes, (d + 1) * bytes), s * bytes);
       }
       break;
-    case "gather":
+    case "ncclGather":
       for (let s = 0; s < n; s++) put(c.root, sends[s]!, s * bytes);
       break;
-    case "scatter":
+    case "ncclScatter":
       for (let r = 0; r < n; r++) put(r, sends[c.root]!.subarray(r * bytes, (r + 1) * bytes));
       break;
     default:
@@ -735,149 +754,22 @@ export class FakeNative implements NativeNccl {
   recv(ptr: DevicePtr, off: number, count: number, dtype: DType, peer: number, comm: number, stream: number): number {
     return this.p2p("recv", ptr, off, count, dtype, peer, comm, stream);
   }
-  private coll(
-    name: string,
-    comm: number,
-    stream: number,
-    send: [DevicePtr, number, number] | null,
-    recv: [DevicePtr, number, number] | null,
-    count: number,
-    dtype: DType,
-    op: NcclOpName = "sum",
-    root = 0,
-  ): number {
+  /** NativeNccl.collective: one entry for every NCCL collective, its arguments typed from the binding's. */
+  collective(...args: Parameters<NativeNccl["collective"]>): number {
+    const [fn, sp, so, rp, ro, count, dtype, op, root, comm, stream] = args;
+    const shape = SHAPES[fn];
+    if (!shape) throw new TypeError(`no NCCL collective '${fn}'`);
+    if (shape.nccl228 && this.world.options.nccl228 === false) throw new Error(`${fn} needs NCCL 2.28 or newer`);
     if (this.groupDepth > 0) throw new Error("fake NCCL: collectives inside a group are not modelled");
     const m = this.member(comm);
     this.queue(stream);
-    const at = (b: [DevicePtr, number, number] | null) => (b && b[0] !== 0n ? this.mem(b[0], b[1], b[2]) : () => null);
-    const call: Coll = { name, send: at(send), recv: at(recv), count, dtype, op, root };
+    const b = count * dtypeInfo(dtype).bytes;
+    const isRoot = m.rank === root;
+    // The bytes a buffer spans on this rank, or null where this rank's NCCL does not read it.
+    const at = (ptr: DevicePtr, off: number, e: Extent) =>
+      (e.rootOnly && !isRoot) || ptr === 0n ? () => null : this.mem(ptr, off, e.perRank ? b * m.group.nranks : b);
+    const call: Coll = { name: fn, send: at(sp, so, shape.send), recv: at(rp, ro, shape.recv), count, dtype, op, root };
     return this.launch([m], () => this.enqueue(stream, { kind: "coll", member: m, call, posted: false, done: false }));
-  }
-  allReduce(
-    sp: DevicePtr,
-    so: number,
-    rp: DevicePtr,
-    ro: number,
-    count: number,
-    dtype: DType,
-    op: NcclOpName,
-    comm: number,
-    stream: number,
-  ): number {
-    const b = count * dtypeInfo(dtype).bytes;
-    return this.coll("allReduce", comm, stream, [sp, so, b], [rp, ro, b], count, dtype, op);
-  }
-  broadcast(
-    sp: DevicePtr,
-    so: number,
-    rp: DevicePtr,
-    ro: number,
-    count: number,
-    dtype: DType,
-    root: number,
-    comm: number,
-    stream: number,
-  ): number {
-    const b = count * dtypeInfo(dtype).bytes;
-    const isRoot = this.member(comm).rank === root;
-    return this.coll("broadcast", comm, stream, isRoot ? [sp, so, b] : null, [rp, ro, b], count, dtype, "sum", root);
-  }
-  reduce(
-    sp: DevicePtr,
-    so: number,
-    rp: DevicePtr,
-    ro: number,
-    count: number,
-    dtype: DType,
-    op: NcclOpName,
-    root: number,
-    comm: number,
-    stream: number,
-  ): number {
-    const b = count * dtypeInfo(dtype).bytes;
-    const isRoot = this.member(comm).rank === root;
-    return this.coll("reduce", comm, stream, [sp, so, b], isRoot ? [rp, ro, b] : null, count, dtype, op, root);
-  }
-  allGather(
-    sp: DevicePtr,
-    so: number,
-    rp: DevicePtr,
-    ro: number,
-    count: number,
-    dtype: DType,
-    comm: number,
-    stream: number,
-  ): number {
-    const b = count * dtypeInfo(dtype).bytes;
-    const n = this.member(comm).group.nranks;
-    return this.coll("allGather", comm, stream, [sp, so, b], [rp, ro, b * n], count, dtype);
-  }
-  reduceScatter(
-    sp: DevicePtr,
-    so: number,
-    rp: DevicePtr,
-    ro: number,
-    count: number,
-    dtype: DType,
-    op: NcclOpName,
-    comm: number,
-    stream: number,
-  ): number {
-    const b = count * dtypeInfo(dtype).bytes;
-    const n = this.member(comm).group.nranks;
-    return this.coll("reduceScatter", comm, stream, [sp, so, b * n], [rp, ro, b], count, dtype, op);
-  }
-  private need228(name: string): void {
-    if (this.world.options.nccl228 === false) throw new Error(`${name} needs NCCL 2.28 or newer`);
-  }
-  alltoAll(
-    sp: DevicePtr,
-    so: number,
-    rp: DevicePtr,
-    ro: number,
-    count: number,
-    dtype: DType,
-    comm: number,
-    stream: number,
-  ): number {
-    this.need228("ncclAlltoAll");
-    const b = count * dtypeInfo(dtype).bytes;
-    const n = this.member(comm).group.nranks;
-    return this.coll("alltoAll", comm, stream, [sp, so, b * n], [rp, ro, b * n], count, dtype);
-  }
-  gather(
-    sp: DevicePtr,
-    so: number,
-    rp: DevicePtr,
-    ro: number,
-    count: number,
-    dtype: DType,
-    root: number,
-    comm: number,
-    stream: number,
-  ): number {
-    this.need228("ncclGather");
-    const b = count * dtypeInfo(dtype).bytes;
-    const m = this.member(comm);
-    const recv: [DevicePtr, number, number] | null = m.rank === root ? [rp, ro, b * m.group.nranks] : null;
-    return this.coll("gather", comm, stream, [sp, so, b], recv, count, dtype, "sum", root);
-  }
-  scatter(
-    sp: DevicePtr,
-    so: number,
-    rp: DevicePtr,
-    ro: number,
-    count: number,
-    dtype: DType,
-    root: number,
-    comm: number,
-    stream: number,
-  ): number {
-    this.need228("ncclScatter");
-    const b = count * dtypeInfo(dtype).bytes;
-    const m = this.member(comm);
-    const send: [DevicePtr, number, number] | null = m.rank === root ? [sp, so, b * m.group.nranks] : null;
-    return this.coll("scatter", comm, stream, send, [rp, ro, b], count, dtype, "sum", root);
   }
 }
 

@@ -20,7 +20,7 @@ import { engineCall } from "../../native/load.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import type { NativeMpi } from "../../native/types.js";
 import { NonMemberComm } from "../../nonmember.js";
-import { MpiBuiltin } from "./builtin.js";
+import { type MpiBuiltin, mpiBuiltin } from "./builtin.js";
 import { MpiPlanRunner } from "./plan-runner.js";
 import type { Pollable, Progress } from "./progress.js";
 import { ANY_TAG, DTYPE_BITS, encodeTag, tagMismatch } from "./tag.js";
@@ -116,7 +116,7 @@ export class MpiComm implements Comm {
   ) {
     this.rank = proc.mpi.rank(handle);
     this.size = proc.mpi.size(handle);
-    this.builtin = new MpiBuiltin(proc.mpi, handle, this.rank);
+    this.builtin = mpiBuiltin(proc.mpi, handle, this.rank, (dst, src) => this.copy(dst, src));
     // Collective over the communicator's members, who all construct it (init, split).
     this.collHandle = engineCall(`rank ${this.rank}: MPI_Comm_dup`, () => proc.mpi.commDup(handle));
     proc.comms.add(this);
@@ -305,7 +305,9 @@ export class MpiComm implements Comm {
     const mpi = this.proc.mpi;
     const all = new Int32Array(3 * this.size);
     const gather = (send: Int32Array, recv: Int32Array, count: number) =>
-      engineCall(`rank ${this.rank}: split`, () => mpi.allgather(send, 0, recv, 0, count, "int32", this.handle));
+      engineCall(`rank ${this.rank}: split`, () =>
+        mpi.collective("MPI_Allgather", send, 0, recv, 0, count, "int32", "sum", 0, this.handle),
+      );
     gather(Int32Array.from([ranks.length, ...listDigest(ranks)]), all, 3);
     const differs = (r: number) => [0, 1, 2].some((i) => all[3 * r + i] !== all[3 * this.rank + i]);
     const other = Array.from({ length: this.size }, (_, r) => r).find(differs);

@@ -17,7 +17,7 @@ import { type JoinOptions, joinSingletons, prepareSingletons, stopNameServer } f
 import { Progress, ranksOutnumberCores } from "./progress.js";
 import { countBitsFit } from "./tag.js";
 
-export { MpiBuiltin } from "./builtin.js";
+export { MPI_BUILTINS, type MpiBuiltin, MpiEngine, mpiBuiltin } from "./builtin.js";
 export { MpiComm, type MpiCommOptions, type MpiProcess, NonMemberComm } from "./comm.js";
 
 export const MPI_HINT = `apt-get install openmpi-bin libopenmpi-dev (or mpich libmpich-dev), then ${buildCommand()}`;

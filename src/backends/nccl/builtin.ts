@@ -1,31 +1,49 @@
 /**
  * NCCL's own collectives on an NcclComm (comm.builtin): the oracle cclab's hand-rolled
- * algorithms are tested and benchmarked against. Same method names and arguments as MpiBuiltin
- * (views in, views out; `null` send view = in place), but on device memory and stream-ordered:
- * each returns (a promise) once its work is enqueued; comm.synchronize() or reading a buffer
- * back waits for it.
+ * algorithms are tested and benchmarked against. NCCL_BUILTINS is the one place that says how
+ * cclab calls each: one row per collective, from cclab's layout (src/specs/<name>.ts) to the NCCL
+ * function and its arguments in nccl.h's order. cclab's in-place layouts are NCCL's (sendbuff ==
+ * recvbuff, or the rank's block of the larger buffer), so no row copies for in place but
+ * all-to-all, which NCCL cannot do in place. Every NCCL collective goes through NcclEngine.call,
+ * the one way into the addon (NativeNccl.collective, native/nccl.cc Collective); where NCCL has no
+ * collective the row posts grouped ncclSend/ncclRecv (NcclEngine.p2p), as torch does.
  *
- * | method             | NCCL                                                                      |
- * |--------------------|---------------------------------------------------------------------------|
- * | barrier            | ncclAllReduce of one int32, then a stream wait (as torch's NCCL barrier)  |
- * | bcast              | ncclBroadcast in place                                                    |
- * | allreduce, reduce  | ncclAllReduce, ncclReduce                                                 |
- * | allgather          | ncclAllGather                                                             |
- * | reduceScatterBlock | ncclReduceScatter (in place: result moved to recv[0..count), as MPI)      |
- * | gather, scatter    | ncclGather / ncclScatter (NCCL >= 2.28), else grouped send/recv as torch  |
- * | alltoall           | ncclAlltoAll (NCCL >= 2.28), else grouped send/recv as torch              |
- * | alltoallv          | grouped send/recv (torch's all_to_all_single with splits)                 |
+ * Stream-ordered: each returns (a promise) once its work is enqueued; comm.synchronize() or
+ * reading a buffer back waits for it.
+ *
+ * | collective          | NCCL                                                                      |
+ * |---------------------|---------------------------------------------------------------------------|
+ * | barrier             | ncclAllReduce of one int32, then a stream wait (as torch's NCCL barrier)  |
+ * | broadcast           | ncclBroadcast                                                             |
+ * | allreduce, reduce   | ncclAllReduce, ncclReduce                                                 |
+ * | allgather           | ncclAllGather                                                             |
+ * | reducescatter       | ncclReduceScatter                                                         |
+ * | gather, scatter     | ncclGather / ncclScatter (NCCL >= 2.28), else grouped send/recv as torch  |
+ * | alltoall            | ncclAlltoAll (NCCL >= 2.28), else grouped send/recv as torch              |
+ * | alltoallv           | grouped send/recv (torch's all_to_all_single with splits)                 |
  *
  * avg and premulsum run as ncclSum with cclab's scaling around it (sumScaling: pre-multiply a
  * copy of the input, or divide the result, which is what ncclAvg and ncclRedOpCreatePreMulSum do
- * inside NCCL), as MpiBuiltin does, so results compare exactly with cclab's for every op. NCCL has no bitwise reductions: band/bor/bxor are refused.
+ * inside NCCL), as the mpi backend does, so results compare exactly with cclab's for every op.
+ * NCCL has no bitwise reductions: band/bor/bxor are refused.
  * CCLAB_NCCL_P2P_COLLECTIVES=1 uses the grouped send/recv forms even where NCCL has its own.
  */
 import { type DataBuffer, type View, view } from "../../core/buffer.js";
 import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
-import { parseOp, type ReduceOp, sumScaling } from "../../core/op.js";
-import type { DevicePtr, NcclOpName } from "../../native/types.js";
+import { type ReduceOp, sumScaling } from "../../core/op.js";
+import type { DevicePtr, NcclCollective, NcclLibrary, NcclOpName } from "../../native/types.js";
+import {
+  type BuiltinTable,
+  builtinOf,
+  displs,
+  type EngineCall,
+  type EngineCollectives,
+  input,
+  isRoot,
+  mpiNames,
+  output,
+} from "../builtin.js";
 import type { DeviceBuffer } from "./buffer.js";
 import type { NcclDevice } from "./device.js";
 import type { P2PItem } from "./work.js";
@@ -36,10 +54,17 @@ interface Ptr {
 }
 
 const NULL_PTR: Ptr = { ptr: 0n, off: 0 };
+const SUM: ReduceOp = { name: "sum" };
+
+/** The reductions: their input is scaled for avg and premulsum, their result divided for integer avg. */
+const REDUCING: ReadonlySet<NcclCollective> = new Set(["ncclAllReduce", "ncclReduce", "ncclReduceScatter"]);
+
+/** The collectives NCCL added in 2.28, by their NcclLibrary.optional flag. */
+const NEWER = { ncclAlltoAll: "alltoAll", ncclGather: "gather", ncclScatter: "scatter" } as const;
 
 /**
  * What the engine's collectives need of their comm (NcclComm is the one): an interface here, so
- * comm.ts, which makes its NcclBuiltin, and builtin.ts do not import each other.
+ * comm.ts, which makes its builtin, and builtin.ts do not import each other.
  */
 export interface BuiltinComm {
   readonly rank: number;
@@ -55,78 +80,116 @@ export interface BuiltinComm {
   synchronize(): Promise<void>;
 }
 
-export class NcclBuiltin {
-  private barrierBuf: View | undefined;
+const sub = (v: View, offset: number, count: number): View => ({ buffer: v.buffer, offset: v.offset + offset, count });
+
+/** NCCL's collectives on one communicator, as the table calls them. */
+export class NcclEngine {
+  private scratch: View | undefined;
 
   constructor(private readonly comm: BuiltinComm) {}
 
-  private get size(): number {
-    return this.comm.size;
-  }
-  private get rank(): number {
+  get rank(): number {
     return this.comm.rank;
+  }
+  get size(): number {
+    return this.comm.size;
   }
   private get dev() {
     return this.comm.device;
   }
-  private get native() {
-    return this.comm.device.native;
-  }
-  private get stream(): number {
-    return this.comm.device.stream;
+
+  copy(dst: View, src: View): void {
+    this.comm.copy(dst, src);
   }
 
-  private useNative(fn: "alltoAll" | "gather" | "scatter"): boolean {
+  /** A device buffer of count elements (an in-place all-to-all's copy of its input). */
+  alloc(dtype: DType, count: number): View {
+    return view(this.comm.alloc(dtype, count));
+  }
+
+  /** NCCL has `fn` (a 2.28 addition) and CCLAB_NCCL_P2P_COLLECTIVES does not ask for send/recv instead. */
+  has(fn: keyof typeof NEWER): boolean {
     if (/^(1|true|yes|on)$/i.test(process.env.CCLAB_NCCL_P2P_COLLECTIVES ?? "")) return false;
-    return this.native.loaded()?.optional[fn] === true;
+    const lib: NcclLibrary | null = this.dev.native.loaded();
+    return lib?.optional[NEWER[fn]] === true;
   }
 
-  private check(v: View | null, op: string, arg: string): View | null {
-    return v === null ? null : this.comm.checkView(v, `builtin ${op}`, arg);
-  }
-
-  private ptr(v: View | null, extra = 0): Ptr {
+  private ptr(v: View | null): Ptr {
     if (v === null || v.count === 0) return NULL_PTR;
     const b = v.buffer as DeviceBuffer;
-    return { ptr: b.ptr, off: (v.offset + extra) * dtypeInfo(b.dtype).bytes };
+    return { ptr: b.ptr, off: v.offset * dtypeInfo(b.dtype).bytes };
   }
 
-  private ncclOp(opIn: ReduceOp | string, name: string): { op: ReduceOp; nccl: NcclOpName } {
-    const op = parseOp(opIn, { rank: this.rank, op: `builtin ${name}` });
+  private ncclOp(op: ReduceOp, fn: string): NcclOpName {
     if (op.name === "band" || op.name === "bor" || op.name === "bxor") {
       throw new InvalidArgumentError(
-        { rank: this.rank, op: `builtin ${name}`, arg: "op" },
+        { rank: this.rank, op: `builtin ${fn}`, arg: "op" },
         `NCCL has no bitwise reductions ('${op.name}'); its ops are sum, prod, min, max and avg`,
       );
     }
-    const nccl: NcclOpName = op.name === "avg" || op.name === "premulsum" ? "sum" : op.name;
-    return { op, nccl };
+    return op.name === "avg" || op.name === "premulsum" ? "sum" : op.name;
   }
 
-  private call(name: string, fn: () => number, keep: readonly unknown[] = []): Promise<void> {
-    this.comm.checkLive(`builtin ${name}`);
-    return this.dev.collective(this.comm, `rank ${this.rank}: builtin ${name}`, fn, keep);
+  /**
+   * NCCL's function `fn` with the arguments NCCL's collectives take, in nccl.h's order (the
+   * datatype is the views', the communicator and stream this comm's); a null view is a null
+   * pointer (a buffer NCCL does not read on this rank). count is per rank for ncclAllGather,
+   * ncclGather, ncclScatter and ncclAlltoAll, ncclReduceScatter's recvcount.
+   */
+  async call(fn: NcclCollective, send: View | null, recv: View | null, count: number, op = SUM, root = 0) {
+    const reducing = REDUCING.has(fn);
+    const nccl = reducing ? this.ncclOp(op, fn) : "sum";
+    if (send !== null) this.comm.checkView(send, `builtin ${fn}`, "send");
+    if (recv !== null) this.comm.checkView(recv, `builtin ${fn}`, "recv");
+    const dtype = (send ?? recv)?.buffer.dtype ?? "int32";
+    let scaled: View | null = null;
+    if (reducing && send !== null) {
+      // premulsum, float avg: a scaled copy of the input (never the caller's buffer).
+      const { premul } = sumScaling(op, dtype, this.size);
+      if (premul !== undefined) {
+        scaled = this.alloc(dtype, fn === "ncclReduceScatter" ? count * this.size : count);
+        this.comm.scale(scaled, sub(send, 0, scaled.count), premul, 1);
+      }
+    }
+    const s = this.ptr(scaled ?? send);
+    const r = this.ptr(recv);
+    this.comm.checkLive(`builtin ${fn}`);
+    await this.dev.collective(
+      this.comm,
+      `rank ${this.rank}: builtin ${fn}`,
+      () =>
+        this.dev.native.collective(
+          fn,
+          s.ptr,
+          s.off,
+          r.ptr,
+          r.off,
+          count,
+          dtype,
+          nccl,
+          root,
+          this.comm.handle,
+          this.dev.stream,
+        ),
+      [scaled, send, recv],
+    );
+    // Integer avg: the sum divided in place (where this rank has the result).
+    if (reducing && recv !== null && count > 0 && (fn !== "ncclReduce" || this.rank === root)) {
+      const { postdiv } = sumScaling(op, dtype, this.size);
+      const v = sub(recv, 0, count);
+      if (postdiv !== undefined) this.comm.scale(v, v, 1, postdiv);
+    }
   }
 
-  /** premulsum, float avg (sumScaling): a scaled copy of the input (never the caller's buffer). */
-  private prescale(src: View, count: number, op: ReduceOp): View | null {
-    const { premul } = sumScaling(op, src.buffer.dtype, this.size);
-    if (premul === undefined) return null;
-    const tmp = view(this.comm.alloc(src.buffer.dtype, count));
-    this.comm.scale(tmp, { buffer: src.buffer, offset: src.offset, count }, premul, 1);
-    return tmp;
+  /** Returns on every rank once all have entered and this rank's stream has drained. */
+  async barrier(): Promise<void> {
+    this.scratch ??= this.alloc("int32", 1);
+    await this.call("ncclAllReduce", this.scratch, this.scratch, 1);
+    await this.comm.synchronize();
   }
 
-  /** Integer avg (sumScaling): the sum divided in place. */
-  private postscale(out: View | null, count: number, op: ReduceOp): void {
-    if (out === null || count === 0) return;
-    const { postdiv } = sumScaling(op, out.buffer.dtype, this.size);
-    if (postdiv === undefined) return;
-    const v = { buffer: out.buffer, offset: out.offset, count };
-    this.comm.scale(v, v, 1, postdiv);
-  }
-
-  private item(kind: "send" | "recv", v: View, peer: number, what: string): P2PItem {
+  /** One ncclSend or ncclRecv of a group. */
+  item(kind: "send" | "recv", v: View, peer: number, what: string): P2PItem {
     return {
       kind,
       comm: this.comm,
@@ -138,7 +201,8 @@ export class NcclBuiltin {
     };
   }
 
-  private async p2p(what: string, items: P2PItem[]): Promise<void> {
+  /** Sends and receives posted as one NCCL group (empty ones left out). */
+  async p2p(what: string, items: P2PItem[]): Promise<void> {
     this.comm.checkLive(`builtin ${what}`);
     await this.dev.flush(
       items.filter((i) => i.count > 0),
@@ -146,185 +210,7 @@ export class NcclBuiltin {
     );
   }
 
-  private sub(v: View, offset: number, count: number): View {
-    return { buffer: v.buffer, offset: v.offset + offset, count };
-  }
-
-  /** Returns on every rank once all have entered and this rank's stream has drained. */
-  async barrier(): Promise<void> {
-    this.barrierBuf ??= view(this.comm.alloc("int32", 1));
-    const p = this.ptr(this.barrierBuf);
-    await this.call("barrier", () =>
-      this.native.allReduce(p.ptr, p.off, p.ptr, p.off, 1, "int32", "sum", this.comm.handle, this.stream),
-    );
-    await this.comm.synchronize();
-  }
-
-  async bcast(buf: View, root: number): Promise<void> {
-    const b = this.ptr(this.check(buf, "bcast", "buf"));
-    await this.call("bcast", () =>
-      this.native.broadcast(
-        b.ptr,
-        b.off,
-        b.ptr,
-        b.off,
-        buf.count,
-        buf.buffer.dtype,
-        root,
-        this.comm.handle,
-        this.stream,
-      ),
-    );
-  }
-
-  /** send = null: in place in recv. */
-  async allreduce(send: View | null, recv: View, opIn: ReduceOp | string): Promise<void> {
-    const { op, nccl } = this.ncclOp(opIn, "allreduce");
-    this.check(send, "allreduce", "send");
-    this.check(recv, "allreduce", "recv");
-    const n = recv.count;
-    const scaled = this.prescale(send ?? recv, n, op);
-    const s = this.ptr(scaled ?? send ?? recv);
-    const r = this.ptr(recv);
-    await this.call(
-      "allreduce",
-      () =>
-        this.native.allReduce(s.ptr, s.off, r.ptr, r.off, n, recv.buffer.dtype, nccl, this.comm.handle, this.stream),
-      [scaled],
-    );
-    this.postscale(recv, n, op);
-  }
-
-  /** recv is used at root only (may be null elsewhere); send = null: in place at root. */
-  async reduce(send: View | null, recv: View | null, opIn: ReduceOp | string, root: number): Promise<void> {
-    const { op, nccl } = this.ncclOp(opIn, "reduce");
-    this.check(send, "reduce", "send");
-    this.check(recv, "reduce", "recv");
-    const ref = (send ?? recv)!;
-    const n = ref.count;
-    const scaled = this.prescale(ref, n, op);
-    const s = this.ptr(scaled ?? ref);
-    const r = this.rank === root ? this.ptr(recv) : NULL_PTR;
-    await this.call(
-      "reduce",
-      () =>
-        this.native.reduce(s.ptr, s.off, r.ptr, r.off, n, ref.buffer.dtype, nccl, root, this.comm.handle, this.stream),
-      [scaled],
-    );
-    if (this.rank === root) this.postscale(recv, n, op);
-  }
-
-  /** count elements per rank; recv (size * count) at root. send = null: in place at root. */
-  async gather(send: View | null, recv: View | null, count: number, root: number): Promise<void> {
-    this.check(send, "gather", "send");
-    this.check(recv, "gather", "recv");
-    const isRoot = this.rank === root;
-    const dtype = (send ?? recv)!.buffer.dtype;
-    if (this.useNative("gather")) {
-      const r = isRoot ? this.ptr(recv) : NULL_PTR;
-      const s = send ? this.ptr(send) : this.ptr(recv, root * count);
-      await this.call("gather", () =>
-        this.native.gather(s.ptr, s.off, r.ptr, r.off, count, dtype, root, this.comm.handle, this.stream),
-      );
-      return;
-    }
-    const items: P2PItem[] = [];
-    if (isRoot) {
-      for (let p = 0; p < this.size; p++) {
-        if (p !== root) items.push(this.item("recv", this.sub(recv!, p * count, count), p, "gather"));
-      }
-      if (send) this.comm.copy(this.sub(recv!, root * count, count), this.sub(send, 0, count));
-    } else {
-      items.push(this.item("send", this.sub(send!, 0, count), root, "gather"));
-    }
-    await this.p2p("gather", items);
-  }
-
-  /** count elements per rank; send (size * count) at root. recv = null: in place at root. */
-  async scatter(send: View | null, recv: View | null, count: number, root: number): Promise<void> {
-    this.check(send, "scatter", "send");
-    this.check(recv, "scatter", "recv");
-    const isRoot = this.rank === root;
-    const dtype = (send ?? recv)!.buffer.dtype;
-    if (this.useNative("scatter")) {
-      const s = isRoot ? this.ptr(send) : NULL_PTR;
-      const r = recv ? this.ptr(recv) : this.ptr(send, root * count);
-      await this.call("scatter", () =>
-        this.native.scatter(s.ptr, s.off, r.ptr, r.off, count, dtype, root, this.comm.handle, this.stream),
-      );
-      return;
-    }
-    const items: P2PItem[] = [];
-    if (isRoot) {
-      for (let p = 0; p < this.size; p++) {
-        if (p !== root) items.push(this.item("send", this.sub(send!, p * count, count), p, "scatter"));
-      }
-      if (recv) this.comm.copy(this.sub(recv, 0, count), this.sub(send!, root * count, count));
-    } else {
-      items.push(this.item("recv", this.sub(recv!, 0, count), root, "scatter"));
-    }
-    await this.p2p("scatter", items);
-  }
-
-  /** count elements per rank into recv (size * count). send = null: in place (own chunk already in recv). */
-  async allgather(send: View | null, recv: View, count: number): Promise<void> {
-    this.check(send, "allgather", "send");
-    this.check(recv, "allgather", "recv");
-    const s = send ? this.ptr(send) : this.ptr(recv, this.rank * count);
-    const r = this.ptr(recv);
-    await this.call("allgather", () =>
-      this.native.allGather(s.ptr, s.off, r.ptr, r.off, count, recv.buffer.dtype, this.comm.handle, this.stream),
-    );
-  }
-
-  /** send (size * count) reduced, chunk `rank` into recv (count). send = null: in place (recv holds size * count; result in recv[0..count)). */
-  async reduceScatterBlock(send: View | null, recv: View, count: number, opIn: ReduceOp | string): Promise<void> {
-    const { op, nccl } = this.ncclOp(opIn, "reduceScatterBlock");
-    this.check(send, "reduceScatterBlock", "send");
-    this.check(recv, "reduceScatterBlock", "recv");
-    const full = send ?? recv;
-    const scaled = this.prescale(full, count * this.size, op);
-    const dtype = recv.buffer.dtype;
-    const inPlace = send === null && scaled === null;
-    const s = this.ptr(scaled ?? full);
-    const r = inPlace ? this.ptr(recv, this.rank * count) : this.ptr(recv);
-    await this.call(
-      "reduceScatterBlock",
-      () => this.native.reduceScatter(s.ptr, s.off, r.ptr, r.off, count, dtype, nccl, this.comm.handle, this.stream),
-      [scaled],
-    );
-    if (inPlace && this.rank > 0 && count > 0) {
-      this.comm.copy(this.sub(recv, 0, count), this.sub(recv, this.rank * count, count));
-    }
-    this.postscale(recv, count, op);
-  }
-
-  /** count elements to each peer. send = null: in place in recv. */
-  async alltoall(send: View | null, recv: View, count: number): Promise<void> {
-    this.check(send, "alltoall", "send");
-    this.check(recv, "alltoall", "recv");
-    let src = send;
-    if (src === null) {
-      // NCCL has no in-place all-to-all: work from a copy of the input.
-      src = view(this.comm.alloc(recv.buffer.dtype, count * this.size));
-      this.comm.copy(src, this.sub(recv, 0, count * this.size));
-    }
-    if (this.useNative("alltoAll")) {
-      const s = this.ptr(src);
-      const r = this.ptr(recv);
-      await this.call(
-        "alltoall",
-        () => this.native.alltoAll(s.ptr, s.off, r.ptr, r.off, count, recv.buffer.dtype, this.comm.handle, this.stream),
-        [src],
-      );
-      return;
-    }
-    const counts = Array.from({ length: this.size }, () => count);
-    const displs = counts.map((_, i) => i * count);
-    await this.alltoallv(src, counts, displs, recv, counts, displs);
-  }
-
-  /** Counts and displacements in elements, one per rank. send = null: in place in recv. */
+  /** Counts and displacements in elements, one per rank, as grouped send/recv. send = null: in place in recv. */
   async alltoallv(
     send: View | null,
     sendcounts: readonly number[],
@@ -333,8 +219,8 @@ export class NcclBuiltin {
     recvcounts: readonly number[],
     rdispls: readonly number[],
   ): Promise<void> {
-    this.check(send, "alltoallv", "send");
-    this.check(recv, "alltoallv", "recv");
+    if (send !== null) this.comm.checkView(send, "builtin alltoallv", "send");
+    this.comm.checkView(recv, "builtin alltoallv", "recv");
     const n = this.size;
     for (const [name, a] of [
       ["sendcounts", sendcounts],
@@ -351,15 +237,15 @@ export class NcclBuiltin {
     }
     let src = send;
     if (src === null) {
-      src = view(this.comm.alloc(recv.buffer.dtype, recv.count));
-      this.comm.copy(src, recv);
+      src = this.alloc(recv.buffer.dtype, recv.count);
+      this.copy(src, recv);
     }
     const items: P2PItem[] = [];
     for (let p = 0; p < n; p++) {
-      const sv = this.sub(src, sdispls[p]!, sendcounts[p]!);
-      const rv = this.sub(recv, rdispls[p]!, recvcounts[p]!);
+      const sv = sub(src, sdispls[p]!, sendcounts[p]!);
+      const rv = sub(recv, rdispls[p]!, recvcounts[p]!);
       if (p === this.rank) {
-        if (rv.count > 0) this.comm.copy(rv, sv);
+        if (rv.count > 0) this.copy(rv, sv);
         continue;
       }
       items.push(this.item("send", sv, p, "alltoallv"));
@@ -367,4 +253,82 @@ export class NcclBuiltin {
     }
     await this.p2p("alltoallv", items);
   }
+}
+
+/** Block p (count elements) of a view. */
+const block = (v: View, p: number, count: number): View => view(v, p * count, count);
+
+/** gather and scatter without ncclGather/ncclScatter: the root exchanges a block with every other rank. */
+async function rootedP2P(x: EngineCall, nccl: NcclEngine, kind: "gather" | "scatter"): Promise<void> {
+  const { count, root } = x.call;
+  // The root's blocks are in its output (gather) or input (scatter); each other rank has one.
+  const [rootKind, otherKind] = kind === "gather" ? (["recv", "send"] as const) : (["send", "recv"] as const);
+  const items: P2PItem[] = [];
+  if (isRoot(x)) {
+    const blocks = kind === "gather" ? output(x) : input(x);
+    for (let p = 0; p < nccl.size; p++) {
+      if (p !== root) items.push(nccl.item(rootKind, block(blocks, p, count), p, kind));
+    }
+    if (!x.call.inPlace) {
+      if (kind === "gather") nccl.copy(block(output(x), root, count), input(x));
+      else nccl.copy(output(x), block(input(x), root, count));
+    }
+  } else {
+    items.push(nccl.item(otherKind, block(kind === "gather" ? input(x) : output(x), 0, count), root, kind));
+  }
+  await nccl.p2p(kind, items);
+}
+
+/**
+ * How cclab calls NCCL, per collective: the NCCL function and its arguments (sendbuff, recvbuff,
+ * count, op, root; null where this rank's NCCL does not read the buffer), or the grouped
+ * send/recv that stand in where NCCL lacks the collective.
+ */
+export const NCCL_BUILTINS: BuiltinTable<NcclEngine> = {
+  barrier: (_, nccl) => nccl.barrier(),
+  broadcast: (x, nccl) => nccl.call("ncclBroadcast", x.input ?? output(x), output(x), x.call.count, SUM, x.call.root),
+  reduce: (x, nccl) =>
+    nccl.call("ncclReduce", input(x), isRoot(x) ? output(x) : null, x.call.count, x.call.op, x.call.root),
+  gather: (x, nccl) =>
+    nccl.has("ncclGather")
+      ? nccl.call("ncclGather", input(x), isRoot(x) ? output(x) : null, x.call.count, SUM, x.call.root)
+      : rootedP2P(x, nccl, "gather"),
+  scatter: (x, nccl) =>
+    nccl.has("ncclScatter")
+      ? nccl.call("ncclScatter", isRoot(x) ? input(x) : null, output(x), x.call.count, SUM, x.call.root)
+      : rootedP2P(x, nccl, "scatter"),
+  allgather: (x, nccl) => nccl.call("ncclAllGather", input(x), output(x), x.call.count),
+  reducescatter: (x, nccl) => nccl.call("ncclReduceScatter", input(x), output(x), x.call.count, x.call.op),
+  allreduce: (x, nccl) => nccl.call("ncclAllReduce", input(x), output(x), x.call.count, x.call.op),
+  alltoall: async (x, nccl) => {
+    const { count } = x.call;
+    let src = input(x);
+    if (x.call.inPlace) {
+      // NCCL has no in-place all-to-all: work from a copy of the input.
+      src = nccl.alloc(src.buffer.dtype, count * nccl.size);
+      nccl.copy(src, input(x));
+    }
+    if (nccl.has("ncclAlltoAll")) return nccl.call("ncclAlltoAll", src, output(x), count);
+    const counts = Array.from({ length: nccl.size }, () => count);
+    return nccl.alltoallv(src, counts, displs(counts), output(x), counts, displs(counts));
+  },
+  alltoallv: (x, nccl) => {
+    const sc = x.call.sendCounts ?? [];
+    const rc = x.call.recvCounts ?? [];
+    return nccl.alltoallv(input(x), sc, displs(sc), output(x), rc, displs(rc));
+  },
+};
+
+/** comm.builtin of the nccl backend: NCCL's collectives under MPI's names, and `spec` as the specs call them. */
+export type NcclBuiltin = EngineCollectives<Promise<void>>;
+
+export function ncclBuiltin(comm: BuiltinComm): NcclBuiltin {
+  const engine = new NcclEngine(comm);
+  return mpiNames<Promise<void>>({
+    rank: comm.rank,
+    spec: builtinOf(NCCL_BUILTINS, engine),
+    run: (k, x) => NCCL_BUILTINS[k](x, engine),
+    copy: (dst, src) => comm.copy(dst, src),
+    alltoallv: (...a) => engine.alltoallv(...a),
+  });
 }

@@ -21,7 +21,7 @@ import { type KVStore, ownKey } from "../../kvstore.js";
 import { toEngineError } from "../../native/load.js";
 import { NonMemberComm } from "../../nonmember.js";
 import { type DeviceBuffer, isDeviceBuffer } from "./buffer.js";
-import { NcclBuiltin } from "./builtin.js";
+import { type NcclBuiltin, ncclBuiltin } from "./builtin.js";
 import type { NcclDevice } from "./device.js";
 import { sharedGpuHint } from "./env.js";
 import type { CommRef, P2PItem } from "./work.js";
@@ -58,7 +58,7 @@ export class NcclComm implements Comm, CommRef {
     /** Store namespace of this communicator (splits derive theirs from it). */
     readonly key: string,
   ) {
-    this.builtin = new NcclBuiltin(this);
+    this.builtin = ncclBuiltin(this);
     proc.device.comms.add(this);
   }
 

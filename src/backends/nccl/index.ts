@@ -25,7 +25,7 @@ import { sharedGpuEnv } from "./env.js";
 
 export { NonMemberComm } from "../../nonmember.js";
 export { DeviceBuffer, isDeviceBuffer } from "./buffer.js";
-export { NcclBuiltin } from "./builtin.js";
+export { NCCL_BUILTINS, type NcclBuiltin, NcclEngine, ncclBuiltin } from "./builtin.js";
 export { NcclComm, type NcclProcess } from "./comm.js";
 export { NcclDevice } from "./device.js";
 export { type SharedGpuPath, sharedGpuEnv } from "./env.js";
