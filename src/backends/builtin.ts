@@ -91,6 +91,8 @@ export interface NamedEngine<R extends Awaitable> {
   copy(dst: View, src: View): void;
   /** alltoallv with any displacements (the table's row has them laid end to end). */
   alltoallv: EngineCollectives<R>["alltoallv"];
+  /** Stream-ordered (R is a promise): what is refused before anything is enqueued rejects too, rather than throwing. */
+  readonly async?: boolean;
 }
 
 const SUM: ReduceOp = { name: "sum" };
@@ -111,7 +113,7 @@ export function mpiNames<R extends Awaitable>(e: NamedEngine<R>): EngineCollecti
   });
   const parse = (op: ReduceOp | string, name: string) => parseOp(op, { rank, op: `builtin ${name}` });
   const run = e.run;
-  return {
+  const named: EngineCollectives<R> = {
     spec: e.spec,
     barrier: () => run("barrier", { call: call(0, 0, false) }) as R,
     bcast: (buf, root) =>
@@ -163,4 +165,17 @@ export function mpiNames<R extends Awaitable>(e: NamedEngine<R>): EngineCollecti
     alltoallv: (send, sendcounts, sdispls, recv, recvcounts, rdispls) =>
       e.alltoallv(send, sendcounts, sdispls, recv, recvcounts, rdispls),
   };
+  if (!e.async) return named;
+  const settled: Record<string, unknown> = { spec: e.spec };
+  for (const [k, f] of Object.entries(named)) {
+    if (typeof f !== "function") continue;
+    settled[k] = (...a: unknown[]) => {
+      try {
+        return Promise.resolve(f(...a));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+  }
+  return settled as unknown as EngineCollectives<R>;
 }

@@ -27,16 +27,18 @@ export interface ProbeResult {
 }
 
 /** The MPI functions NativeMpi.collective calls (native/mpi.cc kCollectives). */
-export type MpiCollective =
-  | "MPI_Barrier"
-  | "MPI_Bcast"
-  | "MPI_Reduce"
-  | "MPI_Allreduce"
-  | "MPI_Gather"
-  | "MPI_Scatter"
-  | "MPI_Allgather"
-  | "MPI_Reduce_scatter_block"
-  | "MPI_Alltoall";
+export const MPI_COLLECTIVES = [
+  "MPI_Barrier",
+  "MPI_Bcast",
+  "MPI_Reduce",
+  "MPI_Allreduce",
+  "MPI_Gather",
+  "MPI_Scatter",
+  "MPI_Allgather",
+  "MPI_Reduce_scatter_block",
+  "MPI_Alltoall",
+] as const;
+export type MpiCollective = (typeof MPI_COLLECTIVES)[number];
 
 /** native/mpi.cc, argument order as in the MPI C API. */
 export interface NativeMpi {
@@ -182,15 +184,17 @@ export const NCCL_RESULT = {
 } as const;
 
 /** The NCCL functions NativeNccl.collective calls (native/nccl.cc kCollectives). */
-export type NcclCollective =
-  | "ncclAllReduce"
-  | "ncclBroadcast"
-  | "ncclReduce"
-  | "ncclAllGather"
-  | "ncclReduceScatter"
-  | "ncclAlltoAll"
-  | "ncclGather"
-  | "ncclScatter";
+export const NCCL_COLLECTIVES = [
+  "ncclAllReduce",
+  "ncclBroadcast",
+  "ncclReduce",
+  "ncclAllGather",
+  "ncclReduceScatter",
+  "ncclAlltoAll",
+  "ncclGather",
+  "ncclScatter",
+] as const;
+export type NcclCollective = (typeof NCCL_COLLECTIVES)[number];
 
 /** The reduce ops NCCL has (no bitwise ones). */
 export type NcclOpName = "sum" | "prod" | "min" | "max" | "avg";

@@ -330,5 +330,6 @@ export function ncclBuiltin(comm: BuiltinComm): NcclBuiltin {
     run: (k, x) => NCCL_BUILTINS[k](x, engine),
     copy: (dst, src) => comm.copy(dst, src),
     alltoallv: (...a) => engine.alltoallv(...a),
+    async: true,
   });
 }
