@@ -524,12 +524,11 @@ function symmetryOf(r: NetworkResult): Symmetry | undefined {
  * docs/network.md lists them; the closing note of issue 22 reports them as missed.
  */
 const KNOWN_MISSES: Record<string, number> = {
-  "torus:8x8|allgather/pat": 0.5,
+  "torus:8x8|allgather/pat": 0.1,
   "fattree|allreduce/recursive_doubling": 0.1,
   "fattree|allreduce/swing_latency": 0.11,
-  "fattree|allreduce/swing_bandwidth": 0.13,
+  "fattree|allreduce/swing_bandwidth": 0.12,
   "fattree|allgather/bruck": 0.09,
-  "fattree|allgather/pat": 0.17,
 };
 
 describe("the phases shortcut against the exact engine (within 5%), its symmetry on every rank", () => {

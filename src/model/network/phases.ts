@@ -301,6 +301,8 @@ function walk(
 /** One distinct round solved: each message's duration (canonical order), and the bytes it put on each link. */
 interface Phase {
   readonly duration: Float64Array;
+  /** Each message's route latency (of the copy that ends last): the part of its duration before its bytes move. */
+  readonly latency: Float64Array;
   readonly bytes: Float64Array;
   uses: number;
 }
@@ -345,6 +347,7 @@ function timeWalk(
       const net = new FlowNet(topology.links.bandwidth);
       const m = rd.src.length;
       const ends = new Float64Array(m * copies);
+      const lats = new Float64Array(m * copies);
       for (let i = 0; i < m; i++) {
         const bytes = rd.bytes[i] as number;
         for (let j = 0; j < copies; j++) {
@@ -356,6 +359,7 @@ function timeWalk(
           const { paths, latency } = routes.get(a, b);
           const tag = (place[i] as number) * copies + j;
           paths.forEach((path, k) => {
+            lats[tag] = Math.max(lats[tag] as number, latency[k] as number);
             net.add(bytes / paths.length, path, latency[k] as number, tag);
           });
         }
@@ -367,23 +371,41 @@ function timeWalk(
       }
       solves += net.solves;
       const duration = new Float64Array(m);
+      const latency = new Float64Array(m);
       for (let k = 0; k < m; k++) {
-        let most = 0;
-        for (let j = 0; j < copies; j++) most = Math.max(most, ends[k * copies + j] as number);
-        duration[k] = most;
+        for (let j = 0; j < copies; j++) {
+          if ((ends[k * copies + j] as number) < (duration[k] as number)) continue;
+          duration[k] = ends[k * copies + j] as number;
+          latency[k] = lats[k * copies + j] as number;
+        }
       }
-      phase = { duration, bytes: net.use.bytes, uses: 0 };
+      phase = { duration, latency, bytes: net.use.bytes, uses: 0 };
       memo.set(key, phase);
     }
     phase.uses++;
     phaseOf[t] = phase;
   });
+  // One connection per (sender, receiver), in order, as in the exact engine. A round's transfers
+  // to one peer were solved as one flow: each takes its own bytes' part of that flow's time (its
+  // mean rate), once its latency is over and the transfers before it on the connection (this
+  // round's or an earlier one's) are through. Charging each the whole flow's time made a
+  // pipeline like PAT's, with many chunks to one peer in a round, wait for the last chunk.
+  const pairFree = new Map<number, number>();
   const out = interpret(w.walked, {
     transfer: (snd, _rcv, start) => {
       const t = w.roundOf[snd.rank]![snd.index] as number;
       if (t < 0) return start;
-      const place = (w.places[t] as Int32Array)[w.messageOf[snd.rank]![snd.index] as number] as number;
-      return start + ((phaseOf[t] as Phase).duration[place] as number);
+      const msg = w.messageOf[snd.rank]![snd.index] as number;
+      const rd = w.rounds[t] as Round;
+      const place = (w.places[t] as Int32Array)[msg] as number;
+      const phase = phaseOf[t] as Phase;
+      const d = phase.duration[place] as number;
+      const l = Math.min(d, phase.latency[place] as number);
+      const share = (snd.op.region.count * elementBytes) / (rd.bytes[msg] as number);
+      const pair = snd.rank * n + (rd.offset[msg] as number);
+      const end = Math.max(start + l, pairFree.get(pair) ?? 0) + (d - l) * share;
+      pairFree.set(pair, end);
+      return end;
     },
     local: reductions(gamma, elementBytes, w.walked.length),
   });
