@@ -5,8 +5,7 @@
  * `comm.builtin` that tools and tests call as bcast(buf, root), allreduce(send | null, recv, op),
  * ... Each engine's table is the one place that says how cclab calls that engine's collective.
  */
-import type { View } from "../core/buffer.js";
-import { view } from "../core/buffer.js";
+import { type View, view } from "../core/buffer.js";
 import { parseOp, type ReduceOp } from "../core/op.js";
 import type { Builtin, BuiltinCall, RankCall } from "../specs/types.js";
 
