@@ -19,15 +19,15 @@ export interface EngineCall {
 }
 
 /** One engine's table: per collective, the engine call(s) it makes for one rank. */
-export type BuiltinTable<E> = { readonly [K in keyof Builtin]: (x: EngineCall, engine: E) => Awaitable };
+export type BuiltinTable<E> = { readonly [K in keyof Builtin]: (engine: E, x: EngineCall) => Awaitable };
 
 /** Runs one row of a table on an engine. */
 export type RunRow = (collective: keyof Builtin, x: EngineCall) => Awaitable;
 
-/** The spec-facing Builtin of a table run on `engine`. */
+/** The spec-facing Builtin of a table run on `engine`: its rows bound to it (a spec's call goes straight to the row). */
 export function builtinOf<E>(table: BuiltinTable<E>, engine: E): Builtin {
   const out: Partial<Record<keyof Builtin, (x: BuiltinCall) => Awaitable>> = {};
-  for (const k of Object.keys(table) as (keyof Builtin)[]) out[k] = (x) => table[k](x, engine);
+  for (const k of Object.keys(table) as (keyof Builtin)[]) out[k] = table[k].bind(undefined, engine);
   return out as Builtin;
 }
 
@@ -40,11 +40,6 @@ export function displs(counts: readonly number[]): number[] {
     return d;
   });
 }
-
-/** A row's input and output views (present where cclab's layout gives this rank one), and whether it is the root. */
-export const input = (x: EngineCall): View => x.input as View;
-export const output = (x: EngineCall): View => x.output as View;
-export const isRoot = (x: EngineCall): boolean => x.call.rank === x.call.root;
 
 /**
  * The engine's collectives under MPI's names and conventions (argument order as in the C API,

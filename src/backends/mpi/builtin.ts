@@ -18,16 +18,12 @@ import { type ReduceOp, sumScaling } from "../../core/op.js";
 import { engineCall } from "../../native/load.js";
 import { scaleHost } from "../../native/reduce.js";
 import type { MpiCollective, NativeMpi } from "../../native/types.js";
-import {
-  type BuiltinTable,
-  builtinOf,
-  displs,
-  type EngineCollectives,
-  input,
-  isRoot,
-  mpiNames,
-  output,
-} from "../builtin.js";
+import { type BuiltinTable, builtinOf, displs, type EngineCall, type EngineCollectives, mpiNames } from "../builtin.js";
+
+/** A row's input and output views (present where cclab's layout gives this rank one), and whether it is the root. */
+const input = (x: EngineCall): View => x.input as View;
+const output = (x: EngineCall): View => x.output as View;
+const isRoot = (x: EngineCall): boolean => x.call.rank === x.call.root;
 
 const SUM: ReduceOp = { name: "sum" };
 
@@ -137,13 +133,13 @@ export class MpiEngine {
  * needs where MPI's in-place convention differs from it.
  */
 export const MPI_BUILTINS: BuiltinTable<MpiEngine> = {
-  barrier: (_, mpi) => mpi.call("MPI_Barrier", null, null, 0),
-  broadcast: (x, mpi) => {
+  barrier: (mpi) => mpi.call("MPI_Barrier", null, null, 0),
+  broadcast: (mpi, x) => {
     // MPI_Bcast has one buffer: an out-of-place root copies its input there first.
     if (isRoot(x) && !x.call.inPlace) mpi.copy(output(x), input(x));
     mpi.call("MPI_Bcast", null, output(x), x.call.count, SUM, x.call.root);
   },
-  reduce: (x, mpi) =>
+  reduce: (mpi, x) =>
     mpi.call(
       "MPI_Reduce",
       isRoot(x) && x.call.inPlace ? null : input(x),
@@ -152,7 +148,7 @@ export const MPI_BUILTINS: BuiltinTable<MpiEngine> = {
       x.call.op,
       x.call.root,
     ),
-  gather: (x, mpi) =>
+  gather: (mpi, x) =>
     mpi.call(
       "MPI_Gather",
       isRoot(x) && x.call.inPlace ? null : input(x),
@@ -162,7 +158,7 @@ export const MPI_BUILTINS: BuiltinTable<MpiEngine> = {
       x.call.root,
     ),
   // In place the root's own block stays where it is: input[root·count], which is its output.
-  scatter: (x, mpi) =>
+  scatter: (mpi, x) =>
     mpi.call(
       "MPI_Scatter",
       isRoot(x) ? input(x) : null,
@@ -171,17 +167,17 @@ export const MPI_BUILTINS: BuiltinTable<MpiEngine> = {
       SUM,
       x.call.root,
     ),
-  allgather: (x, mpi) => mpi.call("MPI_Allgather", x.call.inPlace ? null : input(x), output(x), x.call.count),
-  reducescatter: (x, mpi) => {
+  allgather: (mpi, x) => mpi.call("MPI_Allgather", x.call.inPlace ? null : input(x), output(x), x.call.count),
+  reducescatter: (mpi, x) => {
     if (!x.call.inPlace) return mpi.call("MPI_Reduce_scatter_block", input(x), output(x), x.call.count, x.call.op);
     // MPI_IN_PLACE leaves the result at the start of the whole buffer; cclab's in-place output is block `rank`.
     mpi.call("MPI_Reduce_scatter_block", null, input(x), x.call.count, x.call.op);
     if (x.call.rank > 0 && x.call.count > 0) mpi.copy(output(x), view(input(x), 0, x.call.count));
   },
-  allreduce: (x, mpi) =>
+  allreduce: (mpi, x) =>
     mpi.call("MPI_Allreduce", x.call.inPlace ? null : input(x), output(x), x.call.count, x.call.op),
-  alltoall: (x, mpi) => mpi.call("MPI_Alltoall", x.call.inPlace ? null : input(x), output(x), x.call.count),
-  alltoallv: (x, mpi) => {
+  alltoall: (mpi, x) => mpi.call("MPI_Alltoall", x.call.inPlace ? null : input(x), output(x), x.call.count),
+  alltoallv: (mpi, x) => {
     const sc = x.call.sendCounts ?? [];
     const rc = x.call.recvCounts ?? [];
     mpi.alltoallv(input(x), sc, displs(sc), output(x), rc, displs(rc));
@@ -201,7 +197,7 @@ export function mpiBuiltin(
   return mpiNames<void>({
     rank,
     spec: builtinOf(MPI_BUILTINS, engine),
-    run: (k, x) => MPI_BUILTINS[k](x, engine),
+    run: (k, x) => MPI_BUILTINS[k](engine, x),
     copy,
     alltoallv: (...a) => engine.alltoallv(...a),
   });

@@ -33,17 +33,7 @@ import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
 import { type ReduceOp, sumScaling } from "../../core/op.js";
 import type { DevicePtr, NcclCollective, NcclLibrary, NcclOpName } from "../../native/types.js";
-import {
-  type BuiltinTable,
-  builtinOf,
-  displs,
-  type EngineCall,
-  type EngineCollectives,
-  input,
-  isRoot,
-  mpiNames,
-  output,
-} from "../builtin.js";
+import { type BuiltinTable, builtinOf, displs, type EngineCall, type EngineCollectives, mpiNames } from "../builtin.js";
 import type { DeviceBuffer } from "./buffer.js";
 import type { NcclDevice } from "./device.js";
 import type { P2PItem } from "./work.js";
@@ -54,6 +44,11 @@ interface Ptr {
 }
 
 const NULL_PTR: Ptr = { ptr: 0n, off: 0 };
+/** A row's input and output views (present where cclab's layout gives this rank one), and whether it is the root. */
+const input = (x: EngineCall): View => x.input as View;
+const output = (x: EngineCall): View => x.output as View;
+const isRoot = (x: EngineCall): boolean => x.call.rank === x.call.root;
+
 const SUM: ReduceOp = { name: "sum" };
 
 /** The reductions: their input is scaled for avg and premulsum, their result divided for integer avg. */
@@ -285,22 +280,22 @@ async function rootedP2P(x: EngineCall, nccl: NcclEngine, kind: "gather" | "scat
  * send/recv that stand in where NCCL lacks the collective.
  */
 export const NCCL_BUILTINS: BuiltinTable<NcclEngine> = {
-  barrier: (_, nccl) => nccl.barrier(),
-  broadcast: (x, nccl) => nccl.call("ncclBroadcast", x.input ?? output(x), output(x), x.call.count, SUM, x.call.root),
-  reduce: (x, nccl) =>
+  barrier: (nccl) => nccl.barrier(),
+  broadcast: (nccl, x) => nccl.call("ncclBroadcast", x.input ?? output(x), output(x), x.call.count, SUM, x.call.root),
+  reduce: (nccl, x) =>
     nccl.call("ncclReduce", input(x), isRoot(x) ? output(x) : null, x.call.count, x.call.op, x.call.root),
-  gather: (x, nccl) =>
+  gather: (nccl, x) =>
     nccl.has("ncclGather")
       ? nccl.call("ncclGather", input(x), isRoot(x) ? output(x) : null, x.call.count, SUM, x.call.root)
       : rootedP2P(x, nccl, "gather"),
-  scatter: (x, nccl) =>
+  scatter: (nccl, x) =>
     nccl.has("ncclScatter")
       ? nccl.call("ncclScatter", isRoot(x) ? input(x) : null, output(x), x.call.count, SUM, x.call.root)
       : rootedP2P(x, nccl, "scatter"),
-  allgather: (x, nccl) => nccl.call("ncclAllGather", input(x), output(x), x.call.count),
-  reducescatter: (x, nccl) => nccl.call("ncclReduceScatter", input(x), output(x), x.call.count, x.call.op),
-  allreduce: (x, nccl) => nccl.call("ncclAllReduce", input(x), output(x), x.call.count, x.call.op),
-  alltoall: async (x, nccl) => {
+  allgather: (nccl, x) => nccl.call("ncclAllGather", input(x), output(x), x.call.count),
+  reducescatter: (nccl, x) => nccl.call("ncclReduceScatter", input(x), output(x), x.call.count, x.call.op),
+  allreduce: (nccl, x) => nccl.call("ncclAllReduce", input(x), output(x), x.call.count, x.call.op),
+  alltoall: async (nccl, x) => {
     const { count } = x.call;
     let src = input(x);
     if (x.call.inPlace) {
@@ -312,7 +307,7 @@ export const NCCL_BUILTINS: BuiltinTable<NcclEngine> = {
     const counts = Array.from({ length: nccl.size }, () => count);
     return nccl.alltoallv(src, counts, displs(counts), output(x), counts, displs(counts));
   },
-  alltoallv: (x, nccl) => {
+  alltoallv: (nccl, x) => {
     const sc = x.call.sendCounts ?? [];
     const rc = x.call.recvCounts ?? [];
     return nccl.alltoallv(input(x), sc, displs(sc), output(x), rc, displs(rc));
@@ -327,7 +322,7 @@ export function ncclBuiltin(comm: BuiltinComm): NcclBuiltin {
   return mpiNames<Promise<void>>({
     rank: comm.rank,
     spec: builtinOf(NCCL_BUILTINS, engine),
-    run: (k, x) => NCCL_BUILTINS[k](x, engine),
+    run: (k, x) => NCCL_BUILTINS[k](engine, x),
     copy: (dst, src) => comm.copy(dst, src),
     alltoallv: (...a) => engine.alltoallv(...a),
     async: true,
