@@ -24,8 +24,6 @@
 import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
 import type { Algorithm } from "../../schedule/dsl.js";
-import { interpret } from "../../schedule/interpret.js";
-import { reductions } from "../../schedule/model.js";
 import { compile, type Plan, type PlanOp } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
@@ -63,17 +61,6 @@ const atOffset = (kind: Symmetry["kind"], a: number, offset: number, n: number):
 /** A peer of rank (r mod p) moved to rank r. */
 const moved = (kind: Symmetry["kind"], peer: number, r: number, p: number, n: number): number =>
   kind === "rotate" ? (peer + r - (r % p)) % n : peer ^ (r - (r % p));
-
-/** One rank's plan seen from the quotient by the symmetry: peers modulo p, messages keyed by the sender's offset. */
-function quotient(plan: Plan, rank: number, n: number, sym: Symmetry): Plan {
-  const ops = plan.ops.map((op): PlanOp => {
-    if (op.kind !== "send" && op.kind !== "recv") return op;
-    // A send to peer q and the receive that peer posts from us share the sender's offset.
-    const offset = op.kind === "send" ? offsetOf(sym.kind, rank, op.peer, n) : offsetOf(sym.kind, op.peer, rank, n);
-    return { ...op, peer: op.peer % sym.p, channel: op.channel * n + offset };
-  });
-  return { ...plan, ops };
-}
 
 /** The operations the model charges: transfers and reductions (copies and scalings cost nothing). */
 const charged = (plan: Plan): PlanOp[] => plan.ops.filter((op) => op.kind !== "copy" && op.kind !== "scale");
@@ -136,13 +123,12 @@ function detectSymmetry(n: number, plan: (r: number) => Plan): Symmetry {
   return { kind: "rotate", p: n };
 }
 
-/** The period and the representatives' plans (ranks 0..p-1; every rank when p = n), bounded. */
+/** The period (p = n: every rank), and the size of a walk of ranks 0..p-1 and of every rank, estimated from rank 0's plan. */
 function representatives(
   alg: Algorithm,
   call: CollectiveCall,
-  all = true,
   symmetric = true,
-): { sym: Symmetry; plans: Plan[]; estimate: number; everyRank: number; plan: (r: number) => Plan } {
+): { sym: Symmetry; estimate: number; everyRank: number; plan: (r: number) => Plan } {
   const n = call.size;
   const made = new Map<number, Plan>();
   let ops = 0;
@@ -168,34 +154,327 @@ function representatives(
   // With no symmetry every rank is walked: rank 0's size says how much that is.
   const everyRank = plan(0).ops.length * n;
   const estimate = plan(0).ops.length * sym.p;
-  if (estimate > PHASES_MAX_OPERATIONS || !all) return { sym, plans: [], estimate, everyRank, plan };
-  return { sym, plans: Array.from({ length: sym.p }, (_, r) => plan(r)), estimate, everyRank, plan };
+  return { sym, estimate, everyRank, plan };
+}
+
+/**
+ * The walked ranks' plans in flat arrays, operation g of all of them (rank r's operations are
+ * base[r] .. base[r+1]-1): what the two walks read, without the compiled plans' objects (a plan
+ * holds ~900 bytes an operation; this ~60), so a plan is let go as soon as it is copied in.
+ */
+interface Flat {
+  /** Walked ranks and operations. */
+  readonly ranks: number;
+  readonly ops: number;
+  readonly base: Int32Array;
+  /** Per operation: SEND, RECV, REDUCE or LOCAL (copy, scale), its rank, and its bytes. */
+  readonly kind: Uint8Array;
+  readonly rank: Int32Array;
+  readonly bytes: Float64Array;
+  /** Per send: the offset its message is keyed by (the destination rank when every rank is walked). */
+  readonly offset: Int32Array;
+  /** Dependencies: how many each operation waits for, and its successors succ[succStart[g] ..]. */
+  readonly indeg: Int32Array;
+  readonly succStart: Int32Array;
+  readonly succ: Int32Array;
+  /** Posting queues (per rank, peer, channel and kind, in program order): each transfer's, the members, and the queue whose members pair with them. */
+  readonly queueOf: Int32Array;
+  readonly queueStart: Int32Array;
+  readonly members: Int32Array;
+  readonly partner: Int32Array;
+}
+
+const SEND = 0;
+const RECV = 1;
+const REDUCE = 2;
+const LOCAL = 3;
+
+/** Typed arrays that grow as operations are appended. */
+class Grow<T extends Int32Array | Float64Array | Uint8Array> {
+  length = 0;
+  constructor(public a: T) {}
+  push(x: number): void {
+    if (this.length === this.a.length) {
+      const b = new (this.a.constructor as new (n: number) => T)(2 * this.a.length);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.length++] = x;
+  }
+  done(): T {
+    return this.a.slice(0, this.length) as T;
+  }
+}
+
+/**
+ * Copies the walked ranks' plans into flat arrays, compiling rank r's (seen from the quotient
+ * under a symmetry: peers modulo p, each transfer's channel keyed by the sender's offset) only
+ * when it is its turn and letting it go after.
+ */
+function flatten(
+  planOf: (r: number) => Plan,
+  n: number,
+  sym: Symmetry,
+  elementBytes: number,
+  limit: (ops: number) => never,
+): Flat {
+  const p = sym.p;
+  const base = new Int32Array(p + 1);
+  const kind = new Grow(new Uint8Array(1024));
+  const rank = new Grow(new Int32Array(1024));
+  const bytes = new Grow(new Float64Array(1024));
+  const offset = new Grow(new Int32Array(1024));
+  const indeg = new Grow(new Int32Array(1024));
+  const from = new Grow(new Int32Array(1024));
+  const to = new Grow(new Int32Array(1024));
+  const queueOf = new Grow(new Int32Array(1024));
+  const queueStart = new Grow(new Int32Array(1024));
+  const members = new Grow(new Int32Array(1024));
+  /** Per queue: the key of the queue it pairs with (on its peer). */
+  const pairKey: number[] = [];
+  const queueRank: number[] = [];
+  /** Per walked rank: its queues by key ((channel · p + peer) · 2 + kind). */
+  const queuesOf: Map<number, number>[] = [];
+  for (let r = 0; r < p; r++) {
+    const plan = planOf(r);
+    const g0 = kind.length;
+    base[r] = g0;
+    if (g0 + plan.ops.length > PHASES_MAX_OPERATIONS) limit(g0 + plan.ops.length);
+    const mine = new Map<number, number[]>();
+    plan.ops.forEach((op, i) => {
+      const g = g0 + i;
+      const transfer = op.kind === "send" || op.kind === "recv";
+      kind.push(op.kind === "send" ? SEND : op.kind === "recv" ? RECV : op.kind === "reduce" ? REDUCE : LOCAL);
+      rank.push(r);
+      bytes.push(op.region.count * elementBytes);
+      indeg.push(op.deps.length);
+      for (const d of op.deps) {
+        from.push(g0 + d);
+        to.push(g);
+      }
+      if (!transfer) {
+        offset.push(0);
+        queueOf.push(-1);
+        return;
+      }
+      // A send to peer q and the receive that peer posts from us share the sender's offset.
+      const off =
+        p === n ? op.peer : op.kind === "send" ? offsetOf(sym.kind, r, op.peer, n) : offsetOf(sym.kind, op.peer, r, n);
+      offset.push(op.kind === "send" ? off : 0);
+      const peer = op.peer % p;
+      const channel = p === n ? op.channel : op.channel * n + off;
+      const k = (channel * p + peer) * 2 + (op.kind === "send" ? 1 : 0);
+      let q = mine.get(k);
+      if (!q) mine.set(k, (q = []));
+      q.push(g);
+      queueOf.push(-1);
+    });
+    const keys = new Map<number, number>();
+    for (const [k, q] of mine) {
+      const id = queueStart.length;
+      keys.set(k, id);
+      queueStart.push(members.length);
+      for (const g of q) {
+        members.push(g);
+        queueOf.a[g] = id;
+      }
+      // Its partner: on the peer, the queue of the other kind with this rank as its peer.
+      const channel = Math.floor(k / 2 / p);
+      const peer = Math.floor(k / 2) % p;
+      pairKey.push((channel * p + r) * 2 + (1 - (k % 2)));
+      queueRank.push(peer);
+    }
+    queuesOf.push(keys);
+  }
+  base[p] = kind.length;
+  const ops = kind.length;
+  queueStart.push(members.length);
+  const partner = new Int32Array(pairKey.length);
+  pairKey.forEach((k, q) => {
+    partner[q] = queuesOf[queueRank[q] as number]?.get(k) ?? -1;
+  });
+  // Successors from the dependencies (counting sort by the operation depended on).
+  const f = from.done();
+  const t = to.done();
+  const succStart = new Int32Array(ops + 1);
+  for (const d of f) succStart[d + 1]!++;
+  for (let g = 0; g < ops; g++) succStart[g + 1] = (succStart[g + 1] as number) + (succStart[g] as number);
+  const fill = succStart.slice(0, ops);
+  const succ = new Int32Array(f.length);
+  for (let e = 0; e < f.length; e++) succ[fill[f[e] as number]!++] = t[e] as number;
+  return {
+    ranks: p,
+    ops,
+    base,
+    kind: kind.done(),
+    rank: rank.done(),
+    bytes: bytes.done(),
+    offset: offset.done(),
+    indeg: indeg.done(),
+    succStart,
+    succ,
+    queueOf: queueOf.done(),
+    queueStart: queueStart.done(),
+    members: members.done(),
+    partner,
+  };
+}
+
+/**
+ * The plans run in dataflow order, as interpret() runs them (src/schedule/interpret.ts): an
+ * operation is ready when the operations it depends on are done; a queue's transfers are posted
+ * in program order, each when it and those before it are ready; the k-th send of a queue meets
+ * the k-th receive of its partner queue and the transfer starts when both are posted, ending at
+ * `transfer(send, start)`; a local operation ends at `local(g, start)`. Events are taken in time
+ * order (ties in no set order). Returns each operation's start and each rank's finish.
+ */
+function dataflow(
+  f: Flat,
+  transfer: (send: number, recv: number, start: number) => number,
+  local: (g: number, start: number) => number,
+): { complete: boolean; time: number; finish: Float64Array; start: Float64Array; stuck: number[] } {
+  const { ops, kind, succStart, succ, queueOf, queueStart, members, partner } = f;
+  const pending = f.indeg.slice();
+  const readyAt = new Float64Array(ops).fill(-1);
+  const start = new Float64Array(ops);
+  const done = new Uint8Array(ops);
+  const queues = queueStart.length - 1;
+  const qpos = new Int32Array(queues);
+  const qlast = new Float64Array(queues);
+  const finish = new Float64Array(f.ranks);
+  // A binary min-heap of (time, operation) for operations ending.
+  let ht = new Float64Array(1024);
+  let hg = new Int32Array(1024);
+  let hn = 0;
+  const push = (time: number, g: number) => {
+    if (hn === ht.length) {
+      const t2 = new Float64Array(2 * hn);
+      t2.set(ht);
+      ht = t2;
+      const g2 = new Int32Array(2 * hn);
+      g2.set(hg);
+      hg = g2;
+    }
+    let i = hn++;
+    while (i > 0) {
+      const up = (i - 1) >> 1;
+      if ((ht[up] as number) <= time) break;
+      ht[i] = ht[up] as number;
+      hg[i] = hg[up] as number;
+      i = up;
+    }
+    ht[i] = time;
+    hg[i] = g;
+  };
+  const post = (g: number, time: number, k: number) => {
+    start[g] = time;
+    const q2 = partner[queueOf[g] as number] as number;
+    // The partner's k-th member, once posted, makes the pair.
+    if (q2 < 0 || (qpos[q2] as number) <= k) return;
+    const h = members[(queueStart[q2] as number) + k] as number;
+    const at = Math.max(time, start[h] as number);
+    start[g] = at;
+    start[h] = at;
+    const end = kind[g] === SEND ? transfer(g, h, at) : transfer(h, g, at);
+    push(end, g);
+    push(end, h);
+  };
+  const ready = (g: number, time: number) => {
+    readyAt[g] = time;
+    const q = queueOf[g] as number;
+    if (q < 0) {
+      start[g] = time;
+      push(local(g, time), g);
+      return;
+    }
+    const first = queueStart[q] as number;
+    const last = queueStart[q + 1] as number;
+    while (first + (qpos[q] as number) < last) {
+      const k = qpos[q] as number;
+      const i = members[first + k] as number;
+      const t = readyAt[i] as number;
+      if (t < 0 || (pending[i] as number) > 0) break;
+      qpos[q] = k + 1;
+      if (t > (qlast[q] as number)) qlast[q] = t;
+      post(i, qlast[q] as number, k);
+    }
+  };
+  for (let g = 0; g < ops; g++) if (pending[g] === 0) ready(g, 0);
+  let last = 0;
+  while (hn > 0) {
+    const time = ht[0] as number;
+    const g = hg[0] as number;
+    const lt = ht[--hn] as number;
+    const lg = hg[hn] as number;
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= hn) break;
+      if (c + 1 < hn && (ht[c + 1] as number) < (ht[c] as number)) c++;
+      if (lt <= (ht[c] as number)) break;
+      ht[i] = ht[c] as number;
+      hg[i] = hg[c] as number;
+      i = c;
+    }
+    ht[i] = lt;
+    hg[i] = lg;
+    done[g] = 1;
+    const r = f.rank[g] as number;
+    if (time > (finish[r] as number)) finish[r] = time;
+    if (time > last) last = time;
+    for (let e = succStart[g] as number; e < (succStart[g + 1] as number); e++) {
+      const s = succ[e] as number;
+      if (time > (readyAt[s] as number)) readyAt[s] = time;
+      if (--(pending[s] as number) === 0) ready(s, readyAt[s] as number);
+    }
+  }
+  const stuck: number[] = [];
+  for (let r = 0; r < f.ranks; r++) {
+    for (let g = f.base[r] as number; g < (f.base[r + 1] as number); g++) {
+      if (!done[g]) {
+        stuck.push(r);
+        break;
+      }
+    }
+  }
+  return { complete: stuck.length === 0, time: last, finish, start, stuck };
+}
+
+/** Reductions cost gamma per byte, one at a time per rank (schedule/model.ts reductions, on flat operations). */
+function reductionsOf(f: Flat, gamma: number): (g: number, start: number) => number {
+  const compute = new Float64Array(f.ranks);
+  return (g, start) => {
+    if (f.kind[g] !== REDUCE || gamma === 0) return start;
+    const r = f.rank[g] as number;
+    const end = Math.max(start, compute[r] as number) + gamma * (f.bytes[g] as number);
+    compute[r] = end;
+    return end;
+  };
 }
 
 /** A call walked into rounds: its messages grouped by the unit-time round they start in. */
 export interface Walk {
   readonly sym: Symmetry;
-  /** The plans walked: the representatives seen from the quotient (every rank's plan when p = n). */
-  readonly walked: readonly Plan[];
+  /** The plans walked, flat: the representatives seen from the quotient (every rank's plan when p = n). */
+  readonly flat: Flat;
   /** Rounds by start time (a time with no message has none). */
   readonly rounds: readonly (Round | undefined)[];
   /** Each round's pattern key (its messages in canonical order, and its largest reduction). */
   readonly keys: readonly (string | undefined)[];
   /** Per round, each message's place in the canonical order. */
   readonly places: readonly (Int32Array | undefined)[];
-  /** Per walked rank and operation: the round of a send (-1 none) and its message in the round. */
-  readonly roundOf: readonly Int32Array[];
-  readonly messageOf: readonly Int32Array[];
+  /** Per walked operation (flat index): the round of a send (-1 none) and its message in the round. */
+  readonly roundOf: Int32Array;
+  readonly messageOf: Int32Array;
   readonly operations: number;
 }
 
 /** The rounds of a call: a unit-time walk in the plans' dataflow order. */
-function roundsOf(plans: readonly Plan[], n: number, sym: Symmetry, elementBytes: number): Walk {
+function roundsOf(flat: Flat, n: number, sym: Symmetry): Walk {
   const p = sym.p;
-  const walked = p === n ? plans : plans.map((plan, r) => quotient(plan, r, n, sym));
   const rounds: Round[] = [];
-  const roundOf = walked.map((plan) => new Int32Array(plan.ops.length).fill(-1));
-  const messageOf = walked.map((plan) => new Int32Array(plan.ops.length));
+  const roundOf = new Int32Array(flat.ops).fill(-1);
+  const messageOf = new Int32Array(flat.ops);
   const round = (t: number): Round => {
     let r = rounds[t];
     if (!r) {
@@ -204,42 +483,44 @@ function roundsOf(plans: readonly Plan[], n: number, sym: Symmetry, elementBytes
     }
     return r;
   };
-  const out = interpret(walked, {
-    transfer: (s, r, start) => {
-      const bytes = s.op.region.count * elementBytes;
+  const out = dataflow(
+    flat,
+    (s, _r, start) => {
+      const bytes = flat.bytes[s] as number;
       if (bytes > 0) {
         const rd = round(start);
-        const offset = p === n ? r.rank : offsetOf(sym.kind, s.rank, plans[s.rank]!.ops[s.index]!.peer, n);
+        const src = flat.rank[s] as number;
+        const offset = flat.offset[s] as number;
         // Messages a rank sends one peer in one round go down one connection, one after another
         // (NCCL's and MPI's per-peer order): one flow of their total.
-        const key = s.rank * n + offset;
+        const key = src * n + offset;
         let at = rd.pair.get(key);
         if (at === undefined) {
           at = rd.src.length;
           rd.pair.set(key, at);
-          rd.src.push(s.rank);
+          rd.src.push(src);
           rd.offset.push(offset);
           rd.bytes.push(bytes);
         } else rd.bytes[at] = (rd.bytes[at] as number) + bytes;
-        roundOf[s.rank]![s.index] = start;
-        messageOf[s.rank]![s.index] = at;
+        roundOf[s] = start;
+        messageOf[s] = at;
       }
       return start + 1;
     },
-    local: ({ rank, op }, start) => {
-      if (op.kind === "reduce" && start > 0) {
+    (g, start) => {
+      if (flat.kind[g] === REDUCE && start > 0) {
         // A reduction at time t follows the messages of round t - 1.
         const rd = round(start - 1);
-        rd.reduced.set(rank, (rd.reduced.get(rank) ?? 0) + op.region.count * elementBytes);
+        const rank = flat.rank[g] as number;
+        rd.reduced.set(rank, (rd.reduced.get(rank) ?? 0) + (flat.bytes[g] as number));
       }
       return start;
     },
-  });
+  );
   if (!out.complete) {
     throw new InvalidArgumentError(
       { op: "model", arg: "algorithm" },
       `cannot complete at n = ${n}${p < n ? ` under its symmetry (${sym.kind}, period ${p})` : ""}: ranks ${out.stuck
-        .map((x) => x.rank)
         .slice(0, 8)
         .join(", ")} wait for transfers no peer posts (run cclab verify)`,
     );
@@ -262,9 +543,7 @@ function roundsOf(plans: readonly Plan[], n: number, sym: Symmetry, elementBytes
     keys[t] = `${order.map((i) => `${rd.src[i]}>${rd.offset[i]}:${rd.bytes[i]}`).join(",")}/${reduced}`;
     places[t] = place;
   });
-  let operations = 0;
-  for (const plan of plans) operations += plan.ops.length;
-  return { sym, walked, rounds, keys, places, roundOf, messageOf, operations };
+  return { sym, flat, rounds, keys, places, roundOf, messageOf, operations: flat.ops };
 }
 
 function budgetError(alg: Algorithm, call: CollectiveCall, estimate: number): InvalidArgumentError {
@@ -282,20 +561,29 @@ function walk(
   probe?: ReturnType<typeof representatives>,
 ): Walk {
   let sym: Symmetry;
-  let plans: Plan[];
+  let estimate: number;
   if (probe && (symmetric || probe.sym.p === call.size)) {
-    // The probe found the symmetry (or none): its compiled ranks serve.
+    // The probe found the symmetry (or none).
     sym = probe.sym;
-    if (sym.p > PHASES_MAX_OPERATIONS / Math.max(1, probe.plan(0).ops.length))
-      throw budgetError(alg, call, probe.estimate);
-    plans = Array.from({ length: sym.p }, (_, r) => probe.plan(r));
+    estimate = probe.plan(0).ops.length * sym.p;
   } else {
-    const r = representatives(alg, call, true, symmetric);
-    if (r.plans.length === 0) throw budgetError(alg, call, r.estimate);
+    const r = representatives(alg, call, symmetric);
     sym = r.sym;
-    plans = r.plans;
+    estimate = r.estimate;
   }
-  return roundsOf(plans, call.size, sym, elementBytes);
+  if (estimate > PHASES_MAX_OPERATIONS) throw budgetError(alg, call, estimate);
+  // Each walked rank compiled in its turn, copied flat and let go (rank 0's size is only an
+  // estimate: the budget is checked again on what is compiled).
+  const flat = flatten(
+    (r) => compile(alg, rankCall(call, r)),
+    call.size,
+    sym,
+    elementBytes,
+    (ops) => {
+      throw budgetError(alg, call, ops);
+    },
+  );
+  return roundsOf(flat, call.size, sym);
 }
 
 /** One distinct round solved: each message's duration (canonical order), and the bytes it put on each link. */
@@ -318,13 +606,14 @@ function timeWalk(
   n: number,
   params: NetworkParams,
   elementBytes: number,
+  /** Rounds already solved (a folded pipeline's two walks share theirs). */
+  memo = new Map<string, Phase>(),
 ): { time: number; messages: number; solves: number; phases: Map<string, Phase>; rounds: number; critical: number } {
   const { topology, placement } = params;
   const gamma = params.gamma ?? 0;
   const { sym } = w;
   const p = sym.p;
   const routes = new Routes(topology);
-  const memo = new Map<string, Phase>();
   const phaseOf: (Phase | undefined)[] = [];
   let messages = 0;
   let solves = 0;
@@ -391,24 +680,25 @@ function timeWalk(
   // round's or an earlier one's) are through. Charging each the whole flow's time made a
   // pipeline like PAT's, with many chunks to one peer in a round, wait for the last chunk.
   const pairFree = new Map<number, number>();
-  const out = interpret(w.walked, {
-    transfer: (snd, _rcv, start) => {
-      const t = w.roundOf[snd.rank]![snd.index] as number;
+  const out = dataflow(
+    w.flat,
+    (snd, _rcv, start) => {
+      const t = w.roundOf[snd] as number;
       if (t < 0) return start;
-      const msg = w.messageOf[snd.rank]![snd.index] as number;
+      const msg = w.messageOf[snd] as number;
       const rd = w.rounds[t] as Round;
       const place = (w.places[t] as Int32Array)[msg] as number;
       const phase = phaseOf[t] as Phase;
       const d = phase.duration[place] as number;
       const l = Math.min(d, phase.latency[place] as number);
-      const share = (snd.op.region.count * elementBytes) / (rd.bytes[msg] as number);
-      const pair = snd.rank * n + (rd.offset[msg] as number);
+      const share = (w.flat.bytes[snd] as number) / (rd.bytes[msg] as number);
+      const pair = (w.flat.rank[snd] as number) * n + (rd.offset[msg] as number);
       const end = Math.max(start + l, pairFree.get(pair) ?? 0) + (d - l) * share;
       pairFree.set(pair, end);
       return end;
     },
-    local: reductions(gamma, elementBytes, w.walked.length),
-  });
+    reductionsOf(w.flat, gamma),
+  );
   let critical = 0;
   out.finish.forEach((t, r) => {
     if (t > (out.finish[critical] as number)) critical = r;
@@ -422,12 +712,22 @@ export const EVERY_RANK_OPERATIONS = 300_000;
 /** Above this many operations a pipelined call with no symmetry is folded (below, walking it is quick). */
 export const FOLD_OPERATIONS = 400_000;
 
+/** A walk timed (timeWalk's answer). */
+type Timed = ReturnType<typeof timeWalk>;
+
 /**
  * A pipeline folded: the call walked at two smaller counts of whole segments, M1 and M2. Where
  * the second's rounds are the first's with one round pattern (the pipeline's steady state, every
  * stage busy) repeated more times and nothing else changed, each further segment adds the same
  * rounds again: the time grows by the same amount per segment, so the full call's time is the
  * line through the two. Undefined when the walks do not show that shape.
+ *
+ * The walks are made and timed one after the other (the first is let go before the second is
+ * walked, so one walk's plans are held at a time) and share their solved rounds (`time` keeps
+ * one memo): the second walk's rounds are the first's, so its solves are nearly free. A tree
+ * pipeline reaches its steady state once its first segment has gone up and come down again, so
+ * M1 starts at 4·⌈log2 n⌉ + 2 segments (two trees of about 2·log2 n stages each, 2 to spare),
+ * doubled while the shape does not show.
  */
 function fold(
   alg: Algorithm,
@@ -435,25 +735,29 @@ function fold(
   elementBytes: number,
   everyRank: number,
   estimate: number,
-): { w1: Walk; w2: Walk; steady: string; m: [number, number] } | undefined {
+  time: (w: Walk) => Timed,
+): { t1: Timed; t2: Timed; sym: Symmetry; operations: number; steady: string; m: [number, number] } | undefined {
   const n = call.size;
   const segments = call.count / call.segment;
-  for (let m1 = Math.max(16, 4 * Math.ceil(Math.log2(n)) + 8); m1 + 4 < segments; m1 *= 2) {
+  for (let m1 = Math.max(16, 4 * Math.ceil(Math.log2(n)) + 2); m1 + 4 < segments; m1 *= 2) {
     const m2 = m1 + 4;
     // Every rank walked where the smaller call makes that cheap (everyRank: the whole call's operations).
     const symmetric = (everyRank * m2) / segments > EVERY_RANK_OPERATIONS;
-    // Two walks are held at once: each within what every-rank walks may hold, or no fold.
-    if (((symmetric ? estimate : everyRank) * m2) / segments > EVERY_RANK_OPERATIONS) return undefined;
+    // One walk is held at a time: it must fit what the model holds (representatives() counts
+    // the operations it compiles and stops past PHASES_MAX_OPERATIONS).
+    if (((symmetric ? estimate : everyRank) * m2) / segments > PHASES_MAX_OPERATIONS) return undefined;
     const at = (m: number) => walk(alg, { ...call, count: m * call.segment }, elementBytes, symmetric);
-    let w1: Walk;
+    let a: (string | undefined)[];
+    let t1: Timed;
     let w2: Walk;
     try {
-      w1 = at(m1);
+      const w1 = at(m1);
+      a = w1.keys.filter((k) => k !== undefined);
+      t1 = time(w1);
       w2 = at(m2);
     } catch {
       return undefined;
     }
-    const a = w1.keys.filter((k) => k !== undefined);
     const b = w2.keys.filter((k) => k !== undefined);
     const grow = b.length - a.length;
     if (grow <= 0) continue;
@@ -464,7 +768,7 @@ function fold(
     const rest = b.slice(i + grow).every((k, j) => k === a[i + j]);
     // The steady round must already be running where the new ones go in.
     if (!inserted || !rest || i === 0 || a[i - 1] !== steady) continue;
-    return { w1, w2, steady: steady as string, m: [m1, m2] };
+    return { t1, t2: time(w2), sym: w2.sym, operations: w2.operations, steady: steady as string, m: [m1, m2] };
   }
   return undefined;
 }
@@ -483,7 +787,7 @@ export function networkTimePhases(
   const n = call.size;
   checkNetworkParams(params, n);
   const s = dtypeInfo(call.dtype as DType).bytes;
-  const probe = representatives(alg, call, false);
+  const probe = representatives(alg, call);
   const { topology } = params;
   const linkBytes = new Float64Array(topology.links.count);
   const addBytes = (phases: Map<string, Phase>, times = 1, only?: string) => {
@@ -494,21 +798,31 @@ export function networkTimePhases(
         linkBytes[l] = (linkBytes[l] as number) + uses * (ph.bytes[l] as number);
     }
   };
-  let w: Walk;
+  let sym: Symmetry;
+  let operations: number;
   let time: number;
-  let t: ReturnType<typeof timeWalk>;
+  let t: Timed;
   let rounds: number;
+  let solves: number;
   let folded = "";
   const everyRank = params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS;
   const work = everyRank ? probe.everyRank : probe.estimate;
+  // The fold's walks share their solved rounds; each counts its own uses (for the links' bytes).
+  const memo = new Map<string, Phase>();
+  const timeShared = (w: Walk): Timed => {
+    for (const ph of memo.values()) ph.uses = 0;
+    return timeWalk(w, n, params, s, memo);
+  };
   const f =
     params.fold === "always" || (work > FOLD_OPERATIONS && params.fold !== false)
-      ? fold(alg, call, s, probe.everyRank, probe.estimate)
+      ? fold(alg, call, s, probe.everyRank, probe.estimate, timeShared)
       : undefined;
   if (f) {
-    const t1 = timeWalk(f.w1, n, params, s);
-    t = timeWalk(f.w2, n, params, s);
-    w = f.w2;
+    const { t1 } = f;
+    t = f.t2;
+    sym = f.sym;
+    operations = f.operations;
+    solves = t1.solves + t.solves;
     const [m1, m2] = f.m;
     const more = call.count / call.segment - m2;
     const perSegment = (t.time - t1.time) / (m2 - m1);
@@ -521,8 +835,11 @@ export function networkTimePhases(
   } else {
     // Every rank walked where that is cheap: each message then keeps its own duration (a
     // straggler delays only what waits for it); a symmetry stands for its slowest copy.
-    w = walk(alg, call, s, !everyRank, probe);
+    const w = walk(alg, call, s, !everyRank, probe);
     t = timeWalk(w, n, params, s);
+    sym = w.sym;
+    operations = w.operations;
+    solves = t.solves;
     time = t.time;
     rounds = t.rounds;
     addBytes(t.phases);
@@ -535,7 +852,6 @@ export function networkTimePhases(
     if (need > floor) floor = need;
   }
   if (floor > time) time = floor;
-  const { sym } = w;
   const p = sym.p;
   const symText =
     p < n
@@ -546,11 +862,11 @@ export function networkTimePhases(
     // Under a symmetry the walked rank stands for every rank of its class.
     criticalRank: t.critical,
     messages: t.messages,
-    operations: w.operations,
+    operations,
     engine: p < n ? "symmetric" : "phases",
     approximate: true,
     note: `approximate: ${Number(rounds.toFixed(2))} logical rounds, each round's messages sharing the links as if started together (${t.phases.size} distinct), then timed in dataflow order${symText}${folded}`,
     linkBytes,
-    solves: t.solves,
+    solves,
   };
 }
