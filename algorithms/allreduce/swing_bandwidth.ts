@@ -14,9 +14,12 @@
  *         chunk + chunks its peers sent it, = 2(n'-1)/n'·count when n' divides it; + count on rank
  *         n - 2 for odd n elements sent per rank.
  * Source: De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth
- *         Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was
- *         not available, so the block rule follows the authors' libswing
- *         (HLC-Lab/bine_trees_fugaku, compute_valid_distances).
+ *         Allreduce (NSDI 2024): π and ρ as its Section 3.1 defines them, and for even n not a
+ *         power of two its Section 3.2's rule (no block sent twice), computed as the authors'
+ *         libswing does (HLC-Lab/bine_trees_fugaku, compute_valid_distances); for odd n the paper's
+ *         last rank trades (n-1)/2^s single blocks at each step, where cclab folds it (limits); one
+ *         port per rank on the flattened ranks, not the paper's 2D collectives at once on a
+ *         D-dimensional torus (Section 4.1: docs/network-validation.md, 5c).
  *
  * Step table: `cclab explain allreduce --algorithm swing_bandwidth -n 4`
  * (kept current in test/golden/explain/allreduce/swing_bandwidth.txt).
@@ -57,7 +60,7 @@ export const swingBandwidth = defineAlgorithm({
   limits:
     "any size, commutative ops; long messages at log latency: each chunk leaves a rank once each way (2(n-1)/n·count for any even n, not only powers of two); one message each way per step: for n a power of two the blocks are laid out as the steps split them, so each step's blocks lie together (the authors remap blocks likewise), elsewhere they are packed through scratch; odd n: π(r, s) is not mutual, so the last rank folds into rank n-2 (cclab's choice: whole buffer in and out, two extra steps); the alpha-beta model (no --topology) gives it Rabenseifner's cost at a power of two; the shorter hops show on a network: `cclab model --topology torus:8x8` (docs/why-these-algorithms.md)",
   source:
-    "De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was not available, so the block rule follows the authors' libswing (HLC-Lab/bine_trees_fugaku, compute_valid_distances)",
+    "De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth Allreduce (NSDI 2024): π and ρ as its Section 3.1 defines them, and for even n not a power of two its Section 3.2's rule (no block sent twice), computed as the authors' libswing does (HLC-Lab/bine_trees_fugaku, compute_valid_distances); for odd n the paper's last rank trades (n-1)/2^s single blocks at each step, where cclab folds it (limits); one port per rank on the flattened ranks, not the paper's 2D collectives at once on a D-dimensional torus (Section 4.1: docs/network-validation.md, 5c)",
   form: "in-place",
   cost: {
     steps: f("2⌈log2 n'⌉ (n' = n, or n - 1 for odd n; +2 for odd n)", (n) => {

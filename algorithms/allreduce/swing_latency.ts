@@ -12,9 +12,9 @@
  * Cost:   ⌊log2 n⌋ (+2 when n is not a power of two) steps; (⌊log2 n⌋ + (n ≠ 2^k ? 1 : 0))·count
  *         elements sent per rank.
  * Source: De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth
- *         Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was
- *         not available, so other sizes follow the authors' libswing (HLC-Lab/bine_trees_fugaku,
- *         shrink/enlarge_non_power_of_two).
+ *         Allreduce (NSDI 2024): π and ρ as its Section 3.1 defines them; sizes not a power of two
+ *         fold as the paper's Section 2.3.2 describes for recursive doubling and the authors'
+ *         libswing does (HLC-Lab/bine_trees_fugaku, shrink/enlarge_non_power_of_two).
  *
  * Step table: `cclab explain allreduce --algorithm swing_latency -n 4`
  * (kept current in test/golden/explain/allreduce/swing_latency.txt).
@@ -32,7 +32,7 @@ export const swingLatency = defineAlgorithm({
   limits:
     "any size, commutative ops; short messages; floats: ranks may end with different last bits (not NCCL's every-rank-identical result); every step sends the whole buffer; n not a power of two: the last n - p ranks (p = 2^⌊log2 n⌋) fold into the ranks n - p below them and get the result back (two extra steps); the alpha-beta model (no --topology) gives it recursive doubling's cost; the shorter hops show on a network: `cclab model --topology torus:8x8` (docs/why-these-algorithms.md)",
   source:
-    "De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth Allreduce (NSDI 2024), π and ρ as its Section 3 defines them; the paper's full text was not available, so other sizes follow the authors' libswing (HLC-Lab/bine_trees_fugaku, shrink/enlarge_non_power_of_two)",
+    "De Sensi, Bonato, Saam, Hoefler, Swing: Short-cutting Rings for Higher Bandwidth Allreduce (NSDI 2024): π and ρ as its Section 3.1 defines them; sizes not a power of two fold as the paper's Section 2.3.2 describes for recursive doubling and the authors' libswing does (HLC-Lab/bine_trees_fugaku, shrink/enlarge_non_power_of_two)",
   form: "in-place",
   ranksDiffer:
     "each rank sums the n contributions grouped by its own swing peers (rank 0 of 8: ((x0+x1)+(x7+x6))+..., rank 1: ((x1+x0)+(x2+x3))+...), so floating-point sums differ between ranks in the last bits; integer and min/max results agree",
