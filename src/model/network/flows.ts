@@ -7,6 +7,15 @@
  * others. Rates are re-evaluated whenever a flow starts carrying bytes or finishes, once per
  * instant (every change at one time is applied before rates are solved again).
  *
+ * Solving is incremental, with the same rates as solving every flow afresh (up to floating-point
+ * noise; test/network-flows.test.ts checks it against a from-scratch solver): rates below the
+ * level a change can reach stay (solve() says why), and the flows above it split into connected
+ * components of the graph of flows and the links they cross, of which only those holding a link
+ * of a flow that started or finished are solved again. A flow's progress is kept as (bytes left at
+ * t0, rate, t0), so moving time costs nothing, and the flows' end times sit in a heap (entries
+ * made stale by a new rate are skipped by version). Progressive filling takes the links by fair
+ * share from a heap, so a solve costs O(I log I) for the I link crossings it covers.
+ *
  * Time in microseconds, bandwidth in bytes per microsecond, sizes in bytes. Everything is kept in
  * typed arrays that grow, so 10^5 concurrent flows over 10^5 links stay cheap.
  */
@@ -17,62 +26,79 @@ const EPS = 1e-9;
 
 const sameInstant = (a: number, b: number): boolean => Math.abs(a - b) <= EPS * Math.max(1, Math.abs(a), Math.abs(b));
 
-/** A binary min-heap of (time, id). */
-class TimeHeap {
-  private t = new Float64Array(64);
-  private id = new Int32Array(64);
+/** A binary min-heap of (key, id, version); the version lets a caller skip entries it has superseded. */
+class Heap {
+  private k = new Float64Array(64);
+  private i = new Int32Array(64);
+  private v = new Int32Array(64);
   size = 0;
-  push(time: number, id: number): void {
-    if (this.size === this.t.length) {
-      const t = new Float64Array(this.size * 2);
-      t.set(this.t);
-      this.t = t;
-      const ids = new Int32Array(this.size * 2);
-      ids.set(this.id);
-      this.id = ids;
+  push(key: number, id: number, version = 0): void {
+    if (this.size === this.k.length) {
+      this.k = grow(this.k, this.size * 2);
+      this.i = grow(this.i, this.size * 2);
+      this.v = grow(this.v, this.size * 2);
     }
-    let i = this.size++;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if ((this.t[p] as number) <= time) break;
-      this.t[i] = this.t[p] as number;
-      this.id[i] = this.id[p] as number;
-      i = p;
+    const { k, i: ids, v } = this;
+    let at = this.size++;
+    while (at > 0) {
+      const p = (at - 1) >> 1;
+      if ((k[p] as number) <= key) break;
+      k[at] = k[p] as number;
+      ids[at] = ids[p] as number;
+      v[at] = v[p] as number;
+      at = p;
     }
-    this.t[i] = time;
-    this.id[i] = id;
+    k[at] = key;
+    ids[at] = id;
+    v[at] = version;
   }
+  /** The smallest key (Infinity when empty). */
   peek(): number {
-    return this.size > 0 ? (this.t[0] as number) : Number.POSITIVE_INFINITY;
+    return this.size > 0 ? (this.k[0] as number) : Number.POSITIVE_INFINITY;
+  }
+  /** The id and version of the smallest key (size > 0). */
+  topId(): number {
+    return this.i[0] as number;
+  }
+  topVersion(): number {
+    return this.v[0] as number;
   }
   /** The ids held, in no order. */
   ids(): Int32Array {
-    return this.id.subarray(0, this.size);
+    return this.i.subarray(0, this.size);
   }
+  clear(): void {
+    this.size = 0;
+  }
+  /** Removes the smallest key; returns its id. */
   pop(): number {
-    const top = this.id[0] as number;
+    const { k, i: ids, v } = this;
+    const top = ids[0] as number;
     const last = --this.size;
     if (last > 0) {
-      const time = this.t[last] as number;
-      const id = this.id[last] as number;
-      let i = 0;
+      const key = k[last] as number;
+      const id = ids[last] as number;
+      const ver = v[last] as number;
+      let at = 0;
       for (;;) {
-        let c = 2 * i + 1;
+        let c = 2 * at + 1;
         if (c >= last) break;
-        if (c + 1 < last && (this.t[c + 1] as number) < (this.t[c] as number)) c++;
-        if (time <= (this.t[c] as number)) break;
-        this.t[i] = this.t[c] as number;
-        this.id[i] = this.id[c] as number;
-        i = c;
+        if (c + 1 < last && (k[c + 1] as number) < (k[c] as number)) c++;
+        if (key <= (k[c] as number)) break;
+        k[at] = k[c] as number;
+        ids[at] = ids[c] as number;
+        v[at] = v[c] as number;
+        at = c;
       }
-      this.t[i] = time;
-      this.id[i] = id;
+      k[at] = key;
+      ids[at] = id;
+      v[at] = ver;
     }
     return top;
   }
 }
 
-function grow<T extends Float64Array | Int32Array>(a: T, need: number): T {
+function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, need: number): T {
   if (need <= a.length) return a;
   const b = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2));
   b.set(a);
@@ -84,6 +110,10 @@ export interface LinkUse {
   readonly bytes: Float64Array;
 }
 
+const FREE = 0;
+const WAITING = 1;
+const ACTIVE = 2;
+
 /**
  * The flows in flight on a set of links. add() a flow, then repeatedly ask next() for the time
  * the earliest flow finishes and take() the flows finishing then. Time only moves forward.
@@ -93,35 +123,64 @@ export class FlowNet {
   now = 0;
   private readonly cap: Float64Array;
   private readonly nlinks: number;
-  // Flows (indices reused through `free`).
-  private remaining = new Float64Array(256);
+  // Flows (indices reused through `free`). A carrying flow has `left` bytes to go at time `since`.
+  private left = new Float64Array(256);
+  private since = new Float64Array(256);
   private rate = new Float64Array(256);
   private pathStart = new Int32Array(256);
   private pathLen = new Int32Array(256);
   private tag = new Int32Array(256);
+  private state = new Uint8Array(256);
+  /** Bumped on every new rate: the end-time heap's entries of older versions are stale. */
+  private version = new Int32Array(256);
+  /** Where the flow sits in `active`. */
+  private activePos = new Int32Array(256);
+  /** When the flow started carrying (a counter): flows finishing together are told in that order. */
+  private startSeq = new Float64Array(256);
+  private seq = 0;
+  /** The solve (epoch) that last reached the flow, and whether its rate is fixed in that solve. */
+  private seen = new Int32Array(256);
+  private fixed = new Uint8Array(256);
+  /** Links of every flow's path, packed; per entry (a crossing), its flow and, while carrying, its place in the link's list. */
   private pool = new Int32Array(4096);
+  private poolFlow = new Int32Array(4096);
+  private poolPos = new Int32Array(4096);
   private poolUsed = 0;
   /** Links on the paths of the flows in flight (what the pool must hold). */
   private incidences = 0;
   private free: number[] = [];
   private flows = 0;
   /** Flows carrying bytes now. */
-  private active: number[] = [];
+  private active = new Int32Array(256);
+  private nactive = 0;
+  /** Per link, the crossings (pool entries) of the flows carrying bytes over it. */
+  private readonly crossing: number[][];
   /** Flows still in their latency, by the time it ends. */
-  private waiting = new TimeHeap();
+  private waiting = new Heap();
+  /** Carrying flows by the time they end at their current rates (stale versions skipped). */
+  private ends = new Heap();
+  /** Links whose flows changed since the last solve. */
+  private touched: number[] = [];
+  /** Flows that started carrying bytes since the last solve. */
+  private started: number[] = [];
+  /** The smallest rate of a flow that ended since the last solve. */
+  private floor = Number.POSITIVE_INFINITY;
   private dirty = false;
-  /** When the first active flow ends at the current rates (valid while not dirty). */
-  private firstEnd = Number.POSITIVE_INFINITY;
+  private epoch = 0;
   // Scratch for the solver, per link.
-  private readonly left: Float64Array;
+  /** Bandwidth not yet given to a fixed flow. */
+  private readonly spare: Float64Array;
   private readonly count: Int32Array;
-  private readonly linkFlowStart: Int32Array;
-  private readonly linkFlowEnd: Int32Array;
-  private linkFlows = new Int32Array(4096);
-  private frozen = new Uint8Array(256);
+  private readonly linkSeen: Int32Array;
+  private readonly linkVersion: Int32Array;
+  private readonly linkTouched: Uint8Array;
+  private readonly byShare = new Heap();
   /** Per-link use, for reports and heat maps. */
   readonly use: LinkUse;
-  /** How many times rates were solved (the work the model did). */
+  /**
+   * How many times rates were solved (the work the model did): once per instant at which flows
+   * started carrying bytes or finished, each solve covering only the components those flows touch.
+   */
   solves = 0;
 
   /** `compactAbove`: pool entries past which the holes finished flows leave are packed away. */
@@ -131,10 +190,12 @@ export class FlowNet {
   ) {
     this.nlinks = bandwidth.length;
     this.cap = bandwidth;
-    this.left = new Float64Array(this.nlinks);
+    this.spare = new Float64Array(this.nlinks);
     this.count = new Int32Array(this.nlinks);
-    this.linkFlowStart = new Int32Array(this.nlinks);
-    this.linkFlowEnd = new Int32Array(this.nlinks);
+    this.linkSeen = new Int32Array(this.nlinks);
+    this.linkVersion = new Int32Array(this.nlinks);
+    this.linkTouched = new Uint8Array(this.nlinks);
+    this.crossing = new Array(this.nlinks);
     this.use = { bytes: new Float64Array(this.nlinks) };
   }
 
@@ -151,43 +212,117 @@ export class FlowNet {
     invariant(bytes > 0 && path.length > 0, () => `FlowNet.add: ${bytes} bytes over ${path.length} links`);
     invariant(from >= this.now - EPS * Math.max(1, this.now), () => `FlowNet.add at ${from} before now ${this.now}`);
     const f = this.free.pop() ?? this.flows + this.free.length;
-    if (f >= this.remaining.length) {
+    if (f >= this.left.length) {
       const n = f + 1;
-      this.remaining = grow(this.remaining, n);
+      this.left = grow(this.left, n);
+      this.since = grow(this.since, n);
       this.rate = grow(this.rate, n);
       this.pathStart = grow(this.pathStart, n);
       this.pathLen = grow(this.pathLen, n);
       this.tag = grow(this.tag, n);
+      this.state = grow(this.state, n);
+      this.version = grow(this.version, n);
+      this.activePos = grow(this.activePos, n);
+      this.startSeq = grow(this.startSeq, n);
+      this.seen = grow(this.seen, n);
+      this.fixed = grow(this.fixed, n);
+      this.active = grow(this.active, n);
     }
     this.flows++;
-    this.remaining[f] = bytes;
+    this.left[f] = bytes;
     this.rate[f] = 0;
     this.tag[f] = tag;
-    this.pool = grow(this.pool, this.poolUsed + path.length);
+    const need = this.poolUsed + path.length;
+    this.pool = grow(this.pool, need);
+    this.poolFlow = grow(this.poolFlow, need);
+    this.poolPos = grow(this.poolPos, need);
     this.pathStart[f] = this.poolUsed;
     this.pathLen[f] = path.length;
     this.incidences += path.length;
     const carried = this.use.bytes;
     for (const l of path) {
       invariant(l >= 0 && l < this.nlinks, () => `FlowNet.add: link ${l} of ${this.nlinks}`);
+      this.poolFlow[this.poolUsed] = f;
       this.pool[this.poolUsed++] = l;
       carried[l] = (carried[l] as number) + bytes;
     }
     if (from <= this.now) this.activate(f);
-    else this.waiting.push(from, f);
+    else {
+      this.state[f] = WAITING;
+      this.waiting.push(from, f);
+    }
     return f;
   }
 
+  private touch(l: number): void {
+    if (this.linkTouched[l]) return;
+    this.linkTouched[l] = 1;
+    this.touched.push(l);
+  }
+
+  /** The flow starts carrying bytes now: it joins its links' lists. */
   private activate(f: number): void {
-    this.active.push(f);
+    this.state[f] = ACTIVE;
+    this.since[f] = this.now;
+    this.startSeq[f] = this.seq++;
+    this.activePos[f] = this.nactive;
+    this.active[this.nactive++] = f;
+    this.started.push(f);
+    const s = this.pathStart[f] as number;
+    for (let i = s; i < s + (this.pathLen[f] as number); i++) {
+      const l = this.pool[i] as number;
+      let list = this.crossing[l];
+      if (list === undefined) {
+        list = [];
+        this.crossing[l] = list;
+      }
+      this.poolPos[i] = list.length;
+      list.push(i);
+      this.touch(l);
+    }
     this.dirty = true;
+  }
+
+  /** The flow stops carrying bytes: it leaves its links' lists and the active set. */
+  private deactivate(f: number): void {
+    this.state[f] = FREE;
+    this.floor = Math.min(this.floor, this.rate[f] as number);
+    const at = this.activePos[f] as number;
+    const last = this.active[--this.nactive] as number;
+    this.active[at] = last;
+    this.activePos[last] = at;
+    const s = this.pathStart[f] as number;
+    for (let i = s; i < s + (this.pathLen[f] as number); i++) {
+      const l = this.pool[i] as number;
+      const list = this.crossing[l] as number[];
+      const moved = list.pop() as number;
+      if (moved !== i) {
+        const p = this.poolPos[i] as number;
+        list[p] = moved;
+        this.poolPos[moved] = p;
+      }
+      this.touch(l);
+    }
+    this.dirty = true;
+  }
+
+  /** The earliest end at the current rates, stale heap entries dropped (Infinity when none). */
+  private firstEnd(): number {
+    const ends = this.ends;
+    while (ends.size > 0) {
+      const f = ends.topId();
+      if (this.state[f] === ACTIVE && ends.topVersion() === this.version[f]) return ends.peek();
+      ends.pop();
+    }
+    return Number.POSITIVE_INFINITY;
   }
 
   /** When the next thing happens: a flow finishes, or one ends its latency and starts to share links (Infinity when none is in flight). */
   next(): number {
     if (this.dirty) this.solve();
+    const end = this.firstEnd();
     const wake = this.waiting.peek();
-    return this.firstEnd < wake ? this.firstEnd : wake;
+    return end < wake ? end : wake;
   }
 
   /**
@@ -197,18 +332,14 @@ export class FlowNet {
   take(done: (tag: number) => void): number {
     const t = this.next();
     invariant(Number.isFinite(t), "FlowNet.take: nothing in flight");
-    this.advance(t);
-    const still: number[] = [];
+    if (t > this.now) this.now = t;
+    // What is left would take no more than noise: the flow is done.
+    const by = t + EPS * Math.max(1, t);
     const finished: number[] = [];
-    for (const f of this.active) {
-      // What is left would take no more than noise: the flow is done.
-      if ((this.remaining[f] as number) <= (this.rate[f] as number) * EPS * Math.max(1, t)) finished.push(f);
-      else still.push(f);
-    }
-    if (finished.length > 0) {
-      this.active = still;
-      this.dirty = true;
-    }
+    while (this.firstEnd() <= by) finished.push(this.ends.pop());
+    // Told in the order they started carrying bytes, whatever order their ends came out of the heap.
+    if (finished.length > 1) finished.sort((a, b) => (this.startSeq[a] as number) - (this.startSeq[b] as number));
+    for (const f of finished) this.deactivate(f);
     while (this.waiting.size > 0 && (this.waiting.peek() <= t || sameInstant(this.waiting.peek(), t))) {
       this.activate(this.waiting.pop());
     }
@@ -224,118 +355,183 @@ export class FlowNet {
     return t;
   }
 
-  private advance(t: number): void {
-    const dt = t - this.now;
-    if (dt > 0) {
-      for (const f of this.active) this.remaining[f] = (this.remaining[f] as number) - (this.rate[f] as number) * dt;
-    }
-    if (t > this.now) this.now = t;
-  }
-
   /** Paths of finished flows leave holes in the pool: past a size, the live ones are packed to its front. */
   private compact(): void {
-    const live = [...this.active, ...this.waiting.ids()];
-    const pool = new Int32Array(Math.max(4096, 2 * this.incidences));
+    const live = [...this.active.subarray(0, this.nactive), ...this.waiting.ids()];
+    const size = Math.max(4096, 2 * this.incidences);
+    const pool = new Int32Array(size);
+    const poolFlow = new Int32Array(size);
+    const poolPos = new Int32Array(size);
     let used = 0;
     for (const f of live) {
       const s = this.pathStart[f] as number;
       const len = this.pathLen[f] as number;
-      pool.set(this.pool.subarray(s, s + len), used);
+      const carrying = this.state[f] === ACTIVE;
+      for (let k = 0; k < len; k++) {
+        const l = this.pool[s + k] as number;
+        pool[used + k] = l;
+        poolFlow[used + k] = f;
+        if (carrying) {
+          const p = this.poolPos[s + k] as number;
+          poolPos[used + k] = p;
+          (this.crossing[l] as number[])[p] = used + k;
+        }
+      }
       this.pathStart[f] = used;
       used += len;
     }
     this.pool = pool;
+    this.poolFlow = poolFlow;
+    this.poolPos = poolPos;
     this.poolUsed = used;
   }
 
-  /** Max-min fair rates for the active flows by progressive filling. */
+  /**
+   * Max-min fair rates, by progressive filling, where they can have changed since the last solve.
+   *
+   * Progressive filling raises every rate together and fixes a link's flows when the link fills.
+   * A flow that ended had not been fixed below its rate r, so no link it crossed filled below r:
+   * without it, the filling goes the same way up to r. A flow that started gets at least the
+   * smallest fair share cap/n over its links (a link fills at no less than that), so the filling
+   * goes the same way up to that bound too. Below the smallest such level (`floor`), every rate
+   * stays; the flows at or above it share what the kept flows leave of each link, a problem that
+   * splits into the components of the graph of those flows and their links, and only the
+   * components holding a link of a flow that started or ended are solved again.
+   */
   private solve(): void {
     this.dirty = false;
     this.solves++;
-    const flows = this.active;
-    if (flows.length === 0) {
-      this.firstEnd = Number.POSITIVE_INFINITY;
-      return;
-    }
-    const { count, left, linkFlowStart, cap } = this;
-    // Links in use, and per link the flows crossing it (CSR).
-    const used: number[] = [];
-    let incidences = 0;
-    for (const f of flows) {
-      const s = this.pathStart[f] as number;
-      for (let i = s; i < s + (this.pathLen[f] as number); i++) {
-        const l = this.pool[i] as number;
-        if (count[l] === 0) used.push(l);
-        count[l] = (count[l] as number) + 1;
-        incidences++;
+    const epoch = ++this.epoch;
+    const { pool, poolFlow, crossing, linkSeen, seen, pathStart, pathLen, rate, cap, count, spare } = this;
+    let floor = this.floor;
+    for (const g of this.started) {
+      if (this.state[g] !== ACTIVE) continue;
+      const s = pathStart[g] as number;
+      for (let i = s; i < s + (pathLen[g] as number); i++) {
+        const l = pool[i] as number;
+        floor = Math.min(floor, (cap[l] as number) / (crossing[l] as number[]).length);
       }
     }
-    this.linkFlows = grow(this.linkFlows, incidences);
-    const end = this.linkFlowEnd;
-    let acc = 0;
-    for (const l of used) {
-      linkFlowStart[l] = acc;
-      end[l] = acc;
-      acc += count[l] as number;
-      left[l] = cap[l] as number;
+    this.started.length = 0;
+    this.floor = Number.POSITIVE_INFINITY;
+    // Rates below this stay (a margin well above the noise of the filling's own rounding).
+    const keep = floor * (1 - 1e-6);
+    const kept = (r: number) => r > 0 && r < keep;
+    // From the touched links, every flow to solve on a link reached and every link of such a
+    // flow; per link, the flows to solve on it and the bandwidth the kept ones leave.
+    const links: number[] = [];
+    const flows: number[] = [];
+    for (const l of this.touched) {
+      this.linkTouched[l] = 0;
+      if (linkSeen[l] === epoch) continue;
+      linkSeen[l] = epoch;
+      links.push(l);
     }
-    for (const f of flows) {
-      const s = this.pathStart[f] as number;
-      for (let i = s; i < s + (this.pathLen[f] as number); i++) {
-        const l = this.pool[i] as number;
-        this.linkFlows[end[l]!++] = f;
+    this.touched.length = 0;
+    for (let next = 0; next < links.length; next++) {
+      const l = links[next] as number;
+      const list = crossing[l];
+      let solving = 0;
+      let held = 0;
+      if (list !== undefined) {
+        for (const c of list) {
+          const f = poolFlow[c] as number;
+          const r = rate[f] as number;
+          if (kept(r)) {
+            held += r;
+            continue;
+          }
+          solving++;
+          if (seen[f] === epoch) continue;
+          seen[f] = epoch;
+          flows.push(f);
+          const s = pathStart[f] as number;
+          for (let i = s; i < s + (pathLen[f] as number); i++) {
+            const m = pool[i] as number;
+            if (linkSeen[m] === epoch) continue;
+            linkSeen[m] = epoch;
+            links.push(m);
+          }
+        }
       }
+      count[l] = solving;
+      spare[l] = Math.max(0, (cap[l] as number) - held);
     }
-    if (this.frozen.length < this.remaining.length) this.frozen = new Uint8Array(this.remaining.length);
-    const frozen = this.frozen;
-    for (const f of flows) frozen[f] = 0;
+    if (flows.length === 0) return;
+    const { now, left, since, fixed } = this;
+    // Bytes left now at the old rates.
+    for (const f of flows) {
+      const r = rate[f] as number;
+      if (r > 0) left[f] = (left[f] as number) - r * (now - (since[f] as number));
+      since[f] = now;
+      fixed[f] = 0;
+    }
+    const { linkVersion, byShare } = this;
+    byShare.clear();
+    for (const l of links) {
+      const c = count[l] as number;
+      if (c === 0) continue;
+      linkVersion[l] = (linkVersion[l] as number) + 1;
+      byShare.push((spare[l] as number) / c, l, linkVersion[l] as number);
+    }
     // Progressive filling: the link with the smallest fair share fixes the rate of every flow
-    // crossing it; those flows leave, and their rate is taken from every other link they cross.
-    let open = used.slice();
+    // crossing it (with every link within noise of that share); those flows leave, and their rate
+    // is taken from every other link they cross, whose fair share can only grow.
     let unfixed = flows.length;
     while (unfixed > 0) {
-      let share = Number.POSITIVE_INFINITY;
-      const next: number[] = [];
-      for (const l of open) {
-        if ((count[l] as number) === 0) continue;
-        next.push(l);
-        const s = (left[l] as number) / (count[l] as number);
-        if (s < share) share = s;
-      }
-      open = next;
+      const level = this.smallestShare();
       invariant(
-        Number.isFinite(share) && share > 0,
-        () => `FlowNet: no positive share (${share}) for ${unfixed} flows`,
+        Number.isFinite(level) && level > 0,
+        () => `FlowNet: no positive share (${level}) for ${unfixed} flows`,
       );
-      for (const l of open) {
-        const c = count[l] as number;
-        if (c === 0 || (left[l] as number) / c > share * (1 + EPS)) continue;
-        for (let k = linkFlowStart[l] as number; k < (end[l] as number); k++) {
-          const f = this.linkFlows[k] as number;
-          if (frozen[f]) continue;
-          frozen[f] = 1;
+      const bound = level * (1 + EPS);
+      while (this.smallestShare() <= bound) {
+        const l = byShare.pop();
+        for (const c of crossing[l] as number[]) {
+          const f = poolFlow[c] as number;
+          if (seen[f] !== epoch || fixed[f]) continue;
+          fixed[f] = 1;
           unfixed--;
-          this.rate[f] = share;
-          const s = this.pathStart[f] as number;
-          for (let i = s; i < s + (this.pathLen[f] as number); i++) {
-            const m = this.pool[i] as number;
-            left[m] = Math.max(0, (left[m] as number) - share);
-            count[m] = (count[m] as number) - 1;
+          rate[f] = level;
+          const s = pathStart[f] as number;
+          for (let i = s; i < s + (pathLen[f] as number); i++) {
+            const m = pool[i] as number;
+            spare[m] = Math.max(0, (spare[m] as number) - level);
+            const k = (count[m] as number) - 1;
+            count[m] = k;
+            linkVersion[m] = (linkVersion[m] as number) + 1;
+            if (m !== l && k > 0) byShare.push((spare[m] as number) / k, m, linkVersion[m] as number);
           }
         }
       }
     }
-    for (const l of used) count[l] = 0;
-    this.ends();
+    // New ends; the old entries of these flows are now stale.
+    const { ends, version } = this;
+    for (const f of flows) {
+      version[f] = (version[f] as number) + 1;
+      ends.push(now + (left[f] as number) / (rate[f] as number), f, version[f] as number);
+    }
+    if (ends.size > 2 * this.nactive + 1024) this.rebuildEnds();
   }
 
-  /** The first end at the current rates. */
-  private ends(): void {
-    let t = Number.POSITIVE_INFINITY;
-    for (const f of this.active) {
-      const end = this.now + (this.remaining[f] as number) / (this.rate[f] as number);
-      if (end < t) t = end;
+  /** The smallest current fair share among the links still holding unfixed flows (stale entries dropped). */
+  private smallestShare(): number {
+    const h = this.byShare;
+    while (h.size > 0) {
+      const l = h.topId();
+      if (h.topVersion() === this.linkVersion[l] && (this.count[l] as number) > 0) return h.peek();
+      h.pop();
     }
-    this.firstEnd = t;
+    return Number.POSITIVE_INFINITY;
+  }
+
+  /** Drops the stale entries of the end heap (it holds every past rate's end otherwise). */
+  private rebuildEnds(): void {
+    const ends = this.ends;
+    ends.clear();
+    for (let k = 0; k < this.nactive; k++) {
+      const f = this.active[k] as number;
+      ends.push((this.since[f] as number) + (this.left[f] as number) / (this.rate[f] as number), f, this.version[f]);
+    }
   }
 }
