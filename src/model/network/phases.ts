@@ -123,6 +123,35 @@ function detectSymmetry(n: number, plan: (r: number) => Plan): Symmetry {
   return { kind: "rotate", p: n };
 }
 
+/** Past this many segments the symmetry is looked for on the call cut to PROBE_SEGMENTS first. */
+const PROBE_SEGMENTS = 32;
+
+/**
+ * detectSymmetry for a call of many segments: looked for first on the same call cut to
+ * PROBE_SEGMENTS segments (its witnesses' plans a fraction of the size), and a period found
+ * there checked again on the full call's witnesses. A symmetry that only the full count has
+ * would be missed: every rank is then walked, slower, not wrong.
+ */
+function findSymmetry(alg: Algorithm, call: CollectiveCall, plan: (r: number) => Plan): Symmetry {
+  const n = call.size;
+  if (call.count / call.segment <= 2 * PROBE_SEGMENTS) return detectSymmetry(n, plan);
+  let small: Symmetry;
+  try {
+    const cut = { ...call, count: PROBE_SEGMENTS * call.segment };
+    const made = new Map<number, Plan>();
+    small = detectSymmetry(n, (r) => {
+      let have = made.get(r);
+      if (!have) made.set(r, (have = compile(alg, rankCall(cut, r))));
+      return have;
+    });
+  } catch {
+    return detectSymmetry(n, plan);
+  }
+  if (small.p === n) return small;
+  const found = witnesses(n, small.p).every((r) => follows(plan(r % small.p), plan(r), r, small, n));
+  return found ? small : detectSymmetry(n, plan);
+}
+
 /** The period (p = n: every rank), and the size of a walk of ranks 0..p-1 and of every rank, estimated from rank 0's plan. */
 function representatives(
   alg: Algorithm,
@@ -149,7 +178,7 @@ function representatives(
     made.set(r, made1);
     return made1;
   };
-  const sym: Symmetry = symmetric ? detectSymmetry(n, plan) : { kind: "rotate", p: n };
+  const sym: Symmetry = symmetric ? findSymmetry(alg, call, plan) : { kind: "rotate", p: n };
   witnessing = false;
   // With no symmetry every rank is walked: rank 0's size says how much that is.
   const everyRank = plan(0).ops.length * n;
@@ -726,8 +755,9 @@ type Timed = ReturnType<typeof timeWalk>;
  * walked, so one walk's plans are held at a time) and share their solved rounds (`time` keeps
  * one memo): the second walk's rounds are the first's, so its solves are nearly free. A tree
  * pipeline reaches its steady state once its first segment has gone up and come down again, so
- * M1 starts at 4·⌈log2 n⌉ + 2 segments (two trees of about 2·log2 n stages each, 2 to spare),
- * doubled while the shape does not show.
+ * M1 starts at 4·⌈log2 n⌉ segments (two trees of ⌈log2 n⌉ levels, each segment-per-tree 2 per
+ * level up and down: the double binary tree shows it there at n = 64 to 1,000), doubled while
+ * the shape does not show; M2 = M1 + 2, one segment more per tree.
  */
 function fold(
   alg: Algorithm,
@@ -739,8 +769,8 @@ function fold(
 ): { t1: Timed; t2: Timed; sym: Symmetry; operations: number; steady: string; m: [number, number] } | undefined {
   const n = call.size;
   const segments = call.count / call.segment;
-  for (let m1 = Math.max(16, 4 * Math.ceil(Math.log2(n)) + 2); m1 + 4 < segments; m1 *= 2) {
-    const m2 = m1 + 4;
+  for (let m1 = Math.max(16, 4 * Math.ceil(Math.log2(n))); m1 + 2 < segments; m1 *= 2) {
+    const m2 = m1 + 2;
     // Every rank walked where the smaller call makes that cheap (everyRank: the whole call's operations).
     const symmetric = (everyRank * m2) / segments > EVERY_RANK_OPERATIONS;
     // One walk is held at a time: it must fit what the model holds (representatives() counts
