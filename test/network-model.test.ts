@@ -518,10 +518,13 @@ function symmetryOf(r: NetworkResult): Symmetry | undefined {
 
 /**
  * Where the shortcut misses the 5% the issue asks for, measured (2026-11-26) and held so it cannot
- * get worse: the phases engine lets each round's messages share the links as if they started
- * together, and on a fat-tree with ECMP collisions, or for PAT's many small rounds, the exact
- * engine's messages of neighbouring rounds overlap in ways that assumption does not see.
- * docs/network.md lists them; the closing note of issue 22 reports them as missed.
+ * get worse. docs/network-validation.md ("The shortcut's error and its causes") has the worked
+ * cases. In short: on the fat-tree ECMP puts some pairs of a round on a shared uplink, so the
+ * round's flows end at different times and the ranks fall out of step; each round is solved with
+ * its messages started together, while in the exact run they start spread out (an early flow has
+ * the link alone for a while: phases too slow, recursive doubling, Swing latency, Bruck) and
+ * overlap the next round's (phases too fast, Swing bandwidth). PAT on the torus is held up by
+ * the busiest link's bytes (the floor) where the exact run keeps that link 90% busy.
  */
 const KNOWN_MISSES: Record<string, number> = {
   "torus:8x8|allgather/pat": 0.1,
@@ -529,6 +532,26 @@ const KNOWN_MISSES: Record<string, number> = {
   "fattree|allreduce/swing_latency": 0.11,
   "fattree|allreduce/swing_bandwidth": 0.12,
   "fattree|allgather/bruck": 0.09,
+};
+
+/**
+ * The same calls walked under their symmetry (everyRank: false), as `auto` runs the largest ones
+ * (ring, Swing, hierarchical, PAT at 1,024 ranks; every algorithm with a symmetry at 16,384): one
+ * walked rank stands for all its copies and each of its messages is charged the slowest copy's
+ * time. Where the copies differ (ECMP collisions; a ring step that crosses a torus row, latency-
+ * bound at 64 KiB) that is the slowest copy at every round. Measured 2026-11-26, held.
+ */
+const SYMMETRY_MISSES: Record<string, number> = {
+  "torus:8x8|64|allgather/pat": 0.1,
+  "fattree|64|allreduce/recursive_doubling": 0.1,
+  "fattree|64|allreduce/rabenseifner": 0.16,
+  "fattree|64|allreduce/swing_latency": 0.41,
+  "fattree|64|allgather/bruck": 0.19,
+  "torus:4x4|16|allreduce/ring": 0.12,
+  "torus:4x4|16|allreduce/segmented_ring": 0.24,
+  "torus:4x4|16|allreduce/swing_bandwidth": 0.06,
+  "torus:4x4|16|allgather/ring": 0.24,
+  "torus:4x4|16|allgather/pat": 0.07,
 };
 
 describe("the phases shortcut against the exact engine (within 5%), its symmetry on every rank", () => {
@@ -547,21 +570,29 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
         const params = onTopology(spec, n);
         const exact = networkTimeExact(a, call, params);
         const phases = networkTimePhases(a, call, params);
+        const under = networkTimePhases(a, call, { ...params, everyRank: false });
         expect(phases.approximate).toBe(true);
         expect(phases.note).toMatch(/approximate/);
         const err = phases.time / exact.time - 1;
+        const symErr = under.time / exact.time - 1;
         if (process.env.NETWORK_VALIDATION_TABLE) {
           console.log(
-            `| ${spec} | ${n} | ${S / 1024} KiB | ${collective}/${name} | ${exact.time.toFixed(2)} | ${phases.time.toFixed(2)} | ${(err * 100).toFixed(2)}% | ${phases.engine} |`,
+            `| ${spec} | ${n} | ${S / 1024} KiB | ${collective}/${name} | ${exact.time.toFixed(2)} | ${phases.time.toFixed(2)} | ${(err * 100).toFixed(2)}% | ${under.time.toFixed(2)} | ${(symErr * 100).toFixed(2)}% | ${under.engine} |`,
           );
         }
         const bound = (n === 64 ? KNOWN_MISSES[`${spec}|${collective}/${name}`] : undefined) ?? 0.05;
         expect(Math.abs(err), `phases ${phases.time} µs, exact ${exact.time} µs`).toBeLessThanOrEqual(bound);
-        const sym = symmetryOf(phases);
-        expect(sym !== undefined, "symmetric results name their symmetry").toBe(phases.engine === "symmetric");
-        if (sym) {
-          const plans = Array.from({ length: n }, (_, r) => compile(a, rankCall(call, r)));
-          expect(symmetryHolds(plans, sym), `${sym.kind} period ${sym.p}`).toBe(true);
+        const symBound = SYMMETRY_MISSES[`${spec}|${n}|${collective}/${name}`] ?? 0.05;
+        expect(Math.abs(symErr), `under its symmetry ${under.time} µs, exact ${exact.time} µs`).toBeLessThanOrEqual(
+          symBound,
+        );
+        for (const r of [phases, under]) {
+          const sym = symmetryOf(r);
+          expect(sym !== undefined, "symmetric results name their symmetry").toBe(r.engine === "symmetric");
+          if (sym) {
+            const plans = Array.from({ length: n }, (_, k) => compile(a, rankCall(call, k)));
+            expect(symmetryHolds(plans, sym), `${sym.kind} period ${sym.p}`).toBe(true);
+          }
         }
       });
     }
@@ -603,6 +634,27 @@ describe("a long pipeline folded", () => {
     expect(whole.note).not.toMatch(/folded/);
     expect(Math.abs(folded.time / whole.time - 1)).toBeLessThanOrEqual(0.01);
   });
+
+  // The fold's first walk has 4·log2(n) segments, so its error depends on n: measured against
+  // the exact engine at n = 256 (64 segments, walked at 32 and 34 and extended), where both run
+  // in seconds. The exact engine at n = 1,024 and 64 MiB (2.6M operations) takes minutes.
+  for (const spec of ["torus:16x16", "fattree"]) {
+    it(`${spec}, n = 256, 8 MiB: the double binary tree folded within 5% of the exact engine`, () => {
+      const a = alg("allreduce", "double_binary_tree");
+      const call = callFor(a, 256, 8 * MiB);
+      const params = onTopology(spec, 256);
+      const exact = networkTimeExact(a, call, params);
+      const folded = networkTimePhases(a, call, { ...params, fold: "always" });
+      expect(folded.note).toMatch(/pipeline folded: walked at 32 and 34 segments/);
+      const err = folded.time / exact.time - 1;
+      if (process.env.NETWORK_VALIDATION_TABLE) {
+        console.log(
+          `| ${spec} | 256 | 8192 KiB | allreduce/double_binary_tree (folded) | ${exact.time.toFixed(2)} | ${folded.time.toFixed(2)} | ${(err * 100).toFixed(2)}% | ${folded.engine} |`,
+        );
+      }
+      expect(Math.abs(err), `folded ${folded.time} µs, exact ${exact.time} µs`).toBeLessThanOrEqual(0.05);
+    });
+  }
 });
 
 describe("FlowNet keeps its paths right when it packs the pool", () => {
