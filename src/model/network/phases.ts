@@ -354,28 +354,65 @@ function flatten(
  * operation is ready when the operations it depends on are done; a queue's transfers are posted
  * in program order, each when it and those before it are ready; the k-th send of a queue meets
  * the k-th receive of its partner queue and the transfer starts when both are posted, ending at
- * `transfer(send, start)`; a local operation ends at `local(g, start)`. Events are taken in time
- * order (ties in no set order). Returns each operation's start and each rank's finish.
+ * `transfer(send, recv, start)`; a local operation ends at `local(g, start)`. Operations end in
+ * time order (ties in no set order). `unit`: every time is a whole number (the unit-time walk),
+ * so the operations ending wait in one bucket per time instead of a heap. Returns each
+ * operation's start and each rank's finish.
  */
 function dataflow(
   f: Flat,
   transfer: (send: number, recv: number, start: number) => number,
   local: (g: number, start: number) => number,
+  unit = false,
 ): { complete: boolean; time: number; finish: Float64Array; start: Float64Array; stuck: number[] } {
   const { ops, kind, succStart, succ, queueOf, queueStart, members, partner } = f;
   const pending = f.indeg.slice();
   const readyAt = new Float64Array(ops).fill(-1);
   const start = new Float64Array(ops);
   const done = new Uint8Array(ops);
+  /** The other end of a transfer: the pair ends as one event, kept under its send. */
+  const mate = new Int32Array(ops).fill(-1);
   const queues = queueStart.length - 1;
   const qpos = new Int32Array(queues);
   const qlast = new Float64Array(queues);
   const finish = new Float64Array(f.ranks);
-  // A binary min-heap of (time, operation) for operations ending.
+  // Operations ending no later than the one being taken: taken next, first in first out.
+  let nowOps = new Int32Array(1024);
+  let nowTimes = new Float64Array(1024);
+  let nowHead = 0;
+  let nowTail = 0;
+  let now = 0;
+  // Later ones: a binary min-heap of (time, operation), or (unit) a bucket per time.
   let ht = new Float64Array(1024);
   let hg = new Int32Array(1024);
   let hn = 0;
+  const buckets: number[][] = [];
+  let bucket = 0;
+  let pendingInBuckets = 0;
   const push = (time: number, g: number) => {
+    if (time <= now) {
+      if (nowTail === nowOps.length) {
+        const live = nowTail - nowHead;
+        const b = new Int32Array(Math.max(1024, 2 * live));
+        b.set(nowOps.subarray(nowHead, nowTail));
+        nowOps = b;
+        const bt = new Float64Array(b.length);
+        bt.set(nowTimes.subarray(nowHead, nowTail));
+        nowTimes = bt;
+        nowHead = 0;
+        nowTail = live;
+      }
+      nowOps[nowTail] = g;
+      nowTimes[nowTail++] = time;
+      return;
+    }
+    if (unit) {
+      let b = buckets[time];
+      if (!b) buckets[time] = b = [];
+      b.push(g);
+      pendingInBuckets++;
+      return;
+    }
     if (hn === ht.length) {
       const t2 = new Float64Array(2 * hn);
       t2.set(ht);
@@ -404,9 +441,8 @@ function dataflow(
     const at = Math.max(time, start[h] as number);
     start[g] = at;
     start[h] = at;
-    const end = kind[g] === SEND ? transfer(g, h, at) : transfer(h, g, at);
-    push(end, g);
-    push(end, h);
+    mate[g] = h;
+    push(kind[g] === SEND ? transfer(g, h, at) : transfer(h, g, at), g);
   };
   const ready = (g: number, time: number) => {
     readyAt[g] = time;
@@ -428,39 +464,62 @@ function dataflow(
       post(i, qlast[q] as number, k);
     }
   };
-  for (let g = 0; g < ops; g++) if (pending[g] === 0) ready(g, 0);
-  let last = 0;
-  while (hn > 0) {
-    const time = ht[0] as number;
-    const g = hg[0] as number;
-    const lt = ht[--hn] as number;
-    const lg = hg[hn] as number;
-    let i = 0;
-    for (;;) {
-      let c = 2 * i + 1;
-      if (c >= hn) break;
-      if (c + 1 < hn && (ht[c + 1] as number) < (ht[c] as number)) c++;
-      if (lt <= (ht[c] as number)) break;
-      ht[i] = ht[c] as number;
-      hg[i] = hg[c] as number;
-      i = c;
-    }
-    ht[i] = lt;
-    hg[i] = lg;
+  const end = (g: number, time: number) => {
     done[g] = 1;
     const r = f.rank[g] as number;
     if (time > (finish[r] as number)) finish[r] = time;
-    if (time > last) last = time;
     for (let e = succStart[g] as number; e < (succStart[g + 1] as number); e++) {
       const s = succ[e] as number;
       if (time > (readyAt[s] as number)) readyAt[s] = time;
       if (--(pending[s] as number) === 0) ready(s, readyAt[s] as number);
     }
+  };
+  for (let g = 0; g < ops; g++) if (pending[g] === 0) ready(g, 0);
+  let last = 0;
+  for (;;) {
+    let g: number;
+    let time: number;
+    if (nowHead < nowTail) {
+      g = nowOps[nowHead] as number;
+      time = nowTimes[nowHead++] as number;
+    } else if (unit) {
+      if (pendingInBuckets === 0) break;
+      while (!buckets[bucket] || (buckets[bucket] as number[]).length === 0) bucket++;
+      now = bucket;
+      const b = buckets[bucket] as number[];
+      buckets[bucket] = [];
+      pendingInBuckets -= b.length;
+      for (const x of b) push(now, x);
+      continue;
+    } else {
+      if (hn === 0) break;
+      time = ht[0] as number;
+      g = hg[0] as number;
+      const lt = ht[--hn] as number;
+      const lg = hg[hn] as number;
+      let i = 0;
+      for (;;) {
+        let c = 2 * i + 1;
+        if (c >= hn) break;
+        if (c + 1 < hn && (ht[c + 1] as number) < (ht[c] as number)) c++;
+        if (lt <= (ht[c] as number)) break;
+        ht[i] = ht[c] as number;
+        hg[i] = hg[c] as number;
+        i = c;
+      }
+      ht[i] = lt;
+      hg[i] = lg;
+      if (time > now) now = time;
+    }
+    if (time > last) last = time;
+    end(g, time);
+    const h = mate[g] as number;
+    if (h >= 0) end(h, time);
   }
   const stuck: number[] = [];
   for (let r = 0; r < f.ranks; r++) {
-    for (let g = f.base[r] as number; g < (f.base[r + 1] as number); g++) {
-      if (!done[g]) {
+    for (let q = f.base[r] as number; q < (f.base[r + 1] as number); q++) {
+      if (!done[q]) {
         stuck.push(r);
         break;
       }
@@ -545,6 +604,7 @@ function roundsOf(flat: Flat, n: number, sym: Symmetry): Walk {
       }
       return start;
     },
+    true,
   );
   if (!out.complete) {
     throw new InvalidArgumentError(
