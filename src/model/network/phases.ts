@@ -694,10 +694,18 @@ function timeWalk(
   w: Walk,
   n: number,
   params: NetworkParams,
-  elementBytes: number,
-  /** Rounds already solved (a folded pipeline's two walks share theirs). */
+  /** Rounds already solved. */
   memo = new Map<string, Phase>(),
-): { time: number; messages: number; solves: number; phases: Map<string, Phase>; rounds: number; critical: number } {
+): {
+  time: number;
+  messages: number;
+  solves: number;
+  phases: Map<string, Phase>;
+  rounds: number;
+  critical: number;
+  /** Each walked operation's start in the timed walk. */
+  start: Float64Array;
+} {
   const { topology, placement } = params;
   const gamma = params.gamma ?? 0;
   const { sym } = w;
@@ -792,7 +800,7 @@ function timeWalk(
   out.finish.forEach((t, r) => {
     if (t > (out.finish[critical] as number)) critical = r;
   });
-  return { time: out.time, messages, solves, phases: memo, rounds, critical };
+  return { time: out.time, messages, solves, phases: memo, rounds, critical, start: out.start };
 }
 
 /** Up to this many operations (every rank's plan) the phases engine walks every rank, symmetry or not. */
@@ -805,19 +813,21 @@ export const FOLD_OPERATIONS = 400_000;
 type Timed = ReturnType<typeof timeWalk>;
 
 /**
- * A pipeline folded: the call walked at two smaller counts of whole segments, M1 and M2. Where
- * the second's rounds are the first's with one round pattern (the pipeline's steady state, every
- * stage busy) repeated more times and nothing else changed, each further segment adds the same
- * rounds again: the time grows by the same amount per segment, so the full call's time is the
- * line through the two. Undefined when the walks do not show that shape.
+ * A pipeline folded: the call walked at a smaller count of whole segments, M. A pipeline's rounds
+ * are its fill, its steady round (every stage busy) repeated, and its drain; each further c
+ * segments (c: the segments that enter the pipeline a round; the double binary tree's two trees
+ * take one each, c = 2) add one more steady round, and in the timed walk each steady round
+ * starts a fixed time (its pace) after the one before. So the full call takes the walk's time
+ * plus that pace for each further steady round. The walk is folded only where its rounds show
+ * that shape: one round pattern at least twice in a row, other rounds before and after it and
+ * nowhere else; c is read from the walk (a steady round's sends against all the sends of the
+ * call: every segment makes as many) and must come out a whole number.
  *
- * The walks are made and timed one after the other (the first is let go before the second is
- * walked, so one walk's plans are held at a time) and share their solved rounds (`time` keeps
- * one memo): the second walk's rounds are the first's, so its solves are nearly free. A tree
- * pipeline reaches its steady state once its first segment has gone up and come down again, so
- * M1 starts at 4·⌈log2 n⌉ segments (two trees of ⌈log2 n⌉ levels, each segment-per-tree 2 per
- * level up and down: the double binary tree shows it there at n = 64 to 1,000), doubled while
- * the shape does not show; M2 = M1 + 2, one segment more per tree.
+ * A tree pipeline is full once its first segment has gone up ⌈log2 n⌉ levels and down again, so
+ * M starts at 4·⌈log2 n⌉ + 2 segments (two steady rounds for the double binary tree), doubled
+ * while the shape does not show. Walking at M and M + 2 and taking the line through the two
+ * times, as this did before, gives the same times (to 1e-5 %, double binary tree at n = 64 to
+ * 1,024 on tori and the fat-tree) for twice the walking.
  */
 function fold(
   alg: Algorithm,
@@ -826,39 +836,71 @@ function fold(
   everyRank: number,
   estimate: number,
   time: (w: Walk) => Timed,
-): { t1: Timed; t2: Timed; sym: Symmetry; operations: number; steady: string; m: [number, number] } | undefined {
+):
+  | {
+      t: Timed;
+      perSegment: number;
+      c: number;
+      sym: Symmetry;
+      operations: number;
+      steady: string;
+      m: number;
+      repeats: number;
+    }
+  | undefined {
   const n = call.size;
   const segments = call.count / call.segment;
-  for (let m1 = Math.max(16, 4 * Math.ceil(Math.log2(n))); m1 + 2 < segments; m1 *= 2) {
-    const m2 = m1 + 2;
+  for (let m = Math.max(16, 4 * Math.ceil(Math.log2(n)) + 2); m + 2 < segments; m *= 2) {
     // Every rank walked where the smaller call makes that cheap (everyRank: the whole call's operations).
-    const symmetric = (everyRank * m2) / segments > EVERY_RANK_OPERATIONS;
-    // One walk is held at a time: it must fit what the model holds (representatives() counts
-    // the operations it compiles and stops past PHASES_MAX_OPERATIONS).
-    if (((symmetric ? estimate : everyRank) * m2) / segments > PHASES_MAX_OPERATIONS) return undefined;
-    const at = (m: number) => walk(alg, { ...call, count: m * call.segment }, elementBytes, symmetric);
-    let a: (string | undefined)[];
-    let t1: Timed;
-    let w2: Walk;
+    const symmetric = (everyRank * m) / segments > EVERY_RANK_OPERATIONS;
+    // It must fit what the model holds (flatten() also counts what it compiles).
+    if (((symmetric ? estimate : everyRank) * m) / segments > PHASES_MAX_OPERATIONS) return undefined;
+    let w: Walk;
     try {
-      const w1 = at(m1);
-      a = w1.keys.filter((k) => k !== undefined);
-      t1 = time(w1);
-      w2 = at(m2);
+      w = walk(alg, { ...call, count: m * call.segment }, elementBytes, symmetric);
     } catch {
       return undefined;
     }
-    const b = w2.keys.filter((k) => k !== undefined);
-    const grow = b.length - a.length;
-    if (grow <= 0) continue;
-    let i = 0;
-    while (i < a.length && a[i] === b[i]) i++;
-    const steady = b[i];
-    const inserted = b.slice(i, i + grow).every((k) => k === steady);
-    const rest = b.slice(i + grow).every((k, j) => k === a[i + j]);
-    // The steady round must already be running where the new ones go in.
-    if (!inserted || !rest || i === 0 || a[i - 1] !== steady) continue;
-    return { t1, t2: time(w2), sym: w2.sym, operations: w2.operations, steady: steady as string, m: [m1, m2] };
+    // The rounds with messages, and the longest run of one pattern among them: [end - repeats, end).
+    const ts: number[] = [];
+    w.keys.forEach((k, t) => {
+      if (k !== undefined) ts.push(t);
+    });
+    let repeats = 0;
+    let end = 0;
+    for (let i = 0, run = 0; i < ts.length; i++) {
+      run = i > 0 && w.keys[ts[i] as number] === w.keys[ts[i - 1] as number] ? run + 1 : 1;
+      if (run > repeats) {
+        repeats = run;
+        end = i + 1;
+      }
+    }
+    const steady = w.keys[ts[end - 1] as number] as string;
+    if (repeats < 2 || end === repeats || end === ts.length) continue;
+    if (ts.some((t, i) => (i < end - repeats || i >= end) && w.keys[t] === steady)) continue;
+    // Segments a round: the last steady round's sends against the call's (each counted once).
+    const a = ts[end - 2] as number;
+    const b = ts[end - 1] as number;
+    let sends = 0;
+    let inRound = 0;
+    for (let g = 0; g < w.flat.ops; g++) {
+      const r = w.roundOf[g] as number;
+      if (r < 0) continue;
+      sends++;
+      if (r === b) inRound++;
+    }
+    const c = Math.round((inRound * m) / sends);
+    if (c < 1 || Math.abs((inRound * m) / sends - c) > 0.05 * c) continue;
+    const t = time(w);
+    // The pace: how much later the last steady round starts (its latest message) than the one before.
+    let sa = 0;
+    let sb = 0;
+    for (let g = 0; g < w.flat.ops; g++) {
+      const r = w.roundOf[g] as number;
+      if (r === a) sa = Math.max(sa, t.start[g] as number);
+      else if (r === b) sb = Math.max(sb, t.start[g] as number);
+    }
+    return { t, perSegment: (sb - sa) / c, c, sym: w.sym, operations: w.operations, steady, m, repeats };
   }
   return undefined;
 }
@@ -897,36 +939,27 @@ export function networkTimePhases(
   let folded = "";
   const everyRank = params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS;
   const work = everyRank ? probe.everyRank : probe.estimate;
-  // The fold's walks share their solved rounds; each counts its own uses (for the links' bytes).
-  const memo = new Map<string, Phase>();
-  const timeShared = (w: Walk): Timed => {
-    for (const ph of memo.values()) ph.uses = 0;
-    return timeWalk(w, n, params, s, memo);
-  };
   const f =
     params.fold === "always" || (work > FOLD_OPERATIONS && params.fold !== false)
-      ? fold(alg, call, s, probe.everyRank, probe.estimate, timeShared)
+      ? fold(alg, call, s, probe.everyRank, probe.estimate, (w) => timeWalk(w, n, params))
       : undefined;
   if (f) {
-    const { t1 } = f;
-    t = f.t2;
+    t = f.t;
     sym = f.sym;
     operations = f.operations;
-    solves = t1.solves + t.solves;
-    const [m1, m2] = f.m;
-    const more = call.count / call.segment - m2;
-    const perSegment = (t.time - t1.time) / (m2 - m1);
-    time = t.time + more * perSegment;
-    const steadyPerSegment = (t.rounds - t1.rounds) / (m2 - m1);
-    rounds = t.rounds + more * steadyPerSegment;
+    solves = t.solves;
+    // Each further c segments: one more steady round, its pace later.
+    const more = call.count / call.segment - f.m;
+    time = t.time + more * f.perSegment;
+    rounds = t.rounds + more / f.c;
     addBytes(t.phases);
-    addBytes(t.phases, more * steadyPerSegment, f.steady);
-    folded = `, the pipeline folded: walked at ${m1} and ${m2} segments (its steady round repeating), the time extended along the line through them to ${Number((call.count / call.segment).toFixed(2))} segments`;
+    addBytes(t.phases, more / f.c, f.steady);
+    folded = `, the pipeline folded: walked at ${f.m} segments, its steady round (every stage busy) ${f.repeats} times in a row, ${f.c} segment${f.c === 1 ? "" : "s"} a round; each further round taken to add the last one's pace, to ${Number((call.count / call.segment).toFixed(2))} segments`;
   } else {
     // Every rank walked where that is cheap: each message then keeps its own duration (a
     // straggler delays only what waits for it); a symmetry stands for its slowest copy.
     const w = walk(alg, call, s, !everyRank, probe);
-    t = timeWalk(w, n, params, s);
+    t = timeWalk(w, n, params);
     sym = w.sym;
     operations = w.operations;
     solves = t.solves;
