@@ -40,8 +40,6 @@ interface Round {
   bytes: number[];
   /** Bytes each rank reduces after this round's messages arrive, by (representative) rank. */
   reduced: Map<number, number>;
-  /** Index of the message per (source, offset). */
-  pair: Map<number, number>;
 }
 
 /**
@@ -200,8 +198,10 @@ interface Flat {
   readonly kind: Uint8Array;
   readonly rank: Int32Array;
   readonly bytes: Float64Array;
-  /** Per send: the offset its message is keyed by (the destination rank when every rank is walked). */
+  /** Per send: the offset its message is keyed by (the destination rank when every rank is walked), and its (rank, offset) pair's number. */
   readonly offset: Int32Array;
+  readonly pair: Int32Array;
+  readonly pairs: number;
   /** Dependencies: how many each operation waits for, and its successors succ[succStart[g] ..]. */
   readonly indeg: Int32Array;
   readonly succStart: Int32Array;
@@ -253,6 +253,8 @@ function flatten(
   const rank = new Grow(new Int32Array(1024));
   const bytes = new Grow(new Float64Array(1024));
   const offset = new Grow(new Int32Array(1024));
+  const pair = new Grow(new Int32Array(1024));
+  let pairs = 0;
   const indeg = new Grow(new Int32Array(1024));
   const from = new Grow(new Int32Array(1024));
   const to = new Grow(new Int32Array(1024));
@@ -270,6 +272,7 @@ function flatten(
     base[r] = g0;
     if (g0 + plan.ops.length > PHASES_MAX_OPERATIONS) limit(g0 + plan.ops.length);
     const mine = new Map<number, number[]>();
+    const pairOf = new Map<number, number>();
     plan.ops.forEach((op, i) => {
       const g = g0 + i;
       const transfer = op.kind === "send" || op.kind === "recv";
@@ -283,6 +286,7 @@ function flatten(
       }
       if (!transfer) {
         offset.push(0);
+        pair.push(-1);
         queueOf.push(-1);
         return;
       }
@@ -290,6 +294,11 @@ function flatten(
       const off =
         p === n ? op.peer : op.kind === "send" ? offsetOf(sym.kind, r, op.peer, n) : offsetOf(sym.kind, op.peer, r, n);
       offset.push(op.kind === "send" ? off : 0);
+      if (op.kind === "send") {
+        let id = pairOf.get(off);
+        if (id === undefined) pairOf.set(off, (id = pairs++));
+        pair.push(id);
+      } else pair.push(-1);
       const peer = op.peer % p;
       const channel = p === n ? op.channel : op.channel * n + off;
       const k = (channel * p + peer) * 2 + (op.kind === "send" ? 1 : 0);
@@ -339,6 +348,8 @@ function flatten(
     rank: rank.done(),
     bytes: bytes.done(),
     offset: offset.done(),
+    pair: pair.done(),
+    pairs,
     indeg: indeg.done(),
     succStart,
     succ,
@@ -563,10 +574,13 @@ function roundsOf(flat: Flat, n: number, sym: Symmetry): Walk {
   const rounds: Round[] = [];
   const roundOf = new Int32Array(flat.ops).fill(-1);
   const messageOf = new Int32Array(flat.ops);
+  // Per (rank, offset) pair: the last round it sent in, and its message there.
+  const lastRound = new Int32Array(flat.pairs).fill(-1);
+  const lastAt = new Int32Array(flat.pairs);
   const round = (t: number): Round => {
     let r = rounds[t];
     if (!r) {
-      r = { src: [], offset: [], bytes: [], reduced: new Map(), pair: new Map() };
+      r = { src: [], offset: [], bytes: [], reduced: new Map() };
       rounds[t] = r;
     }
     return r;
@@ -577,19 +591,21 @@ function roundsOf(flat: Flat, n: number, sym: Symmetry): Walk {
       const bytes = flat.bytes[s] as number;
       if (bytes > 0) {
         const rd = round(start);
-        const src = flat.rank[s] as number;
-        const offset = flat.offset[s] as number;
         // Messages a rank sends one peer in one round go down one connection, one after another
         // (NCCL's and MPI's per-peer order): one flow of their total.
-        const key = src * n + offset;
-        let at = rd.pair.get(key);
-        if (at === undefined) {
+        const pid = flat.pair[s] as number;
+        let at: number;
+        if (lastRound[pid] === start) {
+          at = lastAt[pid] as number;
+          rd.bytes[at] = (rd.bytes[at] as number) + bytes;
+        } else {
           at = rd.src.length;
-          rd.pair.set(key, at);
-          rd.src.push(src);
-          rd.offset.push(offset);
+          lastRound[pid] = start;
+          lastAt[pid] = at;
+          rd.src.push(flat.rank[s] as number);
+          rd.offset.push(flat.offset[s] as number);
           rd.bytes.push(bytes);
-        } else rd.bytes[at] = (rd.bytes[at] as number) + bytes;
+        }
         roundOf[s] = start;
         messageOf[s] = at;
       }
@@ -776,7 +792,7 @@ function timeWalk(
   // mean rate), once its latency is over and the transfers before it on the connection (this
   // round's or an earlier one's) are through. Charging each the whole flow's time made a
   // pipeline like PAT's, with many chunks to one peer in a round, wait for the last chunk.
-  const pairFree = new Map<number, number>();
+  const pairFree = new Float64Array(w.flat.pairs);
   const out = dataflow(
     w.flat,
     (snd, _rcv, start) => {
@@ -789,9 +805,10 @@ function timeWalk(
       const d = phase.duration[place] as number;
       const l = Math.min(d, phase.latency[place] as number);
       const share = (w.flat.bytes[snd] as number) / (rd.bytes[msg] as number);
-      const pair = (w.flat.rank[snd] as number) * n + (rd.offset[msg] as number);
-      const end = Math.max(start + l, pairFree.get(pair) ?? 0) + (d - l) * share;
-      pairFree.set(pair, end);
+      // The connection: the sender's (rank, offset) pair.
+      const pair = w.flat.pair[snd] as number;
+      const end = Math.max(start + l, pairFree[pair] as number) + (d - l) * share;
+      pairFree[pair] = end;
       return end;
     },
     reductionsOf(w.flat, gamma),
