@@ -29,6 +29,7 @@ import {
   symmetryHolds,
   type Topology,
 } from "../src/model/network/index.js";
+import { walkStarts } from "../src/model/network/phases.js";
 import { type Algorithm, recv, send, step } from "../src/schedule/dsl.js";
 import { interpret } from "../src/schedule/interpret.js";
 import { modelTime } from "../src/schedule/model.js";
@@ -695,6 +696,53 @@ describe("a long pipeline folded", () => {
       }
       expect(Math.abs(err), `folded ${folded.time} µs, exact ${exact.time} µs`).toBeLessThanOrEqual(0.05);
     });
+  }
+});
+
+describe("the phases engine's flat dataflow walker is interpret()'s walk", () => {
+  // phases.ts walks the plans copied into typed arrays with a walker of its own (one bucket per
+  // time in the unit walk, a heap in the timed one): every operation starts when interpret(),
+  // which the exact engine and the alpha-beta model use, starts it.
+  const cases: [string, string, number, number][] = [
+    ["allreduce", "double_binary_tree", 64, 64 * 8192],
+    ["allreduce", "double_binary_tree", 37, 5000],
+    ["allreduce", "ring", 16, 4096],
+    ["allreduce", "rabenseifner", 24, 4096],
+    ["allreduce", "hierarchical", 64, 8192],
+    ["allreduce", "swing_bandwidth", 16, 4096],
+    ["allgather", "pat", 16, 256],
+    ["allgather", "bruck", 13, 100],
+  ];
+  for (const unit of [true, false]) {
+    for (const [collective, name, n, count] of cases) {
+      it(`${collective}/${name}, n = ${n}: the same start for every operation (${unit ? "whole" : "fractional"} durations)`, () => {
+        const a = alg(collective, name);
+        const call = makeCall({ collective, size: n, count }, a);
+        const plans = Array.from({ length: n }, (_, r) => compile(a, rankCall(call, r)));
+        // Durations that differ from transfer to transfer, so that the order of events matters.
+        const duration = (r: number, i: number) => {
+          const k = (r * 7919 + i * 104729) % 13;
+          return unit ? 1 + (k % 3) : 1 + k / 7;
+        };
+        const want = plans.map((p) => new Float64Array(p.ops.length).fill(-1));
+        const out = interpret(plans, {
+          transfer: (snd, rcv, start) => {
+            want[snd.rank]![snd.index] = start;
+            want[rcv.rank]![rcv.index] = start;
+            return start + duration(snd.rank, snd.index);
+          },
+          local: (at, start) => {
+            want[at.rank]![at.index] = start;
+            return start;
+          },
+        });
+        const got = walkStarts(plans, duration, unit);
+        expect(out.complete && got.complete).toBe(true);
+        for (let r = 0; r < n; r++)
+          expect(Array.from(got.starts[r] as Float64Array), `rank ${r}`).toEqual(Array.from(want[r] as Float64Array));
+        expect(Array.from(got.finish)).toEqual(out.finish);
+      });
+    }
   }
 });
 

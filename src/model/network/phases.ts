@@ -539,6 +539,37 @@ function dataflow(
   return { complete: stuck.length === 0, time: last, finish, start, stuck };
 }
 
+/**
+ * The flat walk of every rank's compiled plan, for the tests that hold it to interpret(): each
+ * operation's start by rank, and each rank's finish, transfers taking `duration(rank, index)` of
+ * their send (`unit`: whole numbers, the unit-time walk's buckets).
+ */
+export function walkStarts(
+  plans: readonly Plan[],
+  duration: (rank: number, index: number) => number,
+  unit = false,
+): { complete: boolean; starts: Float64Array[]; finish: Float64Array } {
+  const n = plans.length;
+  const f = flatten(
+    (r) => plans[r] as Plan,
+    n,
+    { kind: "rotate", p: n },
+    1,
+    (ops) => {
+      throw new InvalidArgumentError({ op: "model", arg: "plans" }, `${ops} operations: past the walk's budget`);
+    },
+  );
+  const at = (g: number) => [f.rank[g] as number, g - (f.base[f.rank[g] as number] as number)] as const;
+  const out = dataflow(
+    f,
+    (send, _recv, start) => start + duration(...at(send)),
+    (_g, start) => start,
+    unit,
+  );
+  const starts = plans.map((_, r) => out.start.slice(f.base[r] as number, f.base[r + 1] as number));
+  return { complete: out.complete, starts, finish: out.finish };
+}
+
 /** Reductions cost gamma per byte, one at a time per rank (schedule/model.ts reductions, on flat operations). */
 function reductionsOf(f: Flat, gamma: number): (g: number, start: number) => number {
   const compute = new Float64Array(f.ranks);
@@ -654,7 +685,7 @@ function roundsOf(flat: Flat, n: number, sym: Symmetry): Walk {
 function budgetError(alg: Algorithm, call: CollectiveCall, estimate: number): InvalidArgumentError {
   return new InvalidArgumentError(
     { op: "model", arg: "-n" },
-    `${alg.collective}/${alg.name} at n = ${call.size}, ${call.count} elements in segments of ${call.segment}: about ${estimate.toLocaleString("en")} operations to walk (every rank: no rotation or exclusive-or symmetry of period <= ${MAX_PERIOD}, and no pipeline to fold), past the ${PHASES_MAX_OPERATIONS.toLocaleString("en")} the model holds within 4 GiB; a larger --segment makes fewer`,
+    `${alg.collective}/${alg.name} at n = ${call.size}, ${call.count} elements in segments of ${call.segment}: about ${estimate.toLocaleString("en")} operations to walk (every rank: no rotation or exclusive-or symmetry of period <= ${MAX_PERIOD}, and no pipeline fold whose walk fits), past the ${PHASES_MAX_OPERATIONS.toLocaleString("en")} the model holds within 4 GiB; a larger --segment makes fewer`,
   );
 }
 
