@@ -17,6 +17,12 @@
  *    keyed by its rank offset), and a round's messages are theirs moved to p, 2p, ... The
  *    symmetry is found by compiling a few witness ranks and comparing them with the moved
  *    representatives (detectSymmetry); the test suite checks it on every rank (symmetryHolds).
+ * 5. Fold. A long pipeline with no symmetry (the double binary tree) is walked at a few segments
+ *    only, 4·⌈log2 n⌉ + 2, and each further round of its steady state is taken to add the pace
+ *    of the last (fold()).
+ * 6. Flat. The walks read the plans copied into typed arrays, each rank's plan compiled in its
+ *    turn and let go (flatten()), through a dataflow walker with interpret()'s semantics
+ *    (dataflow(); the tests hold its start times to interpret()'s).
  *
  * This approximates the exact engine (simulate.ts); test/network-model.test.ts measures the
  * error at n <= 1,024 for every algorithm it is used for, and every result says it is approximate.
@@ -741,8 +747,6 @@ function timeWalk(
   w: Walk,
   n: number,
   params: NetworkParams,
-  /** Rounds already solved. */
-  memo = new Map<string, Phase>(),
 ): {
   time: number;
   messages: number;
@@ -758,6 +762,7 @@ function timeWalk(
   const { sym } = w;
   const p = sym.p;
   const routes = new Routes(topology);
+  const memo = new Map<string, Phase>();
   const phaseOf: (Phase | undefined)[] = [];
   let messages = 0;
   let solves = 0;
