@@ -669,6 +669,8 @@ describe("a long pipeline folded", () => {
     expect(folded.note).toMatch(/pipeline folded/);
     expect(whole.note).not.toMatch(/folded/);
     expect(Math.abs(folded.time / whole.time - 1)).toBeLessThanOrEqual(0.01);
+    // Each further steady round's messages are counted too.
+    expect(folded.messages).toBe(whole.messages);
   });
 
   // The fold walks 4·log2(n) + 2 segments, so its error depends on n: measured against the

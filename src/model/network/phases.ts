@@ -879,7 +879,7 @@ type Timed = ReturnType<typeof timeWalk>;
  * A tree pipeline is full once its first segment has gone up ⌈log2 n⌉ levels and down again, so
  * M starts at 4·⌈log2 n⌉ + 2 segments (two steady rounds for the double binary tree), doubled
  * while the shape does not show. Walking at M and M + 2 and taking the line through the two
- * times, as this did before, gives the same times (to 1e-5 %, double binary tree at n = 64 to
+ * times, as this did before, gives the same times (to 0.001%, double binary tree at n = 64 to
  * 1,024 on tori and the fat-tree) for twice the walking.
  */
 function fold(
@@ -893,6 +893,7 @@ function fold(
   | {
       t: Timed;
       perSegment: number;
+      perRound: number;
       c: number;
       sym: Symmetry;
       operations: number;
@@ -953,7 +954,9 @@ function fold(
       if (r === a) sa = Math.max(sa, t.start[g] as number);
       else if (r === b) sb = Math.max(sb, t.start[g] as number);
     }
-    return { t, perSegment: (sb - sa) / c, c, sym: w.sym, operations: w.operations, steady, m, repeats };
+    // A steady round's messages, every rank's (a walked rank's stand for n / p).
+    const perRound = (w.rounds[b] as Round).src.length * (n / w.sym.p);
+    return { t, perSegment: (sb - sa) / c, c, perRound, sym: w.sym, operations: w.operations, steady, m, repeats };
   }
   return undefined;
 }
@@ -989,6 +992,7 @@ export function networkTimePhases(
   let t: Timed;
   let rounds: number;
   let solves: number;
+  let messages: number;
   let folded = "";
   const everyRank = params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS;
   const work = everyRank ? probe.everyRank : probe.estimate;
@@ -1005,6 +1009,7 @@ export function networkTimePhases(
     const more = call.count / call.segment - f.m;
     time = t.time + more * f.perSegment;
     rounds = t.rounds + more / f.c;
+    messages = t.messages + (more / f.c) * f.perRound;
     addBytes(t.phases);
     addBytes(t.phases, more / f.c, f.steady);
     folded = `, the pipeline folded: walked at ${f.m} segments, its steady round (every stage busy) ${f.repeats} times in a row, ${f.c} segment${f.c === 1 ? "" : "s"} a round; each further round taken to add the last one's pace, to ${Number((call.count / call.segment).toFixed(2))} segments`;
@@ -1016,6 +1021,7 @@ export function networkTimePhases(
     sym = w.sym;
     operations = w.operations;
     solves = t.solves;
+    messages = t.messages;
     time = t.time;
     rounds = t.rounds;
     addBytes(t.phases);
@@ -1037,7 +1043,7 @@ export function networkTimePhases(
     time,
     // Under a symmetry the walked rank stands for every rank of its class.
     criticalRank: t.critical,
-    messages: t.messages,
+    messages,
     operations,
     engine: p < n ? "symmetric" : "phases",
     approximate: true,
