@@ -683,7 +683,7 @@ describe("a long pipeline folded", () => {
     ["torus:32x32", 1024, 16, 42],
     ["fattree", 1024, 16, 42],
     // Here the timed walk's pace grows after seven steady rounds (a connection's backlog): read
-    // from the first two alone the fold was -4.4%; bounded by the busiest connection, -1.4%.
+    // from the first two alone the fold was -4.4%; bounded by the busiest connection, -1.3%.
     ["torus:10x10", 100, 16, 30],
   ] as const) {
     it(`${spec}, n = ${n}, ${mib} MiB: the double binary tree folded within 5% of the exact engine`, () => {
