@@ -228,6 +228,13 @@ const LOCAL = 3;
 class Grow<T extends Int32Array | Float64Array | Uint8Array> {
   length = 0;
   constructor(public a: T) {}
+  /** Room for n elements (the length is the caller's to set). */
+  ensure(n: number): void {
+    if (n <= this.a.length) return;
+    const b = new (this.a.constructor as new (n: number) => T)(Math.max(n, 2 * this.a.length));
+    b.set(this.a);
+    this.a = b;
+  }
   push(x: number): void {
     if (this.length === this.a.length) {
       const b = new (this.a.constructor as new (n: number) => T)(2 * this.a.length);
@@ -260,83 +267,124 @@ function flatten(
   const bytes = new Grow(new Float64Array(1024));
   const offset = new Grow(new Int32Array(1024));
   const pair = new Grow(new Int32Array(1024));
-  let pairs = 0;
   const indeg = new Grow(new Int32Array(1024));
+  const queueOf = new Grow(new Int32Array(1024));
   const from = new Grow(new Int32Array(1024));
   const to = new Grow(new Int32Array(1024));
-  const queueOf = new Grow(new Int32Array(1024));
-  const queueStart = new Grow(new Int32Array(1024));
   const members = new Grow(new Int32Array(1024));
-  /** Per queue: the key of the queue it pairs with (on its peer). */
-  const pairKey: number[] = [];
-  const queueRank: number[] = [];
-  /** Per walked rank: its queues by key ((channel · p + peer) · 2 + kind). */
-  const queuesOf: Map<number, number>[] = [];
+  /** Per queue: where its members start, its key ((channel · p + peer) · 2 + kind) and its rank. */
+  const queueStart = new Grow(new Int32Array(1024));
+  const queueKey = new Grow(new Float64Array(1024));
+  /** Per walked rank: its queues are queueBase[r] .. queueBase[r+1]-1. */
+  const queueBase = new Int32Array(p + 1);
+  let ops = 0;
+  let edges = 0;
+  let pairs = 0;
+  // One rank's queues and (rank, offset) pairs while it is copied: few, so searched in order.
+  const keys: number[] = [];
+  const lists: number[][] = [];
+  const offs: number[] = [];
+  const ids: number[] = [];
   for (let r = 0; r < p; r++) {
     const plan = planOf(r);
-    const g0 = kind.length;
+    const list = plan.ops;
+    const m = list.length;
+    const g0 = ops;
     base[r] = g0;
-    if (g0 + plan.ops.length > PHASES_MAX_OPERATIONS) limit(g0 + plan.ops.length);
-    const mine = new Map<number, number[]>();
-    const pairOf = new Map<number, number>();
-    plan.ops.forEach((op, i) => {
+    if (g0 + m > PHASES_MAX_OPERATIONS) limit(g0 + m);
+    ops = g0 + m;
+    for (const c of [kind, rank, bytes, offset, pair, indeg, queueOf]) c.ensure(ops);
+    let e = 0;
+    for (let i = 0; i < m; i++) e += (list[i] as PlanOp).deps.length;
+    from.ensure(edges + e);
+    to.ensure(edges + e);
+    const K = kind.a;
+    const R = rank.a;
+    const B = bytes.a;
+    const O = offset.a;
+    const P = pair.a;
+    const D = indeg.a;
+    const Q = queueOf.a;
+    const F = from.a;
+    const T = to.a;
+    keys.length = 0;
+    lists.length = 0;
+    offs.length = 0;
+    ids.length = 0;
+    for (let i = 0; i < m; i++) {
+      const op = list[i] as PlanOp;
       const g = g0 + i;
-      const transfer = op.kind === "send" || op.kind === "recv";
-      kind.push(op.kind === "send" ? SEND : op.kind === "recv" ? RECV : op.kind === "reduce" ? REDUCE : LOCAL);
-      rank.push(r);
-      bytes.push(op.region.count * elementBytes);
-      indeg.push(op.deps.length);
-      for (const d of op.deps) {
-        from.push(g0 + d);
-        to.push(g);
+      const send = op.kind === "send";
+      const transfer = send || op.kind === "recv";
+      K[g] = send ? SEND : transfer ? RECV : op.kind === "reduce" ? REDUCE : LOCAL;
+      R[g] = r;
+      B[g] = op.region.count * elementBytes;
+      const deps = op.deps;
+      D[g] = deps.length;
+      for (let j = 0; j < deps.length; j++) {
+        F[edges] = g0 + (deps[j] as number);
+        T[edges++] = g;
       }
-      if (!transfer) {
-        offset.push(0);
-        pair.push(-1);
-        queueOf.push(-1);
-        return;
-      }
+      O[g] = 0;
+      P[g] = -1;
+      Q[g] = -1;
+      if (!transfer) continue;
       // A send to peer q and the receive that peer posts from us share the sender's offset.
-      const off =
-        p === n ? op.peer : op.kind === "send" ? offsetOf(sym.kind, r, op.peer, n) : offsetOf(sym.kind, op.peer, r, n);
-      offset.push(op.kind === "send" ? off : 0);
-      if (op.kind === "send") {
-        let id = pairOf.get(off);
-        if (id === undefined) pairOf.set(off, (id = pairs++));
-        pair.push(id);
-      } else pair.push(-1);
-      const peer = op.peer % p;
+      const off = p === n ? op.peer : send ? offsetOf(sym.kind, r, op.peer, n) : offsetOf(sym.kind, op.peer, r, n);
+      if (send) {
+        O[g] = off;
+        let at = offs.indexOf(off);
+        if (at < 0) {
+          at = offs.length;
+          offs.push(off);
+          ids.push(pairs++);
+        }
+        P[g] = ids[at] as number;
+      }
       const channel = p === n ? op.channel : op.channel * n + off;
-      const k = (channel * p + peer) * 2 + (op.kind === "send" ? 1 : 0);
-      let q = mine.get(k);
-      if (!q) mine.set(k, (q = []));
-      q.push(g);
-      queueOf.push(-1);
-    });
-    const keys = new Map<number, number>();
-    for (const [k, q] of mine) {
+      const k = (channel * p + (op.peer % p)) * 2 + (send ? 1 : 0);
+      let at = keys.indexOf(k);
+      if (at < 0) {
+        at = keys.length;
+        keys.push(k);
+        lists.push([]);
+      }
+      (lists[at] as number[]).push(g);
+    }
+    queueBase[r] = queueStart.length;
+    for (let j = 0; j < keys.length; j++) {
       const id = queueStart.length;
-      keys.set(k, id);
       queueStart.push(members.length);
-      for (const g of q) {
+      queueKey.push(keys[j] as number);
+      for (const g of lists[j] as number[]) {
         members.push(g);
         queueOf.a[g] = id;
       }
-      // Its partner: on the peer, the queue of the other kind with this rank as its peer.
-      const channel = Math.floor(k / 2 / p);
-      const peer = Math.floor(k / 2) % p;
-      pairKey.push((channel * p + r) * 2 + (1 - (k % 2)));
-      queueRank.push(peer);
     }
-    queuesOf.push(keys);
   }
-  base[p] = kind.length;
-  const ops = kind.length;
+  base[p] = ops;
+  queueBase[p] = queueStart.length;
   queueStart.push(members.length);
-  const partner = new Int32Array(pairKey.length);
-  pairKey.forEach((k, q) => {
-    partner[q] = queuesOf[queueRank[q] as number]?.get(k) ?? -1;
-  });
+  kind.length = rank.length = bytes.length = offset.length = pair.length = indeg.length = queueOf.length = ops;
+  from.length = to.length = edges;
+  // Each queue's partner: on its peer, the queue of the other kind with this rank as its peer.
+  const queues = queueKey.length;
+  const qk = queueKey.a;
+  const partner = new Int32Array(queues).fill(-1);
+  for (let r = 0; r < p; r++) {
+    for (let q = queueBase[r] as number; q < (queueBase[r + 1] as number); q++) {
+      const k = qk[q] as number;
+      const half = Math.floor(k / 2);
+      const peer = half % p;
+      const want = ((half - peer) / p) * p * 2 + r * 2 + (1 - (k % 2));
+      for (let q2 = queueBase[peer] as number; q2 < (queueBase[peer + 1] as number); q2++) {
+        if (qk[q2] === want) {
+          partner[q] = q2;
+          break;
+        }
+      }
+    }
+  }
   // Successors from the dependencies (counting sort by the operation depended on).
   const f = from.done();
   const t = to.done();
