@@ -193,7 +193,7 @@ function representatives(
 /**
  * The walked ranks' plans in flat arrays, operation g of all of them (rank r's operations are
  * base[r] .. base[r+1]-1): what the two walks read, without the compiled plans' objects (a plan
- * holds ~900 bytes an operation; this ~60), so a plan is let go as soon as it is copied in.
+ * holds ~900 bytes an operation; these and the walks' state under 100), so a plan is let go as soon as it is copied in.
  */
 interface Flat {
   /** Walked ranks and operations. */
