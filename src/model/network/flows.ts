@@ -24,6 +24,12 @@ import { invariant } from "../../core/assert.js";
 /** Two times closer than this (relative) are one instant: floating-point noise, not an ordering. */
 const EPS = 1e-9;
 
+/** Relative slack of the bottleneck test (a link full, no flow faster): above the filling's own noise (EPS). */
+const SLACK = 1e-8;
+
+/** Rounds of local repair before a solve falls back to every flow above the changes' level. */
+const LOCAL_ROUNDS = 32;
+
 const sameInstant = (a: number, b: number): boolean => Math.abs(a - b) <= EPS * Math.max(1, Math.abs(a), Math.abs(b));
 
 /** A binary min-heap of (key, id, version); the version lets a caller skip entries it has superseded. */
@@ -141,6 +147,9 @@ export class FlowNet {
   /** The solve (epoch) that last reached the flow, and whether its rate is fixed in that solve. */
   private seen = new Int32Array(256);
   private fixed = new Uint8Array(256);
+  /** The link that fixed the flow's rate in its last filling; a link where it was last found bottlenecked (-1: none yet). */
+  private fixedBy = new Int32Array(256);
+  private hint = new Int32Array(256);
   /** Links of every flow's path, packed; per entry (a crossing), its flow and, while carrying, its place in the link's list. */
   private pool = new Int32Array(4096);
   private poolFlow = new Int32Array(4096);
@@ -172,9 +181,27 @@ export class FlowNet {
   private readonly spare: Float64Array;
   private readonly count: Int32Array;
   private readonly linkSeen: Int32Array;
-  private readonly linkVersion: Int32Array;
   private readonly linkTouched: Uint8Array;
   private readonly byShare = new Heap();
+  /** Per link, the sum and the largest of its flows' rates, valid while statSeen is the current check's. */
+  private readonly load: Float64Array;
+  private readonly fastest: Float64Array;
+  private readonly statSeen: Int32Array;
+  private statEpoch = 0;
+  /** Per link, the round of local repair that last found a rate on it changed. */
+  private readonly linkMoved: Int32Array;
+  private moveEpoch = 0;
+  /** Per link, during a local repair: the flows of S on it, and the bandwidth the flows outside S hold. */
+  private readonly inS: Int32Array;
+  private readonly heldOut: Float64Array;
+  /**
+   * Flows whose hint changed in this solve. Between solves every carrying flow's hint is a
+   * bottleneck it has; a flow whose hint link did not move keeps it, so only these need a look.
+   */
+  private rehinted: number[] = [];
+  /** The rates the flows a solve returns had before it (in its order). */
+  private was: number[] = [];
+  private rehintedIn = new Int32Array(256);
   /** Per-link use, for reports and heat maps. */
   readonly use: LinkUse;
   /**
@@ -183,18 +210,27 @@ export class FlowNet {
    */
   solves = 0;
 
-  /** `compactAbove`: pool entries past which the holes finished flows leave are packed away. */
+  /**
+   * `compactAbove`: pool entries past which the holes finished flows leave are packed away;
+   * `localRounds`: rounds of local repair before a solve falls back (solveLocal, solveAbove).
+   */
   constructor(
     bandwidth: Float64Array,
     private readonly compactAbove = 1 << 20,
+    private readonly localRounds = LOCAL_ROUNDS,
   ) {
     this.nlinks = bandwidth.length;
     this.cap = bandwidth;
     this.spare = new Float64Array(this.nlinks);
     this.count = new Int32Array(this.nlinks);
     this.linkSeen = new Int32Array(this.nlinks);
-    this.linkVersion = new Int32Array(this.nlinks);
     this.linkTouched = new Uint8Array(this.nlinks);
+    this.load = new Float64Array(this.nlinks);
+    this.fastest = new Float64Array(this.nlinks);
+    this.statSeen = new Int32Array(this.nlinks);
+    this.linkMoved = new Int32Array(this.nlinks);
+    this.inS = new Int32Array(this.nlinks);
+    this.heldOut = new Float64Array(this.nlinks);
     this.crossing = new Array(this.nlinks);
     this.use = { bytes: new Float64Array(this.nlinks) };
   }
@@ -226,11 +262,15 @@ export class FlowNet {
       this.startSeq = grow(this.startSeq, n);
       this.seen = grow(this.seen, n);
       this.fixed = grow(this.fixed, n);
+      this.fixedBy = grow(this.fixedBy, n);
+      this.hint = grow(this.hint, n);
+      this.rehintedIn = grow(this.rehintedIn, n);
       this.active = grow(this.active, n);
     }
     this.flows++;
     this.left[f] = bytes;
     this.rate[f] = 0;
+    this.hint[f] = -1;
     this.tag[f] = tag;
     const need = this.poolUsed + path.length;
     this.pool = grow(this.pool, need);
@@ -246,7 +286,8 @@ export class FlowNet {
       this.pool[this.poolUsed++] = l;
       carried[l] = (carried[l] as number) + bytes;
     }
-    if (from <= this.now) this.activate(f);
+    // A start within noise of now is now: every change at one instant is applied before rates are solved again.
+    if (from <= this.now || sameInstant(from, this.now)) this.activate(f);
     else {
       this.state[f] = WAITING;
       this.waiting.push(from, f);
@@ -387,22 +428,14 @@ export class FlowNet {
   }
 
   /**
-   * Max-min fair rates, by progressive filling, where they can have changed since the last solve.
-   *
-   * Progressive filling raises every rate together and fixes a link's flows when the link fills.
-   * A flow that ended had not been fixed below its rate r, so no link it crossed filled below r:
-   * without it, the filling goes the same way up to r. A flow that started gets at least the
-   * smallest fair share cap/n over its links (a link fills at no less than that), so the filling
-   * goes the same way up to that bound too. Below the smallest such level (`floor`), every rate
-   * stays; the flows at or above it share what the kept flows leave of each link, a problem that
-   * splits into the components of the graph of those flows and their links, and only the
-   * components holding a link of a flow that started or ended are solved again.
+   * Max-min fair rates where they can have changed since the last solve: first locally
+   * (solveLocal), and where that does not settle in a few rounds, every flow at or above the
+   * smallest level the changes can reach (solveAbove).
    */
   private solve(): void {
     this.dirty = false;
     this.solves++;
-    const epoch = ++this.epoch;
-    const { pool, poolFlow, crossing, linkSeen, seen, pathStart, pathLen, rate, cap, count, spare } = this;
+    const { pool, crossing, pathStart, pathLen, cap } = this;
     let floor = this.floor;
     for (const g of this.started) {
       if (this.state[g] !== ACTIVE) continue;
@@ -414,74 +447,298 @@ export class FlowNet {
     }
     this.started.length = 0;
     this.floor = Number.POSITIVE_INFINITY;
-    // Rates below this stay (a margin well above the noise of the filling's own rounding).
-    const keep = floor * (1 - 1e-6);
+    const seeds = this.touched;
+    this.touched = [];
+    for (const l of seeds) this.linkTouched[l] = 0;
+    // Rates below `keep` stay (a margin well above the noise of the filling's own rounding).
+    this.rehinted.length = 0;
+    const flows = this.solveLocal(seeds) ?? this.solveAbove(seeds, floor * (1 - 1e-6));
+    // New ends where the rate changed (the old entries of these flows are now stale); a flow
+    // whose rate is what it was still ends when its entry says.
+    const { ends, version, now, left, rate, was } = this;
+    for (let k = 0; k < flows.length; k++) {
+      const f = flows[k] as number;
+      if (rate[f] === was[k]) continue;
+      version[f] = (version[f] as number) + 1;
+      ends.push(now + (left[f] as number) / (rate[f] as number), f, version[f] as number);
+    }
+    if (ends.size > 2 * this.nactive + 1024) this.rebuildEnds();
+  }
+
+  /** Bytes left now at the flow's old rate (once per instant: a second call subtracts nothing). */
+  private settle(f: number): void {
+    const r = this.rate[f] as number;
+    if (r > 0) this.left[f] = (this.left[f] as number) - r * (this.now - (this.since[f] as number));
+    this.since[f] = this.now;
+  }
+
+  /**
+   * Local repair. Rates are max-min fair exactly when every flow has a bottleneck: a full link
+   * on its path where no flow is faster (Bertsekas and Gallager, Data Networks, 6.5). Starting
+   * from the flows that started and those on a changed link that lost their bottleneck (a flow
+   * whose bottleneck is elsewhere keeps its rate while nothing else moves), the set S of flows is
+   * solved by progressive filling
+   * in what the other flows leave of each link; then every flow of S must be no slower than the
+   * others on the link that fixed it, and every other flow on a link S crosses must still have a
+   * bottleneck. The flows that fail join S, and S is solved again. When nothing fails, every flow
+   * has a bottleneck (a flow on no link of S or of a change has its links as they were): the rates
+   * are the max-min fair ones. Returns the flows solved, or undefined (their old rates put back)
+   * where S did not settle within LOCAL_ROUNDS.
+   */
+  private solveLocal(seeds: readonly number[]): number[] | undefined {
+    const epoch = ++this.epoch;
+    const { pool, poolFlow, crossing, linkSeen, linkMoved, seen, pathStart, pathLen, rate, cap, count, spare } = this;
+    const { fixedBy, hint } = this;
+    const flows: number[] = [];
+    const was = this.was;
+    was.length = 0;
+    /** Per flow of S, its rate after the last round (before the first: `was`). */
+    const prev: number[] = [];
+    const links: number[] = [];
+    // Per link of S's paths, the flows of S on it and the bandwidth the others hold, kept up to
+    // date as flows join S (a flow outside S keeps its rate through the solve).
+    const { inS, heldOut } = this;
+    const addLink = (l: number) => {
+      if (linkSeen[l] === epoch) return;
+      linkSeen[l] = epoch;
+      links.push(l);
+      let n = 0;
+      let held = 0;
+      for (const c of crossing[l] ?? []) {
+        const f = poolFlow[c] as number;
+        if (seen[f] === epoch) n++;
+        else held += rate[f] as number;
+      }
+      inS[l] = n;
+      heldOut[l] = held;
+    };
+    const addFlow = (f: number) => {
+      if (seen[f] === epoch) return;
+      seen[f] = epoch;
+      const r = rate[f] as number;
+      flows.push(f);
+      was.push(r);
+      prev.push(r);
+      this.settle(f);
+      const s = pathStart[f] as number;
+      const e = s + (pathLen[f] as number);
+      for (let i = s; i < e; i++) {
+        const m = pool[i] as number;
+        if (linkSeen[m] !== epoch) continue;
+        inS[m] = (inS[m] as number) + 1;
+        heldOut[m] = (heldOut[m] as number) - r;
+      }
+      for (let i = s; i < e; i++) addLink(pool[i] as number);
+    };
+    for (const l of seeds) addLink(l);
+    // S starts as the flows that started and those on a changed link left with no bottleneck.
+    const before = ++this.statEpoch;
+    for (const l of seeds) {
+      for (const c of crossing[l] ?? []) {
+        const g = poolFlow[c] as number;
+        if (seen[g] !== epoch && ((rate[g] as number) === 0 || !this.bottlenecked(g, before))) addFlow(g);
+      }
+    }
+    for (let round = 0; flows.length > 0; round++) {
+      // Past a few rounds over a large part of the flows, one pass over every flow above the changes' level costs less.
+      if (round === this.localRounds || (round >= 2 && 8 * flows.length > this.nactive)) {
+        // Put back; the hints these flows were given may not hold at the rates the fallback finds.
+        flows.forEach((f, k) => {
+          rate[f] = was[k] as number;
+          this.rehinted.push(f);
+        });
+        return undefined;
+      }
+      // What the flows outside S leave of each link S crosses.
+      for (const l of links) {
+        count[l] = inS[l] as number;
+        spare[l] = Math.max(0, (cap[l] as number) - (heldOut[l] as number));
+      }
+      this.fill(flows, links, epoch, true);
+      const stat = ++this.statEpoch;
+      const solved = flows.length;
+      for (let k = 0; k < solved; k++) {
+        const f = flows[k] as number;
+        const l = fixedBy[f] as number;
+        const most = (rate[f] as number) * (1 + SLACK);
+        let ok = true;
+        for (const c of crossing[l] as number[]) {
+          const g = poolFlow[c] as number;
+          if (seen[g] !== epoch && (rate[g] as number) > most) {
+            addFlow(g);
+            ok = false;
+          }
+        }
+        if (ok) hint[f] = l;
+      }
+      // The links that moved: those of a change (in the first round), and those of a flow of S
+      // whose rate is not what it was after the last round (before the first: before this
+      // solve). A flow outside S was found bottlenecked at its hint when that link last moved
+      // (or holds it from before this solve): where it did not move, the flow still is.
+      const moved = ++this.moveEpoch;
+      const changed: number[] = [];
+      const mark = (l: number) => {
+        if (linkMoved[l] === moved) return;
+        linkMoved[l] = moved;
+        changed.push(l);
+      };
+      if (round === 0) for (const l of seeds) mark(l);
+      for (let k = 0; k < solved; k++) {
+        const f = flows[k] as number;
+        if (rate[f] === prev[k]) continue;
+        prev[k] = rate[f] as number;
+        const s = pathStart[f] as number;
+        for (let i = s; i < s + (pathLen[f] as number); i++) mark(pool[i] as number);
+      }
+      for (const l of changed) {
+        for (const c of crossing[l] ?? []) {
+          const g = poolFlow[c] as number;
+          if (seen[g] === epoch) continue;
+          const h = hint[g] as number;
+          if (h >= 0 && linkMoved[h] !== moved) continue;
+          if (!this.bottlenecked(g, stat)) addFlow(g);
+        }
+      }
+      // A hint found in an earlier round of this solve must hold at this round's rates too.
+      const rehinted = this.rehinted.length;
+      for (let k = 0; k < rehinted; k++) {
+        const g = this.rehinted[k] as number;
+        if (seen[g] !== epoch && !this.bottlenecked(g, stat)) addFlow(g);
+      }
+      if (flows.length === solved) break;
+    }
+    for (const f of flows) invariant((rate[f] as number) > 0, () => `FlowNet: flow ${f} left no bandwidth`);
+    return flows;
+  }
+
+  /** Whether flow `g` has a bottleneck at the current rates (link statistics cached per `stat`); remembers it. */
+  private bottlenecked(g: number, stat: number): boolean {
+    const h = this.hint[g] as number;
+    if (h >= 0 && this.bottleneckAt(g, h, stat)) return true;
+    const s = this.pathStart[g] as number;
+    for (let i = s; i < s + (this.pathLen[g] as number); i++) {
+      const m = this.pool[i] as number;
+      if (m !== h && this.bottleneckAt(g, m, stat)) {
+        this.hint[g] = m;
+        if (this.rehintedIn[g] !== this.epoch) {
+          this.rehintedIn[g] = this.epoch;
+          this.rehinted.push(g);
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether link `m` is full and no flow on it is faster than `g` (which crosses it). */
+  private bottleneckAt(g: number, m: number, stat: number): boolean {
+    const { load, fastest, rate } = this;
+    if (this.statSeen[m] !== stat) {
+      this.statSeen[m] = stat;
+      let sum = 0;
+      let most = 0;
+      for (const c of this.crossing[m] as number[]) {
+        const r = rate[this.poolFlow[c] as number] as number;
+        sum += r;
+        if (r > most) most = r;
+      }
+      load[m] = sum;
+      fastest[m] = most;
+    }
+    return (
+      (load[m] as number) >= (this.cap[m] as number) * (1 - SLACK) &&
+      (rate[g] as number) >= (fastest[m] as number) * (1 - SLACK)
+    );
+  }
+
+  /**
+   * The fallback. Progressive filling raises every rate together and fixes a link's flows when
+   * the link fills. A flow that ended had not been fixed below its rate r, so no link it crossed
+   * filled below r: without it, the filling goes the same way up to r. A flow that started gets at
+   * least the smallest fair share cap/n over its links (a link fills at no less than that), so the
+   * filling goes the same way up to that bound too. Below the smallest such level, every rate
+   * stays (rates below `keep`); the flows at or above it share what the kept flows leave of each
+   * link, a problem that splits into the components of the graph of those flows and their links,
+   * and only the components holding a link that changed are solved again.
+   */
+  private solveAbove(seeds: readonly number[], keep: number): number[] {
+    const epoch = ++this.epoch;
+    const { pool, poolFlow, crossing, linkSeen, seen, pathStart, pathLen, rate, cap, count, spare } = this;
     const kept = (r: number) => r > 0 && r < keep;
-    // From the touched links, every flow to solve on a link reached and every link of such a
+    // From the changed links, every flow to solve on a link reached and every link of such a
     // flow; per link, the flows to solve on it and the bandwidth the kept ones leave.
     const links: number[] = [];
     const flows: number[] = [];
-    for (const l of this.touched) {
-      this.linkTouched[l] = 0;
+    for (const l of seeds) {
       if (linkSeen[l] === epoch) continue;
       linkSeen[l] = epoch;
       links.push(l);
     }
-    this.touched.length = 0;
     for (let next = 0; next < links.length; next++) {
       const l = links[next] as number;
-      const list = crossing[l];
       let solving = 0;
       let held = 0;
-      if (list !== undefined) {
-        for (const c of list) {
-          const f = poolFlow[c] as number;
-          const r = rate[f] as number;
-          if (kept(r)) {
-            held += r;
-            continue;
-          }
-          solving++;
-          if (seen[f] === epoch) continue;
-          seen[f] = epoch;
-          flows.push(f);
-          const s = pathStart[f] as number;
-          for (let i = s; i < s + (pathLen[f] as number); i++) {
-            const m = pool[i] as number;
-            if (linkSeen[m] === epoch) continue;
-            linkSeen[m] = epoch;
-            links.push(m);
-          }
+      for (const c of crossing[l] ?? []) {
+        const f = poolFlow[c] as number;
+        const r = rate[f] as number;
+        if (kept(r)) {
+          held += r;
+          continue;
+        }
+        solving++;
+        if (seen[f] === epoch) continue;
+        seen[f] = epoch;
+        flows.push(f);
+        const s = pathStart[f] as number;
+        for (let i = s; i < s + (pathLen[f] as number); i++) {
+          const m = pool[i] as number;
+          if (linkSeen[m] === epoch) continue;
+          linkSeen[m] = epoch;
+          links.push(m);
         }
       }
       count[l] = solving;
       spare[l] = Math.max(0, (cap[l] as number) - held);
     }
-    if (flows.length === 0) return;
-    const { now, left, since, fixed } = this;
-    // Bytes left now at the old rates.
+    const was = this.was;
+    was.length = 0;
     for (const f of flows) {
-      const r = rate[f] as number;
-      if (r > 0) left[f] = (left[f] as number) - r * (now - (since[f] as number));
-      since[f] = now;
-      fixed[f] = 0;
+      was.push(rate[f] as number);
+      this.settle(f);
     }
-    const { linkVersion, byShare } = this;
+    this.fill(flows, links, epoch, false);
+    for (const f of flows) this.hint[f] = this.fixedBy[f] as number;
+    // A flow kept on a link where one started, and one the local repair gave a hint, may need another.
+    const stat = ++this.statEpoch;
+    const rehint = (g: number) => {
+      if (seen[g] === epoch || this.state[g] !== ACTIVE) return;
+      invariant(this.bottlenecked(g, stat), () => `FlowNet: flow ${g} has no bottleneck after a full solve`);
+    };
+    for (let k = 0, n = this.rehinted.length; k < n; k++) rehint(this.rehinted[k] as number);
+    for (const l of seeds) for (const c of crossing[l] ?? []) rehint(poolFlow[c] as number);
+    return flows;
+  }
+
+  /**
+   * Progressive filling of `flows` (those marked `epoch`) over `links`, given per link the flows
+   * to fill on it (`count`) and the bandwidth left them (`spare`): the link with the smallest fair
+   * share fixes the rate of every flow crossing it (with every link within noise of that share);
+   * those flows leave, and their rate is taken from every other link they cross, whose fair share
+   * can only grow. A share of zero (a link the others fill) is allowed where `zero`.
+   */
+  private fill(flows: readonly number[], links: readonly number[], epoch: number, zero: boolean): void {
+    const { pool, poolFlow, crossing, seen, pathStart, pathLen, rate, count, spare, fixed, fixedBy, byShare } = this;
+    for (const f of flows) fixed[f] = 0;
     byShare.clear();
     for (const l of links) {
       const c = count[l] as number;
-      if (c === 0) continue;
-      linkVersion[l] = (linkVersion[l] as number) + 1;
-      byShare.push((spare[l] as number) / c, l, linkVersion[l] as number);
+      if (c > 0) byShare.push((spare[l] as number) / c, l);
     }
-    // Progressive filling: the link with the smallest fair share fixes the rate of every flow
-    // crossing it (with every link within noise of that share); those flows leave, and their rate
-    // is taken from every other link they cross, whose fair share can only grow.
     let unfixed = flows.length;
     while (unfixed > 0) {
       const level = this.smallestShare();
       invariant(
-        Number.isFinite(level) && level > 0,
+        Number.isFinite(level) && (level > 0 || (zero && level === 0)),
         () => `FlowNet: no positive share (${level}) for ${unfixed} flows`,
       );
       const bound = level * (1 + EPS);
@@ -493,34 +750,41 @@ export class FlowNet {
           fixed[f] = 1;
           unfixed--;
           rate[f] = level;
+          fixedBy[f] = l;
           const s = pathStart[f] as number;
           for (let i = s; i < s + (pathLen[f] as number); i++) {
             const m = pool[i] as number;
             spare[m] = Math.max(0, (spare[m] as number) - level);
             const k = (count[m] as number) - 1;
             count[m] = k;
-            linkVersion[m] = (linkVersion[m] as number) + 1;
-            if (m !== l && k > 0) byShare.push((spare[m] as number) / k, m, linkVersion[m] as number);
           }
         }
       }
     }
-    // New ends; the old entries of these flows are now stale.
-    const { ends, version } = this;
-    for (const f of flows) {
-      version[f] = (version[f] as number) + 1;
-      ends.push(now + (left[f] as number) / (rate[f] as number), f, version[f] as number);
-    }
-    if (ends.size > 2 * this.nactive + 1024) this.rebuildEnds();
   }
 
-  /** The smallest current fair share among the links still holding unfixed flows (stale entries dropped). */
+  /**
+   * The smallest current fair share among the links still holding unfixed flows. A link's share
+   * only grows as flows are fixed, so its key in the heap is a lower bound: a link whose key is
+   * out of date goes back in at its current share when it comes to the top (and one with no
+   * unfixed flow left goes).
+   */
   private smallestShare(): number {
-    const h = this.byShare;
+    const { byShare: h, count, spare } = this;
     while (h.size > 0) {
       const l = h.topId();
-      if (h.topVersion() === this.linkVersion[l] && (this.count[l] as number) > 0) return h.peek();
-      h.pop();
+      const c = count[l] as number;
+      if (c === 0) {
+        h.pop();
+        continue;
+      }
+      const share = (spare[l] as number) / c;
+      if (share > h.peek()) {
+        h.pop();
+        h.push(share, l);
+        continue;
+      }
+      return share;
     }
     return Number.POSITIVE_INFINITY;
   }
