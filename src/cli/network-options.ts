@@ -75,7 +75,7 @@ export function addNetworkOptions(cmd: Command, prefix = ""): Command {
     .addOption(
       new Option(
         "--engine <name>",
-        `${prefix}network engine: exact (every operation), phases (rounds solved once, approximate), auto (exact up to 64 ranks)`,
+        `${prefix}network engine: exact (every operation), phases (rounds solved once, approximate), auto (exact up to 64 ranks, and to 1,024 for calls of at most 100,000 operations)`,
       ).choices([...ENGINES]),
     );
 }

@@ -5,6 +5,8 @@
  */
 import { InvalidArgumentError } from "../../core/errors.js";
 import type { Algorithm } from "../../schedule/dsl.js";
+import { compile } from "../../schedule/plan.js";
+import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
 import { networkTimePhases } from "./phases.js";
 import { type NetworkParams, type NetworkResult, networkTimeExact } from "./simulate.js";
@@ -34,8 +36,24 @@ export type Engine = (typeof ENGINES)[number];
 
 /** 'auto' walks every operation (exact) up to this many ranks, and uses phases above. */
 export const AUTO_EXACT_MAX_RANKS = 64;
+/**
+ * Up to this many ranks 'auto' still walks every operation where the call has at most
+ * AUTO_EXACT_MAX_OPERATIONS of them (rank 0's plan times n): the log-step algorithms at 1,024
+ * ranks take about a second there, and the shortcut's error on ECMP fat-trees (5 - 23%,
+ * docs/network-validation.md) is not worth the saving.
+ */
+export const AUTO_EXACT_LARGE_MAX_RANKS = 1024;
+export const AUTO_EXACT_MAX_OPERATIONS = 100_000;
 
-/** Times one call on the network with the engine asked for ('auto': exact for small groups, phases above). */
+/** Which engine 'auto' picks for a call: exact for small groups, and up to 1,024 ranks where the call is short; phases above. */
+export function autoEngine(alg: Algorithm, call: CollectiveCall): "exact" | "phases" {
+  if (call.size <= AUTO_EXACT_MAX_RANKS) return "exact";
+  if (call.size > AUTO_EXACT_LARGE_MAX_RANKS) return "phases";
+  const ops = compile(alg, rankCall(call, 0)).ops.length * call.size;
+  return ops <= AUTO_EXACT_MAX_OPERATIONS ? "exact" : "phases";
+}
+
+/** Times one call on the network with the engine asked for ('auto': autoEngine's choice). */
 export function networkTime(
   alg: Algorithm,
   call: CollectiveCall,
@@ -48,7 +66,7 @@ export function networkTime(
       `must be one of ${ENGINES.join(", ")}, got '${engine}'`,
     );
   }
-  if (engine === "exact" || (engine === "auto" && call.size <= AUTO_EXACT_MAX_RANKS)) {
+  if (engine === "exact" || (engine === "auto" && autoEngine(alg, call) === "exact")) {
     return networkTimeExact(alg, call, params);
   }
   return networkTimePhases(alg, call, params);
