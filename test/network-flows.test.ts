@@ -103,11 +103,13 @@ function reference(c: Case): number[] {
 /**
  * The same flows through FlowNet: a follow-up flow is added from the callback that tells its
  * predecessor ended. `localRounds` 0 makes every solve take FlowNet's fallback (every flow above
- * the changes' level), 1 makes a local repair that needs a second round fall back.
+ * the changes' level), 1 makes a local repair that needs a second round fall back. The audit
+ * checks after every solve that the rates fit the links and every flow is bottlenecked where
+ * FlowNet remembers (which the local repair relies on to skip flows).
  */
 function withFlowNet(c: Case, localRounds?: number): number[] {
   const end = c.flows.map(() => Number.NaN);
-  const net = new FlowNet(Float64Array.from(c.capacity), 8, localRounds);
+  const net = new FlowNet(Float64Array.from(c.capacity), 8, { localRounds, audit: true });
   const addFlow = (f: number, from: number) => {
     const spec = c.flows[f] as FlowSpec;
     net.add(spec.bytes, spec.path, from, f);

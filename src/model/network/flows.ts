@@ -195,8 +195,9 @@ export class FlowNet {
   private readonly inS: Int32Array;
   private readonly heldOut: Float64Array;
   /**
-   * Flows whose hint changed in this solve. Between solves every carrying flow's hint is a
-   * bottleneck it has; a flow whose hint link did not move keeps it, so only these need a look.
+   * Flows whose hint changed in this solve: where the local repair falls back, the hints it
+   * gave may not hold at the rates the fallback finds. (Between solves every carrying flow's hint
+   * is a bottleneck it has.)
    */
   private rehinted: number[] = [];
   /** The rates the flows a solve returns had before it (in its order). */
@@ -210,15 +211,23 @@ export class FlowNet {
    */
   solves = 0;
 
+  private readonly localRounds: number;
+  private readonly audit: boolean;
+
   /**
-   * `compactAbove`: pool entries past which the holes finished flows leave are packed away;
-   * `localRounds`: rounds of local repair before a solve falls back (solveLocal, solveAbove).
+   * `compactAbove`: pool entries past which the holes finished flows leave are packed away.
+   * Options, for tests: `localRounds`, rounds of local repair before a solve falls back
+   * (solveLocal, solveAbove); `audit`, check after every solve that no link carries more than its
+   * bandwidth and that every carrying flow is bottlenecked at the link it remembers (the rates
+   * are max-min fair), at a cost of every flow and link per solve.
    */
   constructor(
     bandwidth: Float64Array,
     private readonly compactAbove = 1 << 20,
-    private readonly localRounds = LOCAL_ROUNDS,
+    options: { readonly localRounds?: number; readonly audit?: boolean } = {},
   ) {
+    this.localRounds = options.localRounds ?? LOCAL_ROUNDS;
+    this.audit = options.audit ?? false;
     this.nlinks = bandwidth.length;
     this.cap = bandwidth;
     this.spare = new Float64Array(this.nlinks);
@@ -286,8 +295,7 @@ export class FlowNet {
       this.pool[this.poolUsed++] = l;
       carried[l] = (carried[l] as number) + bytes;
     }
-    // A start within noise of now is now: every change at one instant is applied before rates are solved again.
-    if (from <= this.now || sameInstant(from, this.now)) this.activate(f);
+    if (from <= this.now) this.activate(f);
     else {
       this.state[f] = WAITING;
       this.waiting.push(from, f);
@@ -463,6 +471,27 @@ export class FlowNet {
       ends.push(now + (left[f] as number) / (rate[f] as number), f, version[f] as number);
     }
     if (ends.size > 2 * this.nactive + 1024) this.rebuildEnds();
+    if (this.audit) this.check();
+  }
+
+  /** The audit: rates feasible, and every carrying flow bottlenecked at its hint. */
+  private check(): void {
+    const stat = ++this.statEpoch;
+    for (let k = 0; k < this.nactive; k++) {
+      const f = this.active[k] as number;
+      const h = this.hint[f] as number;
+      invariant(
+        h >= 0 && this.bottleneckAt(f, h, stat),
+        () => `FlowNet audit: flow ${f} is not bottlenecked at link ${h}`,
+      );
+    }
+    for (let l = 0; l < this.nlinks; l++) {
+      if (this.statSeen[l] !== stat) continue;
+      invariant(
+        (this.load[l] as number) <= (this.cap[l] as number) * (1 + SLACK),
+        () => `FlowNet audit: link ${l} carries ${this.load[l]} of ${this.cap[l]}`,
+      );
+    }
   }
 
   /** Bytes left now at the flow's old rate (once per instant: a second call subtracts nothing). */
@@ -598,12 +627,6 @@ export class FlowNet {
           if (h >= 0 && linkMoved[h] !== moved) continue;
           if (!this.bottlenecked(g, stat)) addFlow(g);
         }
-      }
-      // A hint found in an earlier round of this solve must hold at this round's rates too.
-      const rehinted = this.rehinted.length;
-      for (let k = 0; k < rehinted; k++) {
-        const g = this.rehinted[k] as number;
-        if (seen[g] !== epoch && !this.bottlenecked(g, stat)) addFlow(g);
       }
       if (flows.length === solved) break;
     }
