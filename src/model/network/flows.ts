@@ -458,9 +458,14 @@ export class FlowNet {
     const seeds = this.touched;
     this.touched = [];
     for (const l of seeds) this.linkTouched[l] = 0;
-    // Rates below `keep` stay (a margin well above the noise of the filling's own rounding).
     this.rehinted.length = 0;
-    const flows = this.solveLocal(seeds) ?? this.solveAbove(seeds, floor * (1 - 1e-6));
+    // Where the changes touch a large part of the flows (many starting at once), one pass over
+    // every flow above their level costs less than a local repair.
+    let touching = 0;
+    for (const l of seeds) touching += crossing[l]?.length ?? 0;
+    // Rates below `keep` stay (a margin well above the noise of the filling's own rounding).
+    const keep = floor * (1 - 1e-6);
+    const flows = (8 * touching > this.incidences ? undefined : this.solveLocal(seeds)) ?? this.solveAbove(seeds, keep);
     // New ends where the rate changed (the old entries of these flows are now stale); a flow
     // whose rate is what it was still ends when its entry says.
     const { ends, version, now, left, rate, was } = this;
@@ -569,8 +574,8 @@ export class FlowNet {
       }
     }
     for (let round = 0; flows.length > 0; round++) {
-      // Past a few rounds over a large part of the flows, one pass over every flow above the changes' level costs less.
-      if (round === this.localRounds || (round >= 2 && 8 * flows.length > this.nactive)) {
+      // Over a large part of the flows, one pass over every flow above the changes' level costs less.
+      if (round === this.localRounds || 8 * flows.length > this.nactive) {
         // Put back; the hints these flows were given may not hold at the rates the fallback finds.
         flows.forEach((f, k) => {
           rate[f] = was[k] as number;
