@@ -32,8 +32,8 @@ const LOCAL_ROUNDS = 32;
 
 const sameInstant = (a: number, b: number): boolean => Math.abs(a - b) <= EPS * Math.max(1, Math.abs(a), Math.abs(b));
 
-/** A binary min-heap of (key, id, version); the version lets a caller skip entries it has superseded. */
-class Heap {
+/** A binary min-heap of (key, id, version); the version lets a caller skip entries it has superseded (the phases walker's event queue too). */
+export class Heap {
   private k = new Float64Array(64);
   private i = new Int32Array(64);
   private v = new Int32Array(64);

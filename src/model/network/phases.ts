@@ -33,7 +33,7 @@ import type { Algorithm } from "../../schedule/dsl.js";
 import { compile, type Plan, type PlanOp } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
-import { FlowNet } from "./flows.js";
+import { FlowNet, Heap } from "./flows.js";
 import { checkNetworkParams, type NetworkParams, type NetworkResult, Routes } from "./simulate.js";
 
 /** The most operations the phases engine compiles (all ranks, or ranks 0..p-1 under a symmetry). */
@@ -448,9 +448,7 @@ function dataflow(
   let nowTail = 0;
   let now = 0;
   // Later ones: a binary min-heap of (time, operation), or (unit) a bucket per time.
-  let ht = new Float64Array(1024);
-  let hg = new Int32Array(1024);
-  let hn = 0;
+  const heap = new Heap();
   const buckets: number[][] = [];
   let bucket = 0;
   let pendingInBuckets = 0;
@@ -478,24 +476,7 @@ function dataflow(
       pendingInBuckets++;
       return;
     }
-    if (hn === ht.length) {
-      const t2 = new Float64Array(2 * hn);
-      t2.set(ht);
-      ht = t2;
-      const g2 = new Int32Array(2 * hn);
-      g2.set(hg);
-      hg = g2;
-    }
-    let i = hn++;
-    while (i > 0) {
-      const up = (i - 1) >> 1;
-      if ((ht[up] as number) <= time) break;
-      ht[i] = ht[up] as number;
-      hg[i] = hg[up] as number;
-      i = up;
-    }
-    ht[i] = time;
-    hg[i] = g;
+    heap.push(time, g);
   };
   const post = (g: number, time: number, k: number) => {
     start[g] = time;
@@ -557,23 +538,9 @@ function dataflow(
       for (const x of b) push(now, x);
       continue;
     } else {
-      if (hn === 0) break;
-      time = ht[0] as number;
-      g = hg[0] as number;
-      const lt = ht[--hn] as number;
-      const lg = hg[hn] as number;
-      let i = 0;
-      for (;;) {
-        let c = 2 * i + 1;
-        if (c >= hn) break;
-        if (c + 1 < hn && (ht[c + 1] as number) < (ht[c] as number)) c++;
-        if (lt <= (ht[c] as number)) break;
-        ht[i] = ht[c] as number;
-        hg[i] = hg[c] as number;
-        i = c;
-      }
-      ht[i] = lt;
-      hg[i] = lg;
+      if (heap.size === 0) break;
+      time = heap.peek();
+      g = heap.pop();
       if (time > now) now = time;
     }
     if (time > last) last = time;
