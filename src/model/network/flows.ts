@@ -104,7 +104,8 @@ export class Heap {
   }
 }
 
-function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, need: number): T {
+/** `a`, or a copy with room for `need` elements (at least twice as many): the model's growing typed arrays. */
+export function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, need: number): T {
   if (need <= a.length) return a;
   const b = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2));
   b.set(a);

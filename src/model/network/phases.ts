@@ -33,7 +33,7 @@ import type { Algorithm } from "../../schedule/dsl.js";
 import { compile, type Plan, type PlanOp } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
-import { FlowNet, Heap } from "./flows.js";
+import { FlowNet, grow, Heap } from "./flows.js";
 import { checkNetworkParams, type NetworkParams, type NetworkResult, Routes } from "./simulate.js";
 
 /** The most operations the phases engine compiles (all ranks, or ranks 0..p-1 under a symmetry). */
@@ -230,17 +230,10 @@ class Grow<T extends Int32Array | Float64Array | Uint8Array> {
   constructor(public a: T) {}
   /** Room for n elements (the length is the caller's to set). */
   ensure(n: number): void {
-    if (n <= this.a.length) return;
-    const b = new (this.a.constructor as new (n: number) => T)(Math.max(n, 2 * this.a.length));
-    b.set(this.a);
-    this.a = b;
+    this.a = grow(this.a, n);
   }
   push(x: number): void {
-    if (this.length === this.a.length) {
-      const b = new (this.a.constructor as new (n: number) => T)(2 * this.a.length);
-      b.set(this.a);
-      this.a = b;
-    }
+    if (this.length === this.a.length) this.a = grow(this.a, this.length + 1);
     this.a[this.length++] = x;
   }
   done(): T {
