@@ -25,6 +25,23 @@ import { modelTime } from "../src/schedule/model.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
 import { makeCall } from "../src/specs/index.js";
 
+/** swing_bandwidth with another send-step rule (the block rule under test). */
+const withRule = (rule: SendStepRule) =>
+  defineAlgorithm({
+    ...swingBandwidth,
+    name: "swing_with_rule",
+    schedule: ({ rank, size, count }, { output, scratch }) =>
+      swingReduceScatterAllGather(
+        rank,
+        size,
+        output,
+        partition(count, size),
+        scratch(count),
+        () => scratch(count),
+        rule,
+      ),
+  });
+
 describe("π(r, s) and ρ(s)", () => {
   it("ρ(s) = Σ (-2)^i: 1, -1, 3, -5, 11, -21, s+1 ones in negabinary", () => {
     expect([0, 1, 2, 3, 4, 5].map(rho)).toEqual([1, -1, 3, -5, 11, -21]);
@@ -92,21 +109,6 @@ describe("the bandwidth-optimal block rule", () => {
     if (fa < 0 || fc < 0 || fa === fc) return Math.max(fa, fc);
     return last(a) > last(c) ? fa : fc;
   };
-  const withRule = (rule: SendStepRule) =>
-    defineAlgorithm({
-      ...swingBandwidth,
-      name: "swing_earlier_rule",
-      schedule: ({ rank, size, count }, { output, scratch }) =>
-        swingReduceScatterAllGather(
-          rank,
-          size,
-          output,
-          partition(count, size),
-          scratch(count),
-          () => scratch(count),
-          rule,
-        ),
-    });
   it("the earlier rule loses contributions at n = 26, where the registered one holds", () => {
     const call = makeCall({ collective: "allreduce", size: 26, count: 26, inPlace: true });
     const broken = checkAlgorithm(withRule(earlier), call, { skipCost: true });
@@ -199,22 +201,9 @@ describe("the layout: one message each way per step", () => {
     const same: SendStepRule = (r, b, k, n) => swingSendStep(r, b, k, n);
     for (let n = 1; n <= 256; n *= 2) expect(swingLayout(n), `n=${n}`).toEqual(swingLayout(n, same));
     const ops = (rule: SendStepRule) =>
-      compileAll(
-        defineAlgorithm({
-          ...swingBandwidth,
-          schedule: ({ rank, size, count }, { output, scratch }) =>
-            swingReduceScatterAllGather(
-              rank,
-              size,
-              output,
-              partition(count, size),
-              scratch(count),
-              () => scratch(count),
-              rule,
-            ),
-        }),
-        makeCall({ collective: "allreduce", size: 32, count: 32 * 3 + 1, inPlace: true }),
-      ).map((p) => [p.steps.map((x) => x.label), p.ops]);
+      compileAll(withRule(rule), makeCall({ collective: "allreduce", size: 32, count: 32 * 3 + 1, inPlace: true })).map(
+        (p) => [p.steps.map((x) => x.label), p.ops],
+      );
     expect(ops(swingSendStep)).toEqual(ops(same));
   });
   it("no packing on powers of two, packing elsewhere, and never an empty step", () => {
