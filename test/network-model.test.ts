@@ -19,6 +19,8 @@ import { hierarchicalAllreduce, squarestGroup } from "../algorithms/allreduce/hi
 import { dtypeInfo } from "../src/core/dtype.js";
 import { FlowNet } from "../src/model/network/flows.js";
 import {
+  AUTO_EXACT_MAX_OPERATIONS,
+  autoEngine,
   type NetworkResult,
   networkTime,
   networkTimeExact,
@@ -561,6 +563,31 @@ const SYMMETRY_MISSES: Record<string, number> = {
   "torus:4x4|16|allgather/ring": 0.24,
   "torus:4x4|16|allgather/pat": 0.07,
 };
+
+describe("auto: the exact engine where it is cheap, the shortcut elsewhere", () => {
+  const engineOf = (name: string, n: number) => {
+    const a = alg("allreduce", name);
+    return autoEngine(a, callFor(a, n, 64 * MiB));
+  };
+  it("exact up to 64 ranks whatever the call; up to 1,024 for calls of at most 100,000 operations", () => {
+    expect(engineOf("ring", 64)).toBe("exact");
+    // Recursive doubling at 1,024: 10 steps of a send, a receive and a reduction per rank.
+    const rd = alg("allreduce", "recursive_doubling");
+    const ops = compile(rd, rankCall(callFor(rd, 1024, 64 * MiB), 0)).ops.length * 1024;
+    expect(ops).toBeLessThanOrEqual(AUTO_EXACT_MAX_OPERATIONS);
+    expect(engineOf("recursive_doubling", 1024)).toBe("exact");
+    // The ring's 2(n-1) steps at 1,024 ranks are millions of operations: the shortcut.
+    expect(engineOf("ring", 1024)).toBe("phases");
+    expect(engineOf("recursive_doubling", 2048)).toBe("phases");
+  });
+  it("networkTime's auto result is the engine autoEngine names", () => {
+    const a = alg("allreduce", "recursive_doubling");
+    const call = callFor(a, 128, MiB);
+    const r = networkTime(a, call, onTopology("fattree", 128));
+    expect(r.engine).toBe("exact");
+    expect(r.approximate).toBe(false);
+  });
+});
 
 describe("the phases shortcut against the exact engine (within 5%), its symmetry on every rank", () => {
   const cases: { spec: string; n: number; bytes: number; dbtBytes?: number }[] = [
