@@ -18,8 +18,9 @@ import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, opLabel, type ReduceOp } from "../core/op.js";
 import type { Algorithm } from "../schedule/dsl.js";
-import { execute } from "../schedule/executor.js";
-import { findAlgorithm } from "../schedule/registry.js";
+import { execute, SETTLED } from "../schedule/executor.js";
+import type { Plan } from "../schedule/plan.js";
+import { findAlgorithm, registryVersion } from "../schedule/registry.js";
 import { type Collective, makeCall, rankCall, specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
@@ -60,12 +61,18 @@ interface Call {
   readonly options: CollectiveOptions;
 }
 
-/** In place iff the views alias exactly as the spec's layout says; any other overlap is an error. */
-function inPlaceOf(comm: Comm, call: Call, c: RankCall): boolean {
+/**
+ * In place iff the views alias exactly as the spec's layout says; any other overlap is an error.
+ * The layout's alias is worked out once per probe (a loop in place repeats it).
+ */
+function inPlaceOf(comm: Comm, call: Call, p: Probe): boolean {
   const { input, output } = call;
   if (!input || !output || !overlaps(input, output)) return false;
-  const spec = specOf(call.collective);
-  const a = spec.inPlace ? spec.layout(c).alias : undefined;
+  if (p.alias === undefined) {
+    const spec = specOf(call.collective);
+    p.alias = (spec.inPlace ? spec.layout(p.call).alias : undefined) ?? null;
+  }
+  const a = p.alias ?? undefined;
   const exact =
     a !== undefined &&
     (a.kind === "same"
@@ -86,14 +93,15 @@ function inPlaceOf(comm: Comm, call: Call, c: RankCall): boolean {
 
 /**
  * Per comm: its collectives in flight (the next one waits for the last: issue order, as on
- * NCCL's stream), the last one's end, and the next call's sequence number (what checked mode
- * compares, as torch counts).
+ * NCCL's stream), the last one's end, the next call's sequence number (what checked mode
+ * compares, as torch counts), and the last call's probe.
  */
 interface Queue {
   active: number;
   tail?: Promise<void>;
   seq: number;
   readonly done: () => void;
+  probe?: Probe;
 }
 const queues = new WeakMap<Comm, Queue>();
 
@@ -112,8 +120,7 @@ function queueOf(comm: Comm): Queue {
   return q;
 }
 
-function pick(comm: Comm, call: Call): Algorithm {
-  const requested = call.options.algorithm ?? "auto";
+function pick(comm: Comm, call: Call, requested: unknown): Algorithm {
   if (typeof requested !== "string") {
     throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
   }
@@ -123,10 +130,15 @@ function pick(comm: Comm, call: Call): Algorithm {
 }
 
 /**
- * This rank's call as makeCall builds it, reused while a comm repeats the same call (a loop
- * calls one shape over and over: building it anew cost ~1.3 µs and garbage per call).
+ * This rank's call as makeCall builds it, the algorithm it asked for and the plans of both its
+ * forms, reused while a comm repeats the same call (a loop calls one shape over and over:
+ * building the call anew cost ~1.3 µs and garbage per call, looking the algorithm and the plan
+ * up again ~0.3 µs). A change to the registry (registryVersion) is a new probe: 'auto' may then
+ * choose another algorithm.
  */
 interface Probe {
+  readonly requested: string;
+  readonly version: number;
   readonly alg: Algorithm;
   readonly size: number;
   readonly collective: Collective;
@@ -138,14 +150,20 @@ interface Probe {
   readonly sendCounts: readonly number[] | undefined;
   readonly recvCounts: readonly number[] | undefined;
   readonly call: RankCall;
+  /** The plan out of place and in place, once looked up; the in-place alias (null: none), once worked out. */
+  plan?: Plan;
+  inPlacePlan?: Plan;
+  alias?: Layout["alias"] | null;
 }
-const probes = new WeakMap<Comm, Probe>();
 
-function probeFor(comm: Comm, call: Call, alg: Algorithm, segment: number | undefined): RankCall {
-  const p = probes.get(comm);
+function probeFor(comm: Comm, q: Queue, call: Call): Probe {
+  const requested = call.options.algorithm ?? "auto";
+  const segment = call.options.segment;
+  const p = q.probe;
   if (
     p &&
-    p.alg === alg &&
+    p.requested === requested &&
+    p.version === registryVersion() &&
     p.size === comm.size &&
     p.collective === call.collective &&
     p.count === call.count &&
@@ -157,7 +175,15 @@ function probeFor(comm: Comm, call: Call, alg: Algorithm, segment: number | unde
     p.sendCounts === call.sendCounts &&
     p.recvCounts === call.recvCounts
   )
-    return p.call;
+    return p;
+  const version = registryVersion();
+  const alg = pick(comm, call, requested);
+  if (segment !== undefined && (!Number.isInteger(segment) || segment < 1)) {
+    throw new InvalidArgumentError(
+      site(comm, call.name, "options.segment"),
+      `must be a positive integer, got ${segment}`,
+    );
+  }
   const made = rankCall(
     makeCall(
       {
@@ -175,7 +201,9 @@ function probeFor(comm: Comm, call: Call, alg: Algorithm, segment: number | unde
     call.sendCounts ? { sendCounts: call.sendCounts, recvCounts: call.recvCounts } : undefined,
   );
   const { collective, count, root, dtype, op, sendCounts, recvCounts } = call;
-  probes.set(comm, {
+  q.probe = {
+    requested: requested as string,
+    version,
     alg,
     size: comm.size,
     collective,
@@ -187,30 +215,32 @@ function probeFor(comm: Comm, call: Call, alg: Algorithm, segment: number | unde
     sendCounts,
     recvCounts,
     call: made,
-  });
-  return made;
+  };
+  return q.probe;
 }
 
 function run(comm: Comm, call: Call): Promise<void> {
-  const alg = pick(comm, call);
-  const segment = call.options.segment;
-  if (segment !== undefined && (!Number.isInteger(segment) || segment < 1)) {
-    throw new InvalidArgumentError(
-      site(comm, call.name, "options.segment"),
-      `must be a positive integer, got ${segment}`,
-    );
-  }
-  const probe = probeFor(comm, call, alg, segment);
-  const c: RankCall = inPlaceOf(comm, call, probe) ? { ...probe, inPlace: true } : probe;
-  const plan = planFor(alg, c);
   const queue = queueOf(comm);
+  const probe = probeFor(comm, queue, call);
+  const { alg } = probe;
+  const plan = inPlaceOf(comm, call, probe)
+    ? (probe.inPlacePlan ??= planFor(alg, { ...probe.call, inPlace: true }))
+    : (probe.plan ??= planFor(alg, probe.call));
   const seq = queue.seq++;
-  const buffers = { input: call.input, output: call.output };
-  const options = { label: call.options.label };
+  const hook = comm.beforeCollective;
+  if (queue.active === 0 && !hook) {
+    // Nothing in flight on this comm and no hook: run now (the call and its options are the
+    // executor's bound buffers and options as they are). A call the plan runner finished before
+    // returning is SETTLED, and nothing is left to queue behind.
+    const now = execute(comm, plan, call, call.options);
+    if (now === SETTLED) return now;
+    queue.active++;
+    queue.tail = now.then(queue.done, queue.done);
+    return now;
+  }
   const go = (): Promise<void> => {
     // Checked mode and fault injection hook in here (src/runtime), before any data moves.
-    const hook = comm.beforeCollective;
-    if (!hook) return execute(comm, plan, buffers, options);
+    if (!hook) return execute(comm, plan, call, call.options);
     try {
       return Promise.resolve(
         hook.call(comm, {
@@ -219,10 +249,10 @@ function run(comm: Comm, call: Call): Promise<void> {
           algorithm: alg.name,
           count: call.count,
           dtype: call.dtype,
-          op: call.op ? opLabel(c.op) : "",
+          op: call.op ? opLabel(probe.call.op) : "",
           root: call.root ?? -1,
         }),
-      ).then(() => execute(comm, plan, buffers, options));
+      ).then(() => execute(comm, plan, call, call.options));
     } catch (e) {
       return Promise.reject(e);
     }

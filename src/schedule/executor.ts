@@ -50,8 +50,16 @@ export interface PlanRunOptions {
  * offer none, so the executor runs the plan through their p2p calls.
  */
 export interface PlanRunner {
+  /** The run's promise, or SETTLED itself where the whole run completed before returning. */
   runPlan(plan: Plan, views: PlanViews, options: PlanRunOptions): Promise<void>;
 }
+
+/**
+ * The one promise a PlanRunner (and execute, and the front API) returns for a call that completed
+ * before it returned: a small call whose transfers complete while the runner spins allocates no
+ * promise and chains no callbacks (issue 26's per-call cost). Already resolved; never rejects.
+ */
+export const SETTLED: Promise<void> = Promise.resolve();
 
 export function planRunnerOf(comm: Comm): PlanRunner | undefined {
   return (comm as { readonly planRunner?: PlanRunner }).planRunner;
@@ -118,7 +126,8 @@ function metaOf(plan: Plan): { readonly label: string; readonly tag: CallTag } {
 
 /**
  * Runs rank plan.call.rank's plan over `comm` with the caller's buffers bound. Never throws: a
- * failure rejects. On a repeated call it allocates only the views and the promises it returns.
+ * failure rejects. On a repeated call it allocates only the views and the promises it returns
+ * (none where the plan runner finished the call before returning: SETTLED).
  */
 export function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOptions = {}): Promise<void> {
   if (plan.ops.length === 0) return Promise.resolve();
@@ -142,6 +151,10 @@ export function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOp
     return Promise.reject(e);
   }
   const entry = scratch.entry;
+  if (running === SETTLED) {
+    entry?.done();
+    return SETTLED;
+  }
   return entry ? running.then(entry.done, entry.failed) : running;
 }
 

@@ -1,12 +1,14 @@
 /**
  * What one all-reduce costs, layer by layer, on the MPI backend (issue 16's per-step overhead):
  * MPI_Allreduce through the addon; one isend + irecv + progress through the addon with nothing of
- * cclab around it; the fast path's runPlan on a compiled plan; execute(); the front API. Mean of
- * 20,000 calls after 3,000, no barrier between calls. Not a test: run it, and say the load with it.
+ * cclab around it; the fast path's runPlan on a compiled plan; execute(); the front API, as users
+ * call it (allReduce) and as bench calls it (runCollective with views, out of place and in place).
+ * Mean of 20,000 calls after 3,000, no barrier between calls. Not a test: run it, and say the
+ * load with it.
  *   mpirun -np 2 node --import tsx test/perf/step-cost.ts [algorithm, default ring] [count, default 256]
  */
 import { initMpi } from "../../src/backends/mpi/index.js";
-import { allReduce, planFor } from "../../src/collectives/api.js";
+import { allReduce, planFor, runCollective } from "../../src/collectives/api.js";
 import { tensor, view } from "../../src/core/buffer.js";
 import { execute } from "../../src/schedule/executor.js";
 import { findAlgorithm } from "../../src/schedule/registry.js";
@@ -62,4 +64,9 @@ await time(`runPlan (${alg.name}, ${plan.steps.length} steps)`, () =>
 );
 await time("execute", () => execute(comm, plan, { input: view(input), output: view(output) }));
 await time("allReduce (front API)", () => allReduce(comm, input, { algorithm: alg.name, output }));
+const rc = { collective: "allreduce", count, root: 0, op: call.op } as const;
+const outOfPlace = { input: view(input), output: view(output) };
+const inPlace = { input: view(output), output: view(output) };
+await time("runCollective (bench's path)", () => runCollective(comm, rc, outOfPlace, { algorithm: alg.name }));
+await time("runCollective in place", () => runCollective(comm, rc, inPlace, { algorithm: alg.name }));
 await comm.destroy();

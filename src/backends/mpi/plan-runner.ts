@@ -13,9 +13,11 @@
  *     spins, then yields (ranks outnumbering cores), then sleeps in growing steps;
  *   - local copies, reductions and scalings inline, in the addon's kernels over the bound
  *     memory (reduce in NCCL's reduceCopy form, dst = a op src, no extra copy);
- *   - nothing allocated per call but its Promise: a run's state (dependency counters, request
- *     and completion arrays the native progress call fills) is kept per comm and plan and reused
- *     by that comm's next call of the plan; the plan's arrays are read as they are.
+ *   - nothing allocated per call: a run's state (dependency counters, request and completion
+ *     arrays the native progress call fills) is kept per comm and plan and reused by that comm's
+ *     next call of the plan; the plan's arrays are read as they are. A call is driven at once,
+ *     inside runPlan: one whose transfers all complete in that first turn returns the executor's
+ *     SETTLED (no Promise made, no callback chained); a longer one gets a Promise.
  * A run that fails (mismatch, engine error, abort) cancels its posted receives; one that makes no
  * progress for the timeout fails with TimeoutError naming what it waits on and calls the
  * process's onAbort, as a single transfer's timeout does.
@@ -29,7 +31,7 @@ import { type Combine, combineOf } from "../../core/op.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
 import type { NativeMpi } from "../../native/types.js";
 import { nextToPost, release, type Scheduling, scheduling } from "../../schedule/dataflow.js";
-import type { PlanRunner, PlanRunOptions, PlanViews } from "../../schedule/executor.js";
+import { type PlanRunner, type PlanRunOptions, type PlanViews, SETTLED } from "../../schedule/executor.js";
 import type { Plan, PlanOp } from "../../schedule/plan.js";
 import { type Driven, ProgressLoop, ranksOutnumberCores } from "./progress.js";
 import { ANY_TAG, countTag, encodeTag, type Received, tagMismatch } from "./tag.js";
@@ -89,21 +91,28 @@ export class MpiPlanRunner implements PlanRunner {
     this.truncate = comm.proc.mpi.errorCodes().MPI_ERR_TRUNCATE ?? -1;
   }
 
+  /**
+   * Starts the run and drives it at once: where every transfer completes within that first turn
+   * (a small call whose peer is there), the call is over before this returns and the answer is
+   * the executor's SETTLED, with no promise made; otherwise a promise the run settles later.
+   */
   runPlan(plan: Plan, views: PlanViews, options: PlanRunOptions): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+    try {
       // The engine is handed these views' memory, as the per-operation path's send/recv checks.
       checkHandedView(this.comm.rank, views.input, options.label);
       checkHandedView(this.comm.rank, views.output, options.label);
       checkHandedView(this.comm.rank, views.scratch, options.label);
-      let spare = this.spare.get(plan);
-      if (!spare) this.spare.set(plan, (spare = []));
-      let run = spare.pop();
-      if (!run) {
-        run = new Run(this, plan, prepare(plan), spare);
-        this.runsMade++;
-      }
-      run.start(views, options, resolve, reject);
-    });
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    let spare = this.spare.get(plan);
+    if (!spare) this.spare.set(plan, (spare = []));
+    let run = spare.pop();
+    if (!run) {
+      run = new Run(this, plan, prepare(plan), spare);
+      this.runsMade++;
+    }
+    return run.start(views, options);
   }
 }
 
@@ -148,8 +157,16 @@ class Run implements Driven {
   private readonly data: TypedArray[] = [];
   private readonly base = [0, 0, 0];
   private options!: PlanRunOptions;
-  private resolve!: () => void;
-  private reject!: (e: unknown) => void;
+  /** The promise's settlers, once the run outlives its first turn (start() made the promise). */
+  private resolve: (() => void) | undefined;
+  private reject: ((e: unknown) => void) | undefined;
+  /** How a run settled before start() returned: 1 done, 2 failed (with `error`); 0 while it runs. */
+  private early = 0;
+  private error: unknown;
+  private readonly attach = (resolve: () => void, reject: (e: unknown) => void): void => {
+    this.resolve = resolve;
+    this.reject = reject;
+  };
   /** Every send's tag but its count: the dtype and the call. */
   private tagBase = 0;
   private active = 0;
@@ -184,10 +201,12 @@ class Run implements Driven {
     this.loop = new ProgressLoop(this, runner.yieldCpu);
   }
 
-  start(views: PlanViews, options: PlanRunOptions, resolve: () => void, reject: (e: unknown) => void): void {
+  /** Starts a call and gives it its first turn: SETTLED if that finished it, else the call's promise. */
+  start(views: PlanViews, options: PlanRunOptions): Promise<void> {
     this.options = options;
-    this.resolve = resolve;
-    this.reject = reject;
+    this.resolve = undefined;
+    this.reject = undefined;
+    this.early = 0;
     this.settled = false;
     this.data[0] = (views.input.buffer as HostBuffer).data;
     this.data[1] = (views.output.buffer as HostBuffer).data;
@@ -203,15 +222,21 @@ class Run implements Driven {
     this.active = 0;
     this.left = this.ops.length;
     const signal = options.signal;
-    if (signal?.aborted) {
-      this.onAbort();
-      return;
+    if (signal?.aborted) this.onAbort();
+    else {
+      signal?.addEventListener("abort", this.onAbort, { once: true });
+      const work = this.work;
+      work.length = 0;
+      for (let k = 0; k < this.roots.length; k++) work.push(this.roots[k] as number);
+      this.loop.start();
     }
-    signal?.addEventListener("abort", this.onAbort, { once: true });
-    const work = this.work;
-    work.length = 0;
-    for (let k = 0; k < this.roots.length; k++) work.push(this.roots[k] as number);
-    this.loop.start();
+    if (this.early === 1) return SETTLED;
+    if (this.early === 2) {
+      const e = this.error;
+      this.error = undefined;
+      return Promise.reject(e);
+    }
+    return new Promise<void>(this.attach);
   }
 
   /** One pass of the loop: issues what is ready, then tests the posted transfers (progress.ts's Driven). */
@@ -376,7 +401,11 @@ class Run implements Driven {
 
   private finish(): void {
     this.settle();
-    this.resolve();
+    const resolve = this.resolve;
+    if (resolve) {
+      this.resolve = this.reject = undefined;
+      resolve();
+    } else this.early = 1;
   }
 
   /**
@@ -395,7 +424,14 @@ class Run implements Driven {
       }
     }
     this.settle();
-    this.reject(e);
+    const reject = this.reject;
+    if (reject) {
+      this.resolve = this.reject = undefined;
+      reject(e);
+    } else {
+      this.early = 2;
+      this.error = e;
+    }
   }
 }
 

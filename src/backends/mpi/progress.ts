@@ -79,11 +79,15 @@ export class ProgressLoop {
     private readonly yieldCpu: boolean,
   ) {}
 
-  /** Starts driving afresh (a new call): one turn now, then on the event loop until done. */
+  /**
+   * Starts driving afresh (a new call): one turn now, then on the event loop until done. The
+   * clock is not read here: a call that completes in this turn never needs it (the wait's start
+   * is taken as the end of this first turn, at most one budget late).
+   */
   start(): void {
     this.gen++;
     this.scheduled = false;
-    this.idleSince = performance.now();
+    this.idleSince = -1;
     this.turn(this.gen);
   }
 
@@ -102,14 +106,15 @@ export class ProgressLoop {
   private readonly turn = (gen: number): void => {
     if (gen !== this.gen) return;
     const d = this.driven;
-    const t = performance.now();
+    // A call's first turn (idleSince -1) reads no clock: nothing has waited yet.
+    const t = this.idleSince < 0 ? -1 : performance.now();
     if (this.scheduled) {
       this.scheduled = false;
       if (t - this.scheduledAt > loopStats.maxGapMs) loopStats.maxGapMs = t - this.scheduledAt;
     }
     loopStats.turns++;
     try {
-      const idleUs = (t - this.idleSince) * 1000;
+      const idleUs = t < 0 ? 0 : (t - this.idleSince) * 1000;
       let sleep = sleepFor(idleUs);
       if (sleep > 0) loopStats.sleeping++;
       const yieldCpu = this.yieldCpu && idleUs >= BUDGET_US;
@@ -129,7 +134,7 @@ export class ProgressLoop {
         }
       }
       const now = performance.now();
-      if (completions > 0) this.idleSince = now;
+      if (completions > 0 || this.idleSince < 0) this.idleSince = now;
       else {
         loopStats.empty++;
         if (d.idle(now - this.idleSince)) return;
