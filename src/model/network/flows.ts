@@ -151,9 +151,8 @@ export class FlowNet {
   /** The link that fixed the flow's rate in its last filling; a link where it was last found bottlenecked (-1: none yet). */
   private fixedBy = new Int32Array(256);
   private hint = new Int32Array(256);
-  /** Links of every flow's path, packed; per entry (a crossing), its flow and, while carrying, its place in the link's list. */
+  /** Links of every flow's path, packed; per entry (a crossing), while its flow carries bytes, its place in the link's lists. */
   private pool = new Int32Array(4096);
-  private poolFlow = new Int32Array(4096);
   private poolPos = new Int32Array(4096);
   private poolUsed = 0;
   /** Links on the paths of the flows in flight (what the pool must hold). */
@@ -163,8 +162,9 @@ export class FlowNet {
   /** Flows carrying bytes now. */
   private active = new Int32Array(256);
   private nactive = 0;
-  /** Per link, the crossings (pool entries) of the flows carrying bytes over it. */
+  /** Per link, the flows carrying bytes over it, and (in the same order) their pool entries for that link. */
   private readonly crossing: number[][];
+  private readonly entries: number[][];
   /** Flows still in their latency, by the time it ends. */
   private waiting = new Heap();
   /** Carrying flows by the time they end at their current rates (stale versions skipped). */
@@ -242,6 +242,7 @@ export class FlowNet {
     this.inS = new Int32Array(this.nlinks);
     this.heldOut = new Float64Array(this.nlinks);
     this.crossing = new Array(this.nlinks);
+    this.entries = new Array(this.nlinks);
     this.use = { bytes: new Float64Array(this.nlinks) };
   }
 
@@ -254,7 +255,7 @@ export class FlowNet {
    * A flow of `bytes` along `path` (link ids) that starts carrying bytes at `from` (>= now: the
    * caller adds its latency). `tag` comes back from take(). Returns the flow's id.
    */
-  add(bytes: number, path: readonly number[], from: number, tag: number): number {
+  add(bytes: number, path: ArrayLike<number>, from: number, tag: number): number {
     invariant(bytes > 0 && path.length > 0, () => `FlowNet.add: ${bytes} bytes over ${path.length} links`);
     invariant(from >= this.now - EPS * Math.max(1, this.now), () => `FlowNet.add at ${from} before now ${this.now}`);
     const f = this.free.pop() ?? this.flows + this.free.length;
@@ -284,15 +285,14 @@ export class FlowNet {
     this.tag[f] = tag;
     const need = this.poolUsed + path.length;
     this.pool = grow(this.pool, need);
-    this.poolFlow = grow(this.poolFlow, need);
     this.poolPos = grow(this.poolPos, need);
     this.pathStart[f] = this.poolUsed;
     this.pathLen[f] = path.length;
     this.incidences += path.length;
     const carried = this.use.bytes;
-    for (const l of path) {
+    for (let k = 0; k < path.length; k++) {
+      const l = path[k] as number;
       invariant(l >= 0 && l < this.nlinks, () => `FlowNet.add: link ${l} of ${this.nlinks}`);
-      this.poolFlow[this.poolUsed] = f;
       this.pool[this.poolUsed++] = l;
       carried[l] = (carried[l] as number) + bytes;
     }
@@ -322,12 +322,16 @@ export class FlowNet {
     for (let i = s; i < s + (this.pathLen[f] as number); i++) {
       const l = this.pool[i] as number;
       let list = this.crossing[l];
-      if (list === undefined) {
+      let entries = this.entries[l];
+      if (list === undefined || entries === undefined) {
         list = [];
+        entries = [];
         this.crossing[l] = list;
+        this.entries[l] = entries;
       }
       this.poolPos[i] = list.length;
-      list.push(i);
+      list.push(f);
+      entries.push(i);
       this.touch(l);
     }
     this.dirty = true;
@@ -345,10 +349,13 @@ export class FlowNet {
     for (let i = s; i < s + (this.pathLen[f] as number); i++) {
       const l = this.pool[i] as number;
       const list = this.crossing[l] as number[];
-      const moved = list.pop() as number;
+      const entries = this.entries[l] as number[];
+      const movedFlow = list.pop() as number;
+      const moved = entries.pop() as number;
       if (moved !== i) {
         const p = this.poolPos[i] as number;
-        list[p] = moved;
+        list[p] = movedFlow;
+        entries[p] = moved;
         this.poolPos[moved] = p;
       }
       this.touch(l);
@@ -410,7 +417,6 @@ export class FlowNet {
     const live = [...this.active.subarray(0, this.nactive), ...this.waiting.ids()];
     const size = Math.max(4096, 2 * this.incidences);
     const pool = new Int32Array(size);
-    const poolFlow = new Int32Array(size);
     const poolPos = new Int32Array(size);
     let used = 0;
     for (const f of live) {
@@ -420,18 +426,16 @@ export class FlowNet {
       for (let k = 0; k < len; k++) {
         const l = this.pool[s + k] as number;
         pool[used + k] = l;
-        poolFlow[used + k] = f;
         if (carrying) {
           const p = this.poolPos[s + k] as number;
           poolPos[used + k] = p;
-          (this.crossing[l] as number[])[p] = used + k;
+          (this.entries[l] as number[])[p] = used + k;
         }
       }
       this.pathStart[f] = used;
       used += len;
     }
     this.pool = pool;
-    this.poolFlow = poolFlow;
     this.poolPos = poolPos;
     this.poolUsed = used;
   }
@@ -522,7 +526,7 @@ export class FlowNet {
    */
   private solveLocal(seeds: readonly number[]): number[] | undefined {
     const epoch = ++this.epoch;
-    const { pool, poolFlow, crossing, linkSeen, linkMoved, seen, pathStart, pathLen, rate, cap, count, spare } = this;
+    const { pool, crossing, linkSeen, linkMoved, seen, pathStart, pathLen, rate, cap, count, spare } = this;
     const { fixedBy, hint } = this;
     const flows: number[] = [];
     const was = this.was;
@@ -539,8 +543,7 @@ export class FlowNet {
       links.push(l);
       let n = 0;
       let held = 0;
-      for (const c of crossing[l] ?? []) {
-        const f = poolFlow[c] as number;
+      for (const f of crossing[l] ?? []) {
         if (seen[f] === epoch) n++;
         else held += rate[f] as number;
       }
@@ -569,8 +572,7 @@ export class FlowNet {
     // S starts as the flows that started and those on a changed link left with no bottleneck.
     const before = ++this.statEpoch;
     for (const l of seeds) {
-      for (const c of crossing[l] ?? []) {
-        const g = poolFlow[c] as number;
+      for (const g of crossing[l] ?? []) {
         if (seen[g] !== epoch && ((rate[g] as number) === 0 || !this.bottlenecked(g, before))) addFlow(g);
       }
     }
@@ -597,8 +599,7 @@ export class FlowNet {
         const l = fixedBy[f] as number;
         const most = (rate[f] as number) * (1 + SLACK);
         let ok = true;
-        for (const c of crossing[l] as number[]) {
-          const g = poolFlow[c] as number;
+        for (const g of crossing[l] as number[]) {
           if (seen[g] !== epoch && (rate[g] as number) > most) {
             addFlow(g);
             ok = false;
@@ -626,8 +627,7 @@ export class FlowNet {
         for (let i = s; i < s + (pathLen[f] as number); i++) mark(pool[i] as number);
       }
       for (const l of changed) {
-        for (const c of crossing[l] ?? []) {
-          const g = poolFlow[c] as number;
+        for (const g of crossing[l] ?? []) {
           if (seen[g] === epoch) continue;
           const h = hint[g] as number;
           if (h >= 0 && linkMoved[h] !== moved) continue;
@@ -666,8 +666,8 @@ export class FlowNet {
       this.statSeen[m] = stat;
       let sum = 0;
       let most = 0;
-      for (const c of this.crossing[m] as number[]) {
-        const r = rate[this.poolFlow[c] as number] as number;
+      for (const f of this.crossing[m] as number[]) {
+        const r = rate[f] as number;
         sum += r;
         if (r > most) most = r;
       }
@@ -692,7 +692,7 @@ export class FlowNet {
    */
   private solveAbove(seeds: readonly number[], keep: number): number[] {
     const epoch = ++this.epoch;
-    const { pool, poolFlow, crossing, linkSeen, seen, pathStart, pathLen, rate, cap, count, spare } = this;
+    const { pool, crossing, linkSeen, seen, pathStart, pathLen, rate, cap, count, spare } = this;
     const kept = (r: number) => r > 0 && r < keep;
     // From the changed links, every flow to solve on a link reached and every link of such a
     // flow; per link, the flows to solve on it and the bandwidth the kept ones leave.
@@ -707,8 +707,7 @@ export class FlowNet {
       const l = links[next] as number;
       let solving = 0;
       let held = 0;
-      for (const c of crossing[l] ?? []) {
-        const f = poolFlow[c] as number;
+      for (const f of crossing[l] ?? []) {
         const r = rate[f] as number;
         if (kept(r)) {
           held += r;
@@ -744,7 +743,7 @@ export class FlowNet {
       invariant(this.bottlenecked(g, stat), () => `FlowNet: flow ${g} has no bottleneck after a full solve`);
     };
     for (let k = 0, n = this.rehinted.length; k < n; k++) rehint(this.rehinted[k] as number);
-    for (const l of seeds) for (const c of crossing[l] ?? []) rehint(poolFlow[c] as number);
+    for (const l of seeds) for (const g of crossing[l] ?? []) rehint(g);
     return flows;
   }
 
@@ -756,7 +755,7 @@ export class FlowNet {
    * can only grow. A share of zero (a link the others fill) is allowed where `zero`.
    */
   private fill(flows: readonly number[], links: readonly number[], epoch: number, zero: boolean): void {
-    const { pool, poolFlow, crossing, seen, pathStart, pathLen, rate, count, spare, fixed, fixedBy, byShare } = this;
+    const { pool, crossing, seen, pathStart, pathLen, rate, count, spare, fixed, fixedBy, byShare } = this;
     for (const f of flows) fixed[f] = 0;
     byShare.clear();
     for (const l of links) {
@@ -773,8 +772,7 @@ export class FlowNet {
       const bound = level * (1 + EPS);
       while (this.smallestShare() <= bound) {
         const l = byShare.pop();
-        for (const c of crossing[l] as number[]) {
-          const f = poolFlow[c] as number;
+        for (const f of crossing[l] as number[]) {
           if (seen[f] !== epoch || fixed[f]) continue;
           fixed[f] = 1;
           unfixed--;
