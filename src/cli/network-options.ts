@@ -1,13 +1,14 @@
 /**
  * The network model's flags, defined and parsed in one place for `cclab model` and `cclab bench
  * --backend sim`: --topology, the link parameters with units (--link 50GB/s, --latency 100ns),
- * --routing, --placement and --engine (docs/network.md). Without --topology, or with a plain
+ * --routing, --placement, --engine and --threads (docs/network.md). Without --topology, or with a plain
  * `full` and none of the other flags, a command keeps the alpha-beta model.
  */
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../core/errors.js";
 import type { NetworkRequest } from "../model/machine.js";
 import { ENGINES, type Engine, parseBandwidth, parseTime } from "../model/network/index.js";
+import { decimal } from "./options.js";
 
 /** The flags as commander hands them over. */
 export interface NetworkFlags {
@@ -21,6 +22,7 @@ export interface NetworkFlags {
   routing?: string;
   placement?: string;
   engine?: Engine;
+  threads?: number;
 }
 
 const bandwidth = (flag: string) => (v: string) => parseBandwidth(v, flag);
@@ -77,6 +79,12 @@ export function addNetworkOptions(cmd: Command, prefix = ""): Command {
         "--engine <name>",
         `${prefix}network engine: exact (every operation), phases (rounds solved once, approximate), auto (exact up to 64 ranks, and to 1,024 for calls of at most 100,000 operations)`,
       ).choices([...ENGINES]),
+    )
+    .addOption(
+      new Option(
+        "--threads <n>",
+        `${prefix}network phases engine: threads solving its distinct rounds at once (default: the machine's cores; 1: one)`,
+      ).argParser((v: string) => decimal("model", "--threads", v, 1, 1024)),
     );
 }
 
@@ -117,6 +125,7 @@ const NETWORK_ONLY: readonly (keyof NetworkFlags)[] = [
   "routing",
   "placement",
   "engine",
+  "threads",
 ];
 
 const FLAG_NAME: Record<string, string> = { hopLatency: "--hop-latency" };
@@ -153,5 +162,6 @@ export function networkRequest(cmd: string, f: NetworkFlags, n: number): Network
     },
     placement: f.placement,
     engine: f.engine,
+    ...(f.threads !== undefined ? { threads: f.threads } : {}),
   };
 }

@@ -51,6 +51,7 @@ export function timeOnMachine(
     placement: m.placement,
     gamma,
     engine: m.engine,
+    ...(m.request.threads !== undefined ? { threads: m.request.threads } : {}),
     ...(onProgress ? { onProgress } : {}),
   });
 }

@@ -1,6 +1,6 @@
 /**
  * What a command asks of the network model (--topology with its link flags, --placement,
- * --engine), as parsed once in src/cli/network-options.ts: a type only, so the bench's options
+ * --engine, --threads), as parsed once in src/cli/network-options.ts: a type only, so the bench's options
  * can carry it without importing the model.
  */
 import type { Engine, LinkOptions } from "./network/index.js";
@@ -10,4 +10,6 @@ export interface NetworkRequest {
   readonly links: LinkOptions;
   readonly placement?: string;
   readonly engine?: Engine;
+  /** Threads solving the phases engine's distinct rounds at once (default: the machine's cores). */
+  readonly threads?: number;
 }

@@ -33,7 +33,8 @@ import type { Algorithm } from "../../schedule/dsl.js";
 import { compile, type Plan, type PlanOp } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
-import { FlowNet, grow, Heap } from "./flows.js";
+import { type FlowSet, solveSets } from "./flow-sets.js";
+import { grow, Heap } from "./flows.js";
 import { checkNetworkParams, type NetworkParams, type NetworkResult, Routes } from "./simulate.js";
 
 /** The most operations the phases engine compiles (all ranks, or ranks 0..p-1 under a symmetry). */
@@ -773,61 +774,82 @@ function timeWalk(
   const memo = new Map<string, Phase>();
   const phaseOf: (Phase | undefined)[] = [];
   let messages = 0;
-  let solves = 0;
   let rounds = 0;
   const copies = n / p;
-  const total = w.rounds.length;
-  let told = 0;
+  // Each distinct round once: its messages (every copy under a symmetry) as a set of flows, all
+  // starting together, solved to their ends (in parallel threads where there are cores).
+  const sets: FlowSet[] = [];
+  const solving: { key: string; m: number; lats: Float64Array }[] = [];
+  const queued = new Set<string>();
   w.rounds.forEach((rd, t) => {
     if (!rd) return;
     rounds++;
-    if (params.onProgress && (t - told >= total / 100 || t === total - 1)) {
-      told = t;
-      params.onProgress(t + 1, total);
-    }
-    const key = w.keys[t] as string;
-    const place = w.places[t] as Int32Array;
     messages += rd.src.length * copies;
-    let phase = memo.get(key);
-    if (!phase) {
-      const net = new FlowNet(topology.links.bandwidth);
-      const m = rd.src.length;
-      const ends = new Float64Array(m * copies);
-      const lats = new Float64Array(m * copies);
-      for (let i = 0; i < m; i++) {
-        const bytes = rd.bytes[i] as number;
-        for (let j = 0; j < copies; j++) {
-          const src = (rd.src[i] as number) + j * p;
-          const dst = p === n ? (rd.offset[i] as number) : atOffset(sym.kind, src, rd.offset[i] as number, n);
-          const a = placement[src] as number;
-          const b = placement[dst] as number;
-          if (a === b) continue;
-          const { paths, latency } = routes.get(a, b);
-          const tag = (place[i] as number) * copies + j;
-          paths.forEach((path, k) => {
-            lats[tag] = Math.max(lats[tag] as number, latency[k] as number);
-            net.add(bytes / paths.length, path, latency[k] as number, tag);
-          });
-        }
-      }
-      while (net.inFlight > 0) {
-        net.take((tag) => {
-          ends[tag] = Math.max(ends[tag] as number, net.now);
+    const key = w.keys[t] as string;
+    if (queued.has(key)) return;
+    queued.add(key);
+    const place = w.places[t] as Int32Array;
+    const m = rd.src.length;
+    const lats = new Float64Array(m * copies);
+    const bytes = new Grow(new Float64Array(1024));
+    const from = new Grow(new Float64Array(1024));
+    const tag = new Grow(new Int32Array(1024));
+    const pathStart = new Grow(new Int32Array(1024));
+    const links = new Grow(new Int32Array(4096));
+    for (let i = 0; i < m; i++) {
+      const size = rd.bytes[i] as number;
+      for (let j = 0; j < copies; j++) {
+        const src = (rd.src[i] as number) + j * p;
+        const dst = p === n ? (rd.offset[i] as number) : atOffset(sym.kind, src, rd.offset[i] as number, n);
+        const a = placement[src] as number;
+        const b = placement[dst] as number;
+        if (a === b) continue;
+        const { paths, latency } = routes.get(a, b);
+        const tg = (place[i] as number) * copies + j;
+        paths.forEach((path, k) => {
+          lats[tg] = Math.max(lats[tg] as number, latency[k] as number);
+          bytes.push(size / paths.length);
+          from.push(latency[k] as number);
+          tag.push(tg);
+          pathStart.push(links.length);
+          for (const l of path) links.push(l);
         });
       }
-      solves += net.solves;
-      const duration = new Float64Array(m);
-      const latency = new Float64Array(m);
-      for (let k = 0; k < m; k++) {
-        for (let j = 0; j < copies; j++) {
-          if ((ends[k * copies + j] as number) < (duration[k] as number)) continue;
-          duration[k] = ends[k * copies + j] as number;
-          latency[k] = lats[k * copies + j] as number;
-        }
-      }
-      phase = { duration, latency, bytes: net.use.bytes, uses: 0 };
-      memo.set(key, phase);
     }
+    pathStart.push(links.length);
+    sets.push({
+      bytes: bytes.done(),
+      from: from.done(),
+      tag: tag.done(),
+      pathStart: pathStart.done(),
+      links: links.done(),
+      tags: m * copies,
+    });
+    solving.push({ key, m, lats });
+  });
+  const solved = solveSets(topology.links.bandwidth, sets, {
+    ...(params.threads !== undefined ? { threads: params.threads } : {}),
+    ...(params.onProgress ? { onDone: params.onProgress } : {}),
+  });
+  let solves = 0;
+  solved.forEach(({ ends, linkBytes, solves: k }, j) => {
+    const { key, m, lats } = solving[j] as (typeof solving)[number];
+    solves += k;
+    // A message stands for its copies: the slowest of them.
+    const duration = new Float64Array(m);
+    const latency = new Float64Array(m);
+    for (let i = 0; i < m; i++) {
+      for (let c = 0; c < copies; c++) {
+        if ((ends[i * copies + c] as number) < (duration[i] as number)) continue;
+        duration[i] = ends[i * copies + c] as number;
+        latency[i] = lats[i * copies + c] as number;
+      }
+    }
+    memo.set(key, { duration, latency, bytes: linkBytes, uses: 0 });
+  });
+  w.rounds.forEach((rd, t) => {
+    if (!rd) return;
+    const phase = memo.get(w.keys[t] as string) as Phase;
     phase.uses++;
     phaseOf[t] = phase;
   });

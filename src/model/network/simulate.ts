@@ -27,8 +27,10 @@ export interface NetworkParams {
   readonly gamma?: number;
   /** 'dataflow' (default) or 'steps'. */
   readonly order?: Order;
-  /** Told how far a long run is: rounds timed of the rounds there are (the phases engine). */
+  /** Told how far a long run is: distinct rounds solved of those there are (the phases engine). */
   readonly onProgress?: (done: number, total: number) => void;
+  /** Threads solving the phases engine's distinct rounds at once (default: the machine's cores; 1: this thread only). */
+  readonly threads?: number;
 }
 
 /** One link's share of the run, for the report and the heat map. */

@@ -1,0 +1,253 @@
+/**
+ * Independent sets of flows, each solved to its end on a FlowNet of its own: the phases engine's
+ * distinct rounds (phases.ts). Where there are several and they are large, worker threads take
+ * them in turn beside the calling thread, one set at a time; each set is solved by the same code
+ * alone, so the answers are those of solving them one by one. The calling thread waits with
+ * Atomics.wait, so the model's API stays synchronous (as user-schedule.ts waits for its
+ * rehearsal). A worker that cannot load leaves its share to the others; one whose set throws
+ * hands the error back; one that stops beating for STALL_SECONDS is reported, not waited for.
+ *
+ * A set is flat arrays (shared memory where threads solve it): per flow its bytes, the time it
+ * starts carrying bytes (its route's latency), a tag its end is kept under, and its path.
+ */
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { invariant } from "../../core/assert.js";
+import { FlowNet } from "./flows.js";
+
+export interface FlowSet {
+  /** Per flow: bytes, start (µs), tag (0..tags-1), and its links links[pathStart[i] .. pathStart[i+1]-1]. */
+  readonly bytes: Float64Array;
+  readonly from: Float64Array;
+  readonly tag: Int32Array;
+  readonly pathStart: Int32Array;
+  readonly links: Int32Array;
+  readonly tags: number;
+}
+
+export interface SolvedSet {
+  /** Per tag, when its last flow ended (0: no flow). */
+  readonly ends: Float64Array;
+  /** Bytes each link carried. */
+  readonly linkBytes: Float64Array;
+  /** Times rates were solved. */
+  readonly solves: number;
+  /** The thread that solved it: 0 the calling one, k >= 1 worker k. */
+  readonly thread: number;
+}
+
+/** Below this many flows in all, threads cost more to start than they save. */
+export const PARALLEL_MIN_FLOWS = 100_000;
+
+/** A worker that neither finishes a set nor beats for this long has stopped: the call fails, naming it. */
+const STALL_SECONDS = 120;
+
+/** Flows taken between two heartbeats of a worker. */
+const BEAT_EVERY = 1024;
+
+/** Solves one set (into `ends` and `linkBytes` when given); `beat` is called every BEAT_EVERY events. */
+export function solveSet(
+  bandwidth: Float64Array,
+  set: FlowSet,
+  out?: { ends: Float64Array; linkBytes: Float64Array },
+  beat?: () => void,
+): SolvedSet {
+  const net = new FlowNet(bandwidth);
+  const ends = out?.ends ?? new Float64Array(set.tags);
+  const flows = set.bytes.length;
+  for (let i = 0; i < flows; i++) {
+    const path = set.links.subarray(set.pathStart[i] as number, set.pathStart[i + 1] as number);
+    net.add(set.bytes[i] as number, path, set.from[i] as number, set.tag[i] as number);
+  }
+  const done = (tag: number) => {
+    if (net.now > (ends[tag] as number)) ends[tag] = net.now;
+  };
+  for (let k = 1; net.inFlight > 0; k++) {
+    net.take(done);
+    if (beat && k % BEAT_EVERY === 0) beat();
+  }
+  const linkBytes = out?.linkBytes ?? net.use.bytes;
+  if (out) linkBytes.set(net.use.bytes);
+  return { ends, linkBytes, solves: net.solves, thread: 0 };
+}
+
+// The shared control words.
+const NEXT = 0;
+const DONE = 1;
+const FAILED = 2;
+const BEAT = 3;
+const LOADED = 4;
+const NOT_LOADED = 5;
+const ERR_LEN = 6;
+const CONTROL = 7;
+const ERR_BYTES = 4096;
+
+interface Shared {
+  readonly control: SharedArrayBuffer;
+  readonly error: SharedArrayBuffer;
+  readonly bandwidth: Float64Array;
+  readonly sets: readonly FlowSet[];
+  readonly ends: readonly Float64Array[];
+  readonly linkBytes: readonly Float64Array[];
+  readonly solves: Int32Array;
+  /** Per set, the thread that solved it. */
+  readonly thread: Int32Array;
+}
+
+function sharedCopy<T extends Float64Array | Int32Array>(a: T): T {
+  const b = new (a.constructor as new (buf: SharedArrayBuffer) => T)(
+    new SharedArrayBuffer(Math.max(a.byteLength, 8)),
+  ).subarray(0, a.length) as T;
+  b.set(a);
+  return b;
+}
+
+/** Takes sets in turn until none is left (every thread, the calling one too: thread 0). */
+function takeSets(s: Shared, thread: number, onDone?: () => void): void {
+  const control = new Int32Array(s.control);
+  const beat = () => Atomics.add(control, BEAT, 1);
+  for (;;) {
+    const j = Atomics.add(control, NEXT, 1);
+    if (j >= s.sets.length) return;
+    const r = solveSet(
+      s.bandwidth,
+      s.sets[j] as FlowSet,
+      { ends: s.ends[j] as Float64Array, linkBytes: s.linkBytes[j] as Float64Array },
+      beat,
+    );
+    Atomics.store(s.solves, j, r.solves);
+    Atomics.store(s.thread, j, thread);
+    Atomics.add(control, DONE, 1);
+    Atomics.notify(control, DONE);
+    onDone?.();
+  }
+}
+
+/** A worker's part: its sets, an error handed back (the calling thread throws it). Called by BOOT. */
+export function workerTakesSets(s: Shared, thread: number): void {
+  const control = new Int32Array(s.control);
+  Atomics.add(control, LOADED, 1);
+  try {
+    takeSets(s, thread);
+  } catch (e) {
+    const text = Buffer.from(e instanceof Error ? `${e.name}: ${e.message}` : String(e), "utf8").subarray(0, ERR_BYTES);
+    new Uint8Array(s.error).set(text);
+    Atomics.store(control, ERR_LEN, text.length);
+    Atomics.store(control, FAILED, 1);
+    Atomics.notify(control, DONE);
+  }
+}
+
+// A worker loads this module (through tsx where it is TypeScript) and takes sets; one that cannot
+// load takes none.
+const BOOT = `
+const { workerData } = require("node:worker_threads");
+(async () => {
+  let mod;
+  try {
+    if (workerData.tsx) (await import(workerData.tsx)).register();
+    mod = await import(workerData.url);
+  } catch {
+    const control = new Int32Array(workerData.shared.control);
+    Atomics.add(control, ${NOT_LOADED}, 1);
+    Atomics.notify(control, ${DONE});
+    return;
+  }
+  mod.workerTakesSets(workerData.shared, workerData.thread);
+})();
+`;
+
+/**
+ * Solves every set; in `threads` threads (the calling one and threads - 1 workers; default: the
+ * machine's cores) where there are several sets of at least PARALLEL_MIN_FLOWS flows in all.
+ * `onDone(done, total)` is told as sets finish.
+ */
+export function solveSets(
+  bandwidth: Float64Array,
+  sets: readonly FlowSet[],
+  options: {
+    readonly threads?: number;
+    readonly onDone?: (done: number, total: number) => void;
+    /** Tests: threads for fewer flows than PARALLEL_MIN_FLOWS, and the calling thread taking sets only where no worker loads. */
+    readonly minFlows?: number;
+    readonly callerTakes?: boolean;
+  } = {},
+): SolvedSet[] {
+  const total = sets.length;
+  const flows = sets.reduce((a, s) => a + s.bytes.length, 0);
+  const threads = Math.min(total, options.threads ?? availableParallelism());
+  if (threads <= 1 || flows < (options.minFlows ?? PARALLEL_MIN_FLOWS)) {
+    return sets.map((set, k) => {
+      const r = solveSet(bandwidth, set);
+      options.onDone?.(k + 1, total);
+      return r;
+    });
+  }
+  const shared: Shared = {
+    control: new SharedArrayBuffer(CONTROL * 4),
+    error: new SharedArrayBuffer(ERR_BYTES),
+    bandwidth: sharedCopy(bandwidth),
+    sets: sets.map((s) => ({
+      bytes: sharedCopy(s.bytes),
+      from: sharedCopy(s.from),
+      tag: sharedCopy(s.tag),
+      pathStart: sharedCopy(s.pathStart),
+      links: sharedCopy(s.links),
+      tags: s.tags,
+    })),
+    ends: sets.map((s) => new Float64Array(new SharedArrayBuffer(Math.max(8, s.tags * 8)), 0, s.tags)),
+    linkBytes: sets.map(
+      () => new Float64Array(new SharedArrayBuffer(Math.max(8, bandwidth.length * 8)), 0, bandwidth.length),
+    ),
+    solves: new Int32Array(new SharedArrayBuffer(total * 4)),
+    thread: new Int32Array(new SharedArrayBuffer(total * 4)),
+  };
+  const control = new Int32Array(shared.control);
+  const url = import.meta.url;
+  const boot = { url, tsx: /\.(c|m)?ts$/.test(new URL(url).pathname) ? import.meta.resolve("tsx/esm/api") : undefined };
+  const workers: Worker[] = [];
+  for (let k = 1; k < threads; k++) {
+    const w = new Worker(BOOT, { eval: true, execArgv: [], workerData: { ...boot, shared, thread: k } });
+    w.unref();
+    w.on("error", () => {});
+    workers.push(w);
+  }
+  try {
+    const tell = () => options.onDone?.(Atomics.load(control, DONE), total);
+    if (options.callerTakes !== false) takeSets(shared, 0, tell);
+    // The workers' sets still in hand (and, where no worker could load, every set left).
+    let lastDone = -1;
+    let lastBeat = -1;
+    let since = performance.now();
+    for (;;) {
+      const done = Atomics.load(control, DONE);
+      if (Atomics.load(control, FAILED)) {
+        const text = Buffer.from(new Uint8Array(shared.error, 0, Atomics.load(control, ERR_LEN))).toString("utf8");
+        throw new Error(`network model: a worker thread solving a round failed: ${text}`);
+      }
+      if (done >= total) break;
+      if (Atomics.load(control, NOT_LOADED) === workers.length) takeSets(shared, 0, tell);
+      const beat = Atomics.load(control, BEAT);
+      if (done !== lastDone || beat !== lastBeat) {
+        if (done !== lastDone) tell();
+        lastDone = done;
+        lastBeat = beat;
+        since = performance.now();
+      } else if (performance.now() - since > STALL_SECONDS * 1000) {
+        throw new Error(
+          `network model: a worker thread solving a round made no progress for ${STALL_SECONDS} s (${done} of ${total} rounds solved)`,
+        );
+      }
+      Atomics.wait(control, DONE, done, 1000);
+    }
+  } finally {
+    for (const w of workers) void w.terminate();
+  }
+  invariant(Atomics.load(control, DONE) === total, "solveSets: every set solved");
+  return sets.map((_, j) => ({
+    ends: shared.ends[j] as Float64Array,
+    linkBytes: shared.linkBytes[j] as Float64Array,
+    solves: shared.solves[j] as number,
+    thread: shared.thread[j] as number,
+  }));
+}

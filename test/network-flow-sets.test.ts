@@ -1,0 +1,103 @@
+/**
+ * Independent flow sets solved in worker threads (src/model/network/flow-sets.ts, the phases
+ * engine's distinct rounds): the answers are those of solving each set alone in this thread, bit
+ * for bit, whichever thread took it; a worker really takes sets; an error in a worker's set comes
+ * back as an error naming it, not a hang.
+ */
+import { describe, expect, it } from "vitest";
+import { type FlowSet, solveSet, solveSets } from "../src/model/network/flow-sets.js";
+import { Routes } from "../src/model/network/simulate.js";
+import { parseTopology, placeRanks } from "../src/model/network/topology.js";
+
+const n = 128;
+const topology = parseTopology("fattree", n, {});
+const placement = placeRanks(topology, n);
+const routes = new Routes(topology);
+
+/** Every rank sends to the ranks at the given offsets, the k-th message `bytes[k]`: one round of a shift pattern. */
+function shiftSet(offsets: readonly number[], bytes: readonly number[]): FlowSet {
+  const b: number[] = [];
+  const from: number[] = [];
+  const tag: number[] = [];
+  const start: number[] = [];
+  const links: number[] = [];
+  offsets.forEach((off, k) => {
+    for (let r = 0; r < n; r++) {
+      const { paths, latency } = routes.get(placement[r] as number, placement[(r + off) % n] as number);
+      paths.forEach((p, i) => {
+        b.push((bytes[k] as number) / paths.length);
+        from.push(latency[i] as number);
+        tag.push(k * n + r);
+        start.push(links.length);
+        links.push(...p);
+      });
+    }
+  });
+  start.push(links.length);
+  return {
+    bytes: Float64Array.from(b),
+    from: Float64Array.from(from),
+    tag: Int32Array.from(tag),
+    pathStart: Int32Array.from(start),
+    links: Int32Array.from(links),
+    tags: offsets.length * n,
+  };
+}
+
+const sets = [
+  shiftSet([1, 17, 64], [4096, 65536, 1 << 20]),
+  shiftSet([16, 32], [1 << 16, 1 << 16]),
+  shiftSet([3, 5, 7, 9], [1000, 20000, 300000, 4000000]),
+  shiftSet([100], [12345]),
+];
+
+describe("flow sets solved in threads", () => {
+  it("give each set's answer alone, bit for bit, and workers take them", () => {
+    const alone = sets.map((s) => solveSet(topology.links.bandwidth, s));
+    const threaded = solveSets(topology.links.bandwidth, sets, { threads: 3, minFlows: 0, callerTakes: false });
+    expect(threaded).toHaveLength(sets.length);
+    threaded.forEach((r, j) => {
+      const a = alone[j]!;
+      expect(Array.from(r.ends)).toEqual(Array.from(a.ends));
+      expect(Array.from(r.linkBytes)).toEqual(Array.from(a.linkBytes));
+      expect(r.solves).toBe(a.solves);
+      expect(r.thread).toBeGreaterThanOrEqual(1);
+      expect(r.thread).toBeLessThanOrEqual(2);
+    });
+    // Something happened: every message of every set ended after it started.
+    for (const r of threaded) expect(Math.min(...Array.from(r.ends).filter((e) => e > 0))).toBeGreaterThan(0);
+    expect(threaded.every((r) => r.ends.some((e) => e > 0))).toBe(true);
+  });
+
+  it("with the calling thread taking sets too, and progress told to the last set", () => {
+    const told: number[] = [];
+    const r = solveSets(topology.links.bandwidth, sets, {
+      threads: 2,
+      minFlows: 0,
+      onDone: (done, total) => {
+        expect(total).toBe(sets.length);
+        told.push(done);
+      },
+    });
+    const alone = sets.map((s) => solveSet(topology.links.bandwidth, s));
+    r.forEach((x, j) => {
+      expect(Array.from(x.ends)).toEqual(Array.from(alone[j]!.ends));
+    });
+    expect(told.at(-1)).toBe(sets.length);
+    expect([...told].sort((a, b) => a - b)).toEqual(told);
+  });
+
+  it("hands a worker's error back as an error", () => {
+    const bad: FlowSet = { ...sets[3]!, links: sets[3]!.links.map(() => topology.links.count + 5) };
+    expect(() =>
+      solveSets(topology.links.bandwidth, [sets[1]!, bad], { threads: 2, minFlows: 0, callerTakes: false }),
+    ).toThrow(/worker thread solving a round failed: .*link \d+ of \d+/);
+  });
+
+  it("below the threshold, or with one thread, solves here", () => {
+    const r = solveSets(topology.links.bandwidth, sets, { threads: 1 });
+    expect(r.every((x) => x.thread === 0)).toBe(true);
+    const small = solveSets(topology.links.bandwidth, sets);
+    expect(small.every((x) => x.thread === 0)).toBe(true);
+  });
+});
