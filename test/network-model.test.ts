@@ -545,8 +545,9 @@ const KNOWN_MISSES_1024: Record<string, number> = {
 };
 
 /**
- * The same calls walked under their symmetry (everyRank: false), as `auto` runs the largest ones
- * (ring, Swing, hierarchical, PAT at 1,024 ranks; every algorithm with a symmetry at 16,384): one
+ * The same calls walked under their symmetry with only the representatives walked (everyRank:
+ * false, moveRanks: false), as `auto` runs the calls whose every-rank walk does not fit
+ * MOVED_OPERATIONS (ring, segmented ring, Swing bandwidth, PAT at 16,384 ranks): one
  * walked rank stands for all its copies and each of its messages is charged the slowest copy's
  * time. Where the copies differ (ECMP collisions; a ring step that crosses a torus row, latency-
  * bound at 64 KiB) that is the slowest copy at every round. Measured 2026-11-26, held.
@@ -605,7 +606,14 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
         const params = onTopology(spec, n);
         const exact = networkTimeExact(a, call, params);
         const phases = networkTimePhases(a, call, params);
-        const under = networkTimePhases(a, call, { ...params, everyRank: false });
+        const under = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: false });
+        // Under a symmetry with every rank walked (as auto runs the log-step algorithms at 16,384
+        // ranks): ranks p.. take their representative's plan moved, and time as if compiled.
+        const moved = networkTimePhases(a, call, { ...params, everyRank: false });
+        expect(moved.time).toBe(phases.time);
+        expect(moved.messages).toBe(phases.messages);
+        if (under.engine === "symmetric")
+          expect(moved.note).toMatch(/every rank walked, ranks \d+\.\. with the plans of ranks 0\.\.\d+ moved/);
         expect(phases.approximate).toBe(true);
         expect(phases.note).toMatch(/approximate/);
         const err = phases.time / exact.time - 1;
@@ -621,7 +629,7 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
         expect(Math.abs(symErr), `under its symmetry ${under.time} µs, exact ${exact.time} µs`).toBeLessThanOrEqual(
           symBound,
         );
-        for (const r of [phases, under]) {
+        for (const r of [phases, under, moved]) {
           const sym = symmetryOf(r);
           expect(sym !== undefined, "symmetric results name their symmetry").toBe(r.engine === "symmetric");
           if (sym) {
@@ -666,7 +674,8 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
     const call = callFor(a, 256, 64 * MiB);
     const params = onTopology("torus:16x16", 256);
     const exact = networkTimeExact(a, call, params).time;
-    const phases = networkTimePhases(a, call, { ...params, everyRank: false });
+    const phases = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: false });
+    expect(phases.note).toMatch(/ranks 0\.\.0 walked under/);
     expect(Math.abs(phases.time / exact - 1)).toBeLessThanOrEqual(0.05);
     const sym = symmetryOf(phases);
     expect(sym).toBeDefined();

@@ -612,6 +612,8 @@ export interface Walk {
   readonly roundOf: Int32Array;
   readonly messageOf: Int32Array;
   readonly operations: number;
+  /** Every rank walked, ranks p.. with their representatives' plans moved under this symmetry (walk's moveRanks). */
+  readonly movedUnder?: Symmetry;
 }
 
 /** The rounds of a call: a unit-time walk in the plans' dataflow order. */
@@ -704,37 +706,65 @@ function budgetError(alg: Algorithm, call: CollectiveCall, estimate: number): In
   );
 }
 
+/**
+ * Up to this many operations in all (rank 0's plan times n), a call with a symmetry is walked
+ * rank by rank all the same, each rank's plan its representative's moved (compiled once per
+ * representative): every copy of a message then keeps its own duration, where the quotient
+ * charges each the slowest copy's at every round.
+ */
+export const MOVED_OPERATIONS = 2_000_000;
+
+/** Rank r's plan from its representative's (rank r mod p), every peer moved under the symmetry. */
+function movedPlan(rep: Plan, r: number, sym: Symmetry, n: number): Plan {
+  if (r < sym.p) return rep;
+  return {
+    ...rep,
+    ops: rep.ops.map((op) =>
+      op.kind === "send" || op.kind === "recv" ? { ...op, peer: moved(sym.kind, op.peer, r, sym.p, n) } : op,
+    ),
+  };
+}
+
 function walk(
   alg: Algorithm,
   call: CollectiveCall,
   elementBytes: number,
   symmetric = true,
   probe?: ReturnType<typeof representatives>,
+  /** Under a symmetry, walk every rank with moved plans where that fits (MOVED_OPERATIONS). */
+  moveRanks = true,
 ): Walk {
   let sym: Symmetry;
-  let estimate: number;
+  let rep0: Plan;
   if (probe && (symmetric || probe.sym.p === call.size)) {
     // The probe found the symmetry (or none).
     sym = probe.sym;
-    estimate = probe.plan(0).ops.length * sym.p;
+    rep0 = probe.plan(0);
   } else {
     const r = representatives(alg, call, symmetric);
     sym = r.sym;
-    estimate = r.estimate;
+    rep0 = r.plan(0);
+  }
+  const estimate = rep0.ops.length * sym.p;
+  const n = call.size;
+  const limit = (ops: number): never => {
+    throw budgetError(alg, call, ops);
+  };
+  if (sym.p < n && moveRanks && rep0.ops.length * n <= MOVED_OPERATIONS) {
+    const reps: Plan[] = [];
+    const planOf = (r: number): Plan => {
+      const k = r % sym.p;
+      reps[k] ??= k === 0 ? rep0 : compile(alg, rankCall(call, k));
+      return movedPlan(reps[k] as Plan, r, sym, n);
+    };
+    const every: Symmetry = { kind: "rotate", p: n };
+    return { ...roundsOf(flatten(planOf, n, every, elementBytes, limit), n, every), movedUnder: sym };
   }
   if (estimate > PHASES_MAX_OPERATIONS) throw budgetError(alg, call, estimate);
   // Each walked rank compiled in its turn, copied flat and let go (rank 0's size is only an
   // estimate: the budget is checked again on what is compiled).
-  const flat = flatten(
-    (r) => compile(alg, rankCall(call, r)),
-    call.size,
-    sym,
-    elementBytes,
-    (ops) => {
-      throw budgetError(alg, call, ops);
-    },
-  );
-  return roundsOf(flat, call.size, sym);
+  const flat = flatten((r) => compile(alg, rankCall(call, r)), n, sym, elementBytes, limit);
+  return roundsOf(flat, n, sym);
 }
 
 /** One distinct round solved: each message's duration (canonical order), and the bytes it put on each link. */
@@ -1012,6 +1042,8 @@ export function networkTimePhases(
     readonly fold?: boolean | "always";
     /** Walk every rank (true), or under the schedule's symmetry where it has one (false); default: every rank up to EVERY_RANK_OPERATIONS. */
     readonly everyRank?: boolean;
+    /** Under a symmetry, every rank walked with its representative's plan moved where that fits (true, default), or only the representatives (false). */
+    readonly moveRanks?: boolean;
   },
 ): NetworkResult {
   const n = call.size;
@@ -1036,6 +1068,7 @@ export function networkTimePhases(
   let solves: number;
   let messages: number;
   let folded = "";
+  let movedUnder: Symmetry | undefined;
   const everyRank = params.everyRank ?? probe.everyRank <= EVERY_RANK_OPERATIONS;
   const work = everyRank ? probe.everyRank : probe.estimate;
   const f =
@@ -1058,9 +1091,10 @@ export function networkTimePhases(
   } else {
     // Every rank walked where that is cheap: each message then keeps its own duration (a
     // straggler delays only what waits for it); a symmetry stands for its slowest copy.
-    const w = walk(alg, call, s, !everyRank, probe);
+    const w = walk(alg, call, s, !everyRank, probe, params.moveRanks ?? true);
     t = timeWalk(w, n, params);
     sym = w.sym;
+    movedUnder = w.movedUnder;
     operations = w.operations;
     solves = t.solves;
     messages = t.messages;
@@ -1077,9 +1111,11 @@ export function networkTimePhases(
   }
   if (floor > time) time = floor;
   const p = sym.p;
-  const symText =
-    p < n
-      ? `, ranks 0..${p - 1} walked under the schedule's symmetry (${sym.kind === "rotate" ? "rotation" : "exclusive-or"}, period ${p})`
+  const named = (y: Symmetry) => `(${y.kind === "rotate" ? "rotation" : "exclusive-or"}, period ${y.p})`;
+  const symText = movedUnder
+    ? `, every rank walked, ranks ${movedUnder.p}.. with the plans of ranks 0..${movedUnder.p - 1} moved under the schedule's symmetry ${named(movedUnder)}`
+    : p < n
+      ? `, ranks 0..${p - 1} walked under the schedule's symmetry ${named(sym)}`
       : "";
   return {
     time,
@@ -1087,7 +1123,7 @@ export function networkTimePhases(
     criticalRank: t.critical,
     messages,
     operations,
-    engine: p < n ? "symmetric" : "phases",
+    engine: p < n || movedUnder ? "symmetric" : "phases",
     approximate: true,
     note: `approximate: ${Number(rounds.toFixed(2))} logical rounds, each round's messages sharing the links as if started together (${t.phases.size} distinct), then timed in dataflow order${symText}${folded}`,
     linkBytes,
