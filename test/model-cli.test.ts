@@ -160,6 +160,11 @@ describe("cclab model --topology: one call", () => {
     expect(got.engine).toBe(want.r.engine);
     expect(got.approximate).toBe(true);
     expect(got.note).toBe(want.r.note);
+    // The phases engine's rounds solved in this thread alone: the same result, bit for bit.
+    const alone = await json<ModelJson>(
+      ..."model allreduce --algorithm double_binary_tree -n 2048 --bytes 64K --topology fattree --threads 1".split(" "),
+    );
+    expect(alone.timeUs).toBe(got.timeUs);
   });
 
   it("refuses what it cannot do, naming the flag and why", async () => {
@@ -171,6 +176,10 @@ describe("cclab model --topology: one call", () => {
     );
     await expect(cclab(...one, "-n", "32", "--topology", "torus:4x4")).rejects.toThrow(/16 hosts, fewer than the 32/);
     await expect(cclab(...one, "-n", "8", "--topology", "ring:8", "--link", "fast")).rejects.toThrow(/--link/);
+    await expect(cclab(...one, "-n", "8", "--topology", "ring:8", "--threads", "0")).rejects.toThrow(
+      /--threads.*integer in \[1, 1024\], got 0/,
+    );
+    await expect(cclab(...one, "-n", "8", "--threads", "2")).rejects.toThrow(/--threads.*give --topology too/);
     await expect(cclab(...one, "-n", "8", "--topology", "ring:8", "-b", "1K", "--sweep-n", "2,4")).rejects.toThrow(
       /--sweep-n/,
     );
