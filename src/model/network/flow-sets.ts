@@ -76,10 +76,9 @@ const NEXT = 0;
 const DONE = 1;
 const FAILED = 2;
 const BEAT = 3;
-const LOADED = 4;
-const NOT_LOADED = 5;
-const ERR_LEN = 6;
-const CONTROL = 7;
+const NOT_LOADED = 4;
+const ERR_LEN = 5;
+const CONTROL = 6;
 const ERR_BYTES = 4096;
 
 interface Shared {
@@ -126,7 +125,6 @@ function takeSets(s: Shared, thread: number, onDone?: () => void): void {
 /** A worker's part: its sets, an error handed back (the calling thread throws it). Called by BOOT. */
 export function workerTakesSets(s: Shared, thread: number): void {
   const control = new Int32Array(s.control);
-  Atomics.add(control, LOADED, 1);
   try {
     takeSets(s, thread);
   } catch (e) {
