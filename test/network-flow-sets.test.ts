@@ -94,6 +94,20 @@ describe("flow sets solved in threads", () => {
     ).toThrow(/worker thread solving a round failed: .*link \d+ of \d+/);
   });
 
+  it("where no worker can load its module, the calling thread solves every set (no hang)", () => {
+    const r = solveSets(topology.links.bandwidth, sets, {
+      threads: 3,
+      minFlows: 0,
+      callerTakes: false,
+      moduleUrl: new URL("./no-such-module.js", import.meta.url).href,
+    });
+    expect(r.every((x) => x.thread === 0)).toBe(true);
+    const alone = sets.map((s) => solveSet(topology.links.bandwidth, s));
+    r.forEach((x, j) => {
+      expect(Array.from(x.ends)).toEqual(Array.from(alone[j]!.ends));
+    });
+  });
+
   it("below the threshold, or with one thread, solves here", () => {
     const r = solveSets(topology.links.bandwidth, sets, { threads: 1 });
     expect(r.every((x) => x.thread === 0)).toBe(true);

@@ -169,6 +169,8 @@ export function solveSets(
     /** Tests: threads for fewer flows than PARALLEL_MIN_FLOWS, and the calling thread taking sets only where no worker loads. */
     readonly minFlows?: number;
     readonly callerTakes?: boolean;
+    /** Tests: the module a worker loads (one that cannot load leaves every set to the calling thread). */
+    readonly moduleUrl?: string;
   } = {},
 ): SolvedSet[] {
   const total = sets.length;
@@ -201,7 +203,7 @@ export function solveSets(
     thread: new Int32Array(new SharedArrayBuffer(total * 4)),
   };
   const control = new Int32Array(shared.control);
-  const url = import.meta.url;
+  const url = options.moduleUrl ?? import.meta.url;
   const boot = { url, tsx: /\.(c|m)?ts$/.test(new URL(url).pathname) ? import.meta.resolve("tsx/esm/api") : undefined };
   const workers: Worker[] = [];
   for (let k = 1; k < threads; k++) {
