@@ -462,29 +462,79 @@ Pending& Find(const Napi::CallbackInfo& info, int id) {
   return it->second;
 }
 
-// progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs = 0) -> completed:
-// MPI_Testsome over the first `count` requests (its incount, array_of_requests) until one completes
-// or budgetUs have passed, so one call moves a batch of transfers without giving the event loop a
-// turn per message, yet never holds it much longer than the budget. Between tries it spins, or
-// yields the core (sched_yield) when yieldCpu (the ranks outnumber the cores), or, with sleepUs > 0,
-// sleeps that long (nanosleep) so a rank that has waited long leaves its core to others
+// A memory argument of progress()'s posts: the bytes of a TypedArray (or ArrayBuffer) from one
+// Node-API call (napi_get_typedarray_info gives the data pointer with the view's offset applied),
+// not the four the Napi wrappers make.
+struct Mem {
+  uint8_t* ptr;
+  size_t length;
+};
+size_t ElementBytes(napi_typedarray_type t) {
+  switch (t) {
+    case napi_int8_array: case napi_uint8_array: case napi_uint8_clamped_array: return 1;
+    case napi_int16_array: case napi_uint16_array: return 2;
+    case napi_int32_array: case napi_uint32_array: case napi_float32_array: return 4;
+    default: return 8;
+  }
+}
+// A number for an error message: integers without a fraction.
+std::string Num(double x) {
+  return x == std::floor(x) && std::fabs(x) < 1e15 ? std::to_string(static_cast<long long>(x)) : std::to_string(x);
+}
+Mem MemArg(const Napi::CallbackInfo& info, size_t i) {
+  napi_env env = info.Env();
+  napi_value v = info[i];
+  bool is = false;
+  if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
+    napi_typedarray_type type;
+    size_t length = 0, offset = 0;
+    void* data = nullptr;
+    napi_value ab;
+    if (napi_get_typedarray_info(env, v, &type, &length, &data, &ab, &offset) == napi_ok)
+      return {static_cast<uint8_t*>(data), length * ElementBytes(type)};
+  } else if (napi_is_arraybuffer(env, v, &is) == napi_ok && is) {
+    void* data = nullptr;
+    size_t length = 0;
+    if (napi_get_arraybuffer_info(env, v, &data, &length) == napi_ok) return {static_cast<uint8_t*>(data), length};
+  }
+  throw Napi::TypeError::New(info.Env(), "progress: memory " + std::to_string(i - 8) + " must be a TypedArray or ArrayBuffer");
+}
+
+// progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs = 0
+//          [, posts, desc: Float64Array, m0, m1, m2, comm]) -> completed:
+// first posts `posts` new transfers, if given (the fast path's: a step's isend and irecv reach MPI
+// in the same Node-API call as their first test), then runs MPI_Testsome over the first
+// `count + posts` requests (its incount, array_of_requests) until one completes or budgetUs have
+// passed, so one call moves a batch of transfers without giving the event loop a turn per
+// message, yet never holds it much longer than the budget. Between tries it spins, or yields the
+// core (sched_yield) when yieldCpu (the ranks outnumber the cores), or, with sleepUs > 0, sleeps
+// that long (nanosleep) so a rank that has waited long leaves its core to others
 // (src/backends/mpi/progress.ts says when). Writes 4 entries per completed request into `out`
-// (room for 4 x count): [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)]. Nothing is
-// allocated per call (V8 makes a new typed array slowly), which is most of a small step's cost.
-// Completed handles are freed. The one MPI_Testsome of the binding: every wait goes through it.
+// (room for 4 x (count + posts)): [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)].
+// Nothing is allocated per call (V8 makes a new typed array slowly), which is most of a small
+// step's cost. Completed handles are freed. The one MPI_Testsome of the binding: every wait goes
+// through it.
+// A post is 6 entries of desc: [kind (0 MPI_Isend, 1 MPI_Irecv), memory (0 - 2: m0, m1, m2),
+// byte offset in it, bytes, peer, tag], on communicator handle `comm`; its request handle is
+// written to requests[count + k] as it is posted (one that fails leaves the rest as they were
+// and throws). Unlike isend/irecv, a post does not keep its memory alive: the caller holds
+// m0 - m2 until each of its requests completes or is cancelled (the plan runner keeps them in
+// the run, and in a list of stranded memories where a failed run leaves a send to MPI).
 Napi::Value Progress(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 5 || !info[0].IsNumber() || !info[1].IsTypedArray() || !info[2].IsTypedArray() ||
       !info[3].IsNumber())
-    throw Napi::TypeError::New(env,
-                               "progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs)");
+    throw Napi::TypeError::New(
+        env, "progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs[, posts, desc, m0, m1, m2, comm])");
   Napi::Int32Array ids = info[1].As<Napi::Int32Array>();
   Napi::Int32Array out = info[2].As<Napi::Int32Array>();
   const int64_t count = info[0].As<Napi::Number>().Int64Value();
-  if (count < 0 || static_cast<size_t>(count) > ids.ElementLength())
-    throw Napi::RangeError::New(env, "progress: count " + std::to_string(count) + " is outside the requests array (" +
-                                         std::to_string(ids.ElementLength()) + ")");
-  const size_t n = static_cast<size_t>(count);
+  const int64_t posts = info.Length() > 6 && info[6].IsNumber() ? info[6].As<Napi::Number>().Int64Value() : 0;
+  if (count < 0 || posts < 0 || static_cast<size_t>(count + posts) > ids.ElementLength())
+    throw Napi::RangeError::New(env, "progress: count " + std::to_string(count) +
+                                         (posts != 0 ? " + posts " + std::to_string(posts) : std::string()) +
+                                         " is outside the requests array (" + std::to_string(ids.ElementLength()) + ")");
+  const size_t n = static_cast<size_t>(count + posts);
   if (out.ElementLength() < 4 * n)
     throw Napi::RangeError::New(env, "progress: out holds " + std::to_string(out.ElementLength()) +
                                          " entries, fewer than 4 per request (" + std::to_string(4 * n) + ")");
@@ -494,6 +544,43 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
   if (!(sleepUs >= 0) || sleepUs > 1e6)
     throw Napi::RangeError::New(env, "progress: sleepUs " + std::to_string(sleepUs) + " is outside [0, 1e6]");
   const struct timespec nap = {0, static_cast<long>(sleepUs * 1000)};
+  if (posts > 0) {
+    if (info.Length() < 12 || !info[7].IsTypedArray() ||
+        info[7].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+      throw Napi::TypeError::New(env, "progress: posts need desc: Float64Array, m0, m1, m2 and comm");
+    Napi::Float64Array desc = info[7].As<Napi::Float64Array>();
+    if (desc.ElementLength() < 6 * static_cast<size_t>(posts))
+      throw Napi::RangeError::New(env, "progress: desc holds " + std::to_string(desc.ElementLength()) +
+                                           " entries, fewer than 6 per post (" + std::to_string(6 * posts) + ")");
+    const MPI_Comm comm = Comm(info, 11);
+    Mem mems[3] = {};
+    bool have[3] = {false, false, false};
+    for (int64_t k = 0; k < posts; k++) {
+      const double* d = desc.Data() + 6 * k;
+      const int mem = static_cast<int>(d[1]);
+      if (mem < 0 || mem > 2 || d[1] != mem)
+        throw Napi::RangeError::New(env, "progress: post " + std::to_string(k) + " names memory " + Num(d[1]));
+      if (!have[mem]) {
+        mems[mem] = MemArg(info, 8 + mem);
+        have[mem] = true;
+      }
+      const double off = d[2], bytes = d[3];
+      if (!(off >= 0) || !(bytes >= 0) || bytes > 2147483647.0 || off + bytes > static_cast<double>(mems[mem].length))
+        throw Napi::RangeError::New(env, "progress: post " + std::to_string(k) + ": bytes [" + Num(off) + ", " +
+                                             Num(off + bytes) + ") are outside memory " +
+                                             std::to_string(mem) + " (" + std::to_string(mems[mem].length) + " bytes)");
+      void* ptr = mems[mem].ptr + static_cast<size_t>(off);
+      MPI_Request r;
+      const int rc = d[0] == 0 ? MPI_Isend(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
+                                           static_cast<int>(d[5]), comm, &r)
+                               : MPI_Irecv(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
+                                           static_cast<int>(d[5]), comm, &r);
+      Check(env, rc, d[0] == 0 ? "MPI_Isend" : "MPI_Irecv");
+      const int32_t id = nextRequest++;
+      requests.emplace(id, Pending{r, Napi::Reference<Napi::Value>()});
+      ids[static_cast<size_t>(count + k)] = id;
+    }
+  }
   // Reused between calls: no allocation once they have grown.
   thread_local std::vector<MPI_Request> reqs;
   thread_local std::vector<int> index;

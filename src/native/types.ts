@@ -86,6 +86,10 @@ export interface NativeMpi {
    * returns how many completed and writes 4 entries each into `out` (room for 4 x count):
    * [position in requests, bytes, tag, error code (0 = success)]. Allocates nothing. Completed
    * handles are freed. The binding's only MPI_Testsome: every wait of the mpi backend uses it.
+   * With `posts`, it first posts that many transfers, 6 entries each of `desc` ([0 isend or 1
+   * irecv, memory 0 - 2 (m0, m1, m2), byte offset, bytes, peer, tag] on communicator `comm`),
+   * writing their handles to requests[count ..] and testing them with the rest; such a post does
+   * not keep its memory alive (the caller does, until it completes or is cancelled).
    */
   progress(
     count: number,
@@ -94,6 +98,12 @@ export interface NativeMpi {
     budgetUs: number,
     yieldCpu: boolean,
     sleepUs?: number,
+    posts?: number,
+    desc?: Float64Array,
+    m0?: NativeBuf,
+    m1?: NativeBuf,
+    m2?: NativeBuf,
+    comm?: number,
   ): number;
   /** MPI_Cancel + MPI_Wait: true if cancelled, false if it had completed; the handle is freed. */
   cancel(request: number): boolean;

@@ -116,6 +116,13 @@ export class MpiPlanRunner implements PlanRunner {
   }
 }
 
+/**
+ * The memories of sends that failed runs left to MPI (cancelling a send is not reliable): the
+ * native progress call's posts do not keep their memory alive as isend's handles do, so these
+ * are held here for the life of the process (a failed run is rare; each adds one entry).
+ */
+const stranded: TypedArray[] = [];
+
 /** Host memory of an ordinary ArrayBuffer, or checkHostView's error naming why not. */
 function checkHandedView(rank: number, v: View, label: string): void {
   const b = v.buffer;
@@ -147,6 +154,13 @@ class Run implements Driven {
   private readonly opOf: Int32Array;
   /** The native progress call's completions, 4 entries each. */
   private readonly done: Int32Array;
+  /**
+   * Transfers ready but not yet posted, 6 entries each (native progress's posts): the next
+   * progress call posts them and tests them in the same crossing. Their requests sit at the end
+   * of `reqs` (-1 until posted), so `active` counts them.
+   */
+  private readonly desc: Float64Array;
+  private posts = 0;
   /** Operations ready to issue. */
   private readonly work: number[] = [];
   /** Operations ready at the start (no dependencies), last first as `work` pops them. */
@@ -194,6 +208,7 @@ class Run implements Driven {
     this.reqs = new Int32Array(prep.transfers);
     this.opOf = new Int32Array(prep.transfers);
     this.done = new Int32Array(4 * prep.transfers);
+    this.desc = new Float64Array(6 * prep.transfers);
     const roots: number[] = [];
     for (let i = m - 1; i >= 0; i--) if (this.sched.indeg[i] === 0) roots.push(i);
     this.roots = Int32Array.from(roots);
@@ -220,6 +235,7 @@ class Run implements Driven {
     this.isReady.fill(0);
     this.qpos.fill(0);
     this.active = 0;
+    this.posts = 0;
     this.left = this.ops.length;
     const signal = options.signal;
     if (signal?.aborted) this.onAbort();
@@ -247,9 +263,29 @@ class Run implements Driven {
       this.finish();
       return -1;
     }
-    const done = this.comm.proc.mpi.progress(this.active, this.reqs, this.done, budgetUs, yieldCpu, sleepUs);
+    const done = this.progress(budgetUs, yieldCpu, sleepUs);
     if (done > 0) this.complete(done);
     return this.settled ? -1 : done;
+  }
+
+  /** One native progress call: posts the transfers drain() queued, then tests every posted request. */
+  private progress(budgetUs: number, yieldCpu: boolean, sleepUs: number): number {
+    const { posts, data, comm } = this;
+    this.posts = 0;
+    return comm.proc.mpi.progress(
+      this.active - posts,
+      this.reqs,
+      this.done,
+      budgetUs,
+      yieldCpu,
+      sleepUs,
+      posts,
+      this.desc,
+      data[0],
+      data[1],
+      data[2],
+      comm.collHandle,
+    );
   }
 
   /** No completion for the comm's timeout: the run fails naming what it waits on. */
@@ -266,6 +302,13 @@ class Run implements Driven {
       const i = work.pop() as number;
       const op = ops[i] as PlanOp;
       if (op.kind !== "send" && op.kind !== "recv") {
+        // Transfers made ready before this local operation reach MPI before it runs (a send
+        // is not held back by a reduction it does not wait for).
+        if (this.posts > 0) {
+          const done = this.progress(0, false, 0);
+          if (done > 0) this.complete(done);
+          if (this.settled) return;
+        }
         this.local(i, op);
         this.finished(i);
         continue;
@@ -280,20 +323,22 @@ class Run implements Driven {
     }
   }
 
+  /** Queues transfer j for the next progress call to post (its request -1 until then). */
   private post(j: number, t: PlanOp): void {
-    const { comm, bytes, places } = this;
-    const mpi = comm.proc.mpi;
+    const { comm, bytes, places, desc } = this;
     const mem = places[6 * j] as number;
-    const data = this.data[mem] as TypedArray;
-    const offset = ((this.base[mem] as number) + (places[6 * j + 1] as number)) * bytes;
-    const n = t.region.count * bytes;
-    const req =
-      t.kind === "send"
-        ? mpi.isend(data, offset, n, t.peer, countTag(this.tagBase, t.region.count, comm.countTags), comm.collHandle)
-        : mpi.irecv(data, offset, n, t.peer, ANY_TAG, comm.collHandle);
-    this.reqs[this.active] = req;
+    const k = 6 * this.posts;
+    const send = t.kind === "send";
+    desc[k] = send ? 0 : 1;
+    desc[k + 1] = mem;
+    desc[k + 2] = ((this.base[mem] as number) + (places[6 * j + 1] as number)) * bytes;
+    desc[k + 3] = t.region.count * bytes;
+    desc[k + 4] = t.peer;
+    desc[k + 5] = send ? countTag(this.tagBase, t.region.count, comm.countTags) : ANY_TAG;
+    this.reqs[this.active] = -1;
     this.opOf[this.active] = j;
     this.active++;
+    this.posts++;
   }
 
   /** An operation is done: its successors whose dependencies are all done become ready. */
@@ -416,9 +461,16 @@ class Run implements Driven {
     if (this.settled) return;
     const mpi = this.comm.proc.mpi;
     for (let r = 0; r < this.active; r++) {
-      if ((this.ops[this.opOf[r] as number] as PlanOp).kind !== "recv") continue;
+      const req = this.reqs[r] as number;
+      if (req < 0) continue; // queued, never posted
+      const j = this.opOf[r] as number;
+      if ((this.ops[j] as PlanOp).kind !== "recv") {
+        // A send left to MPI still reads its memory, which its post does not keep alive.
+        stranded.push(this.data[this.places[6 * j] as number] as TypedArray);
+        continue;
+      }
       try {
-        mpi.cancel(this.reqs[r] as number);
+        mpi.cancel(req);
       } catch {
         // A failed cancel leaves the request to MPI; the run fails either way.
       }
