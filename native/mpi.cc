@@ -626,6 +626,66 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, done);
 }
 
+// reduceCode(dtype, combine) -> code for localReduce (once per plan: the names are parsed here,
+// not per call); throws for an unknown dtype or combine, or a bitwise combine of a float dtype.
+Napi::Value ReduceCodeOf(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString())
+    throw Napi::TypeError::New(env, "reduceCode(dtype, combine)");
+  const std::string dt = info[0].As<Napi::String>().Utf8Value(), c = info[1].As<Napi::String>().Utf8Value();
+  const int code = ReduceCode(dt, c);
+  if (code < 0) throw Napi::TypeError::New(env, "reduceCode: no " + c + " reduction of " + dt);
+  return Napi::Number::New(env, code);
+}
+
+// The elements [off, off + count) of a TypedArray argument, checked, from one Node-API call.
+uint8_t* Elements(const Napi::CallbackInfo& info, size_t i, double off, size_t count, size_t bytes, const char* what) {
+  napi_env env = info.Env();
+  bool is = false;
+  napi_typedarray_type type;
+  size_t length = 0, byteOffset = 0;
+  void* data = nullptr;
+  napi_value ab;
+  if (napi_is_typedarray(env, info[i], &is) != napi_ok || !is ||
+      napi_get_typedarray_info(env, info[i], &type, &length, &data, &ab, &byteOffset) != napi_ok)
+    throw Napi::TypeError::New(info.Env(), std::string("localReduce: ") + what + " must be a TypedArray");
+  const size_t have = length * ElementBytes(type);
+  if (!(off >= 0) || off != std::floor(off) || (off + static_cast<double>(count)) * static_cast<double>(bytes) > static_cast<double>(have))
+    throw Napi::RangeError::New(info.Env(), std::string("localReduce: ") + what + ": elements [" + Num(off) + ", " +
+                                                Num(off + static_cast<double>(count)) + ") are outside the array");
+  return static_cast<uint8_t*>(data) + static_cast<size_t>(off) * bytes;
+}
+
+// localReduce(code, dst, dOff, src, sOff, count[, a, aOff]): dst = dst op src, or dst = a op src
+// (offsets and count in elements), with the kernels of reduce.cc (the same results bit for bit)
+// and the same aliasing rules as its reduce(), for the plan runner's local reductions: the
+// dtype and combine come as one code (reduceCode) and each array costs one Node-API call, so a
+// small reduction costs little more than its loop (reduce() parses two names per call).
+Napi::Value LocalReduce(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 6 || !info[0].IsNumber() || !info[2].IsNumber() || !info[4].IsNumber() || !info[5].IsNumber())
+    throw Napi::TypeError::New(env, "localReduce(code, dst, dOff, src, sOff, count[, a, aOff])");
+  const int code = info[0].As<Napi::Number>().Int32Value();
+  const double cnt = info[5].As<Napi::Number>().DoubleValue();
+  if (!(cnt >= 0) || cnt != std::floor(cnt) || cnt > 9007199254740991.0)
+    throw Napi::RangeError::New(env, "localReduce: count must be a non-negative integer");
+  const size_t count = static_cast<size_t>(cnt), bytes = ReduceCodeBytes(code);
+  uint8_t* d = Elements(info, 1, info[2].As<Napi::Number>().DoubleValue(), count, bytes, "dst");
+  const uint8_t* s = Elements(info, 3, info[4].As<Napi::Number>().DoubleValue(), count, bytes, "src");
+  const uint8_t* a = d;
+  if (info.Length() >= 8 && !info[6].IsUndefined()) {
+    if (!info[7].IsNumber()) throw Napi::TypeError::New(env, "localReduce: aOff must be a number");
+    a = Elements(info, 6, info[7].As<Napi::Number>().DoubleValue(), count, bytes, "a");
+  }
+  const size_t n = count * bytes;
+  const auto overlap = [n](const uint8_t* x, const uint8_t* y) { return x < y + n && y < x + n; };
+  if (a != d && ((overlap(d, s) && d != s) || overlap(d, a)))
+    throw Napi::RangeError::New(env, "localReduce: dst partly overlaps an operand");
+  if (!ReduceByCode(code, d, a, s, count, overlap(d, s) || (a != d && overlap(a, s))))
+    throw Napi::RangeError::New(env, "localReduce: code " + std::to_string(code) + " names no reduction");
+  return env.Undefined();
+}
+
 // cancel(request) -> true if the request was cancelled, false if it had completed first. The
 // request is waited for either way (MPI_Cancel then MPI_Wait) and its handle freed, so nothing is
 // left posted into a buffer its owner has taken back.
@@ -833,6 +893,8 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"mrecvDiscard", MrecvDiscard},
       {"progress", Progress},
       {"cancel", Cancel},
+      {"reduceCode", ReduceCodeOf},
+      {"localReduce", LocalReduce},
       {"wait", Wait},
       {"pendingCount", PendingCount},
       {"collective", Collective},

@@ -235,6 +235,21 @@ Napi::Value Scale(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
+int ReduceCode(const std::string& dtype, const std::string& combine) {
+  DT dt;
+  Combine c;
+  if (!ParseDType(dtype, &dt) || !ParseCombine(combine, &c)) return -1;
+  const bool bitwise = c == Combine::Band || c == Combine::Bor || c == Combine::Bxor;
+  const bool fl = dt == DT::F16 || dt == DT::BF16 || dt == DT::F32 || dt == DT::F64;
+  if (bitwise && fl) return -1;
+  return static_cast<int>(dt) * 8 + static_cast<int>(c);
+}
+size_t ReduceCodeBytes(int code) { return code >= 0 && code < 80 ? DTBytes(static_cast<DT>(code / 8)) : 1; }
+bool ReduceByCode(int code, void* d, const void* a, const void* s, size_t n, bool aliased) {
+  if (code < 0 || code / 8 > static_cast<int>(DT::F64) || code % 8 > static_cast<int>(Combine::Bxor)) return false;
+  return ReduceHost(static_cast<DT>(code / 8), static_cast<Combine>(code % 8), d, a, s, n, aliased);
+}
+
 void RegisterReduce(Napi::Env env, Napi::Object exports) {
   exports.Set("reduce", Napi::Function::New(env, Reduce, "reduce"));
   exports.Set("scale", Napi::Function::New(env, Scale, "scale"));

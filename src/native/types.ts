@@ -105,6 +105,23 @@ export interface NativeMpi {
     m2?: NativeBuf,
     comm?: number,
   ): number;
+  /** The code of a local reduction for localReduce (dtype and combine by name); throws for one that does not exist. */
+  reduceCode(dtype: DType, combine: Combine): number;
+  /**
+   * dst[dOff..] = dst (op) src[sOff..], or = a[aOff..] (op) src, for count elements (offsets in
+   * elements): native/reduce.cc's kernels, as reduce() below, called with a reduceCode so a small
+   * reduction costs about its loop (the plan runner's local reductions).
+   */
+  localReduce(
+    code: number,
+    dst: TypedArray,
+    dOff: number,
+    src: TypedArray,
+    sOff: number,
+    count: number,
+    a?: TypedArray,
+    aOff?: number,
+  ): void;
   /** MPI_Cancel + MPI_Wait: true if cancelled, false if it had completed; the handle is freed. */
   cancel(request: number): boolean;
   /** Blocks the event loop: for tests and tools only. */
