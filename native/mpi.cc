@@ -585,14 +585,18 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
   thread_local std::vector<MPI_Request> reqs;
   thread_local std::vector<int> index;
   thread_local std::vector<MPI_Status> st;
+  thread_local std::vector<int> errs;
   if (reqs.size() < n) {
     reqs.resize(n);
     index.resize(n);
     st.resize(n);
+    errs.resize(n);
   }
   for (size_t i = 0; i < n; i++) reqs[i] = Find(info, ids[i]).request;
-  int done = 0;
-  int rc = MPI_SUCCESS;
+  // Completions to gather before returning (the caller knows none fewer can release work).
+  const int64_t want = info.Length() > 12 && info[12].IsNumber() ? info[12].As<Napi::Number>().Int64Value() : 1;
+  const int minDone = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, static_cast<int64_t>(n))));
+  int total = 0;
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     if (n == 0) {
@@ -600,10 +604,15 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
       if (sleepUs > 0) nanosleep(&nap, nullptr);
       break;
     }
-    rc = MPI_Testsome(static_cast<int>(n), reqs.data(), &done, index.data(), st.data());
+    // Completed requests become MPI_REQUEST_NULL, which later calls skip: completions add up.
+    int done = 0;
+    const int rc = MPI_Testsome(static_cast<int>(n), reqs.data(), &done, index.data() + total, st.data() + total);
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) Throw(env, rc, "MPI_Testsome");
-    if (done == MPI_UNDEFINED) done = 0;
-    if (done > 0) break;
+    if (done == MPI_UNDEFINED) break;
+    // A status's MPI_ERROR is set only where MPI_Testsome returns MPI_ERR_IN_STATUS.
+    for (int k = total; k < total + done; k++) errs[k] = rc == MPI_ERR_IN_STATUS ? st[k].MPI_ERROR : MPI_SUCCESS;
+    total += done;
+    if (total >= minDone) break;
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (us >= budgetUs) break;
     if (sleepUs > 0)
@@ -611,10 +620,11 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
     else if (yieldCpu)
       sched_yield();
   }
+  const int done = total;
   for (int k = 0; k < done; k++) {
     const int i = index[k];
     int bytes = 0;
-    const int err = rc == MPI_ERR_IN_STATUS ? st[k].MPI_ERROR : MPI_SUCCESS;
+    const int err = errs[k];
     if (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE) MPI_Get_count(&st[k], MPI_BYTE, &bytes);
     out[4 * k] = i;
     out[4 * k + 1] = bytes;

@@ -89,7 +89,9 @@ export interface NativeMpi {
    * With `posts`, it first posts that many transfers, 6 entries each of `desc` ([0 isend or 1
    * irecv, memory 0 - 2 (m0, m1, m2), byte offset, bytes, peer, tag] on communicator `comm`),
    * writing their handles to requests[count ..] and testing them with the rest; such a post does
-   * not keep its memory alive (the caller does, until it completes or is cancelled).
+   * not keep its memory alive (the caller does, until it completes or is cancelled). With
+   * `minDone`, it gathers that many completions (at most count + posts) before it returns, unless
+   * the budget passes first.
    */
   progress(
     count: number,
@@ -104,6 +106,7 @@ export interface NativeMpi {
     m1?: NativeBuf,
     m2?: NativeBuf,
     comm?: number,
+    minDone?: number,
   ): number;
   /** The code of a local reduction for localReduce (dtype and combine by name); throws for one that does not exist. */
   reduceCode(dtype: DType, combine: Combine): number;

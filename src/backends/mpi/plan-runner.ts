@@ -104,7 +104,8 @@ export class MpiPlanRunner implements PlanRunner {
       // A buffer's memory never changes (HostBuffer.data is readonly): the last three passed are not checked again.
       if (input.buffer !== c[0] && input.buffer !== c[1] && input.buffer !== c[2]) this.check(input, options.label);
       if (output.buffer !== c[0] && output.buffer !== c[1] && output.buffer !== c[2]) this.check(output, options.label);
-      if (scratch.buffer !== c[0] && scratch.buffer !== c[1] && scratch.buffer !== c[2]) this.check(scratch, options.label);
+      if (scratch.buffer !== c[0] && scratch.buffer !== c[1] && scratch.buffer !== c[2])
+        this.check(scratch, options.label);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -311,7 +312,27 @@ class Run implements Driven {
       data[1],
       data[2],
       comm.collHandle,
+      this.wanted(),
     );
+  }
+
+  /**
+   * How many completions the native call gathers before it returns: 1 where the completion of
+   * some one transfer in flight would release an operation (or end the run), else 2. A step's
+   * send that completes at once (eager) then does not bring the call back to JavaScript for
+   * nothing while its receive is still on the way.
+   */
+  private wanted(): number {
+    const { active, opOf, pending } = this;
+    if (active < 2 || active > 16) return 1;
+    const { succStart, succ } = this.sched;
+    for (let r = 0; r < active; r++) {
+      const j = opOf[r] as number;
+      for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) {
+        if (pending[succ[k] as number] === 1) return 1;
+      }
+    }
+    return 2;
   }
 
   /** No completion for the comm's timeout: the run fails naming what it waits on. */
