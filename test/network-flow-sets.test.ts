@@ -6,8 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { type FlowSet, solveSet, solveSets } from "../src/model/network/flow-sets.js";
+import { networkTime } from "../src/model/network/index.js";
 import { Routes } from "../src/model/network/simulate.js";
 import { parseTopology, placeRanks } from "../src/model/network/topology.js";
+import { findAlgorithm } from "../src/schedule/registry.js";
+import { makeCall } from "../src/specs/index.js";
 
 const n = 128;
 const topology = parseTopology("fattree", n, {});
@@ -106,6 +109,30 @@ describe("flow sets solved in threads", () => {
     r.forEach((x, j) => {
       expect(Array.from(x.ends)).toEqual(Array.from(alone[j]!.ends));
     });
+  });
+
+  it("a worker that dies outside its sets is an error at once, not a wait", () => {
+    // A module that loads but has no workerTakesSets: the worker throws after loading.
+    const started = performance.now();
+    expect(() =>
+      solveSets(topology.links.bandwidth, sets, {
+        threads: 2,
+        minFlows: 0,
+        callerTakes: false,
+        moduleUrl: new URL("../src/model/network/units.ts", import.meta.url).href,
+      }),
+    ).toThrow(/worker thread solving a round failed: worker 1 died: .*workerTakesSets/);
+    expect(performance.now() - started).toBeLessThan(60_000);
+  });
+
+  it("a thread count that is not a whole number of at least 1 is refused, naming --threads", () => {
+    const ring = findAlgorithm("allreduce", "ring", { op: "test" });
+    const call = makeCall({ collective: "allreduce", size: n, count: 1024 }, ring);
+    for (const threads of [0, -1, 2.5, Number.NaN]) {
+      expect(() => networkTime(ring, call, { topology, placement, engine: "phases", threads })).toThrow(
+        /--threads.*whole number of at least 1/,
+      );
+    }
   });
 
   it("below the threshold, or with one thread, solves here", () => {

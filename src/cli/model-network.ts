@@ -60,7 +60,7 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
   const n = o.nranks;
   const machine = machineFor(request, n);
   const { call, size } = callOf(alg, n, o.bytes, { dtype: o.dtype, root: o.root, segment: o.segment });
-  // On a terminal, a bar over the rounds the phases engine times (stderr); --no-progress turns it off.
+  // On a terminal, a bar over the distinct rounds the phases engine solves (stderr); --no-progress turns it off.
   const busy = n > AUTO_EXACT_MAX_RANKS && o.progress !== false && process.stderr.isTTY === true;
   const bar = busy ? progressBar(`cclab model ${alg.name} on ${n} ranks`) : NO_PROGRESS;
   let started = false;

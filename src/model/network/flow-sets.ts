@@ -5,7 +5,9 @@
  * alone, so the answers are those of solving them one by one. The calling thread waits with
  * Atomics.wait, so the model's API stays synchronous (as user-schedule.ts waits for its
  * rehearsal). A worker that cannot load leaves its share to the others; one whose set throws
- * hands the error back; one that stops beating for STALL_SECONDS is reported, not waited for.
+ * hands the error back, and the other threads stop taking sets; a supervisor thread owns the
+ * workers and reports one that dies (out of memory, say), which the waiting thread cannot see;
+ * and a worker that stops beating for STALL_SECONDS is reported, not waited for.
  *
  * A set is flat arrays (shared memory where threads solve it): per flow its bytes, the time it
  * starts carrying bytes (its route's latency), a tag its end is kept under, and its path.
@@ -71,7 +73,7 @@ export function solveSet(
   return { ends, linkBytes, solves: net.solves, thread: 0 };
 }
 
-// The shared control words.
+// The shared control words. FAILED: 0, 1 (an error being written), 2 (written: the caller throws it).
 const NEXT = 0;
 const DONE = 1;
 const FAILED = 2;
@@ -106,6 +108,7 @@ function takeSets(s: Shared, thread: number, onDone?: () => void): void {
   const control = new Int32Array(s.control);
   const beat = () => Atomics.add(control, BEAT, 1);
   for (;;) {
+    if (Atomics.load(control, FAILED) !== 0) return;
     const j = Atomics.add(control, NEXT, 1);
     if (j >= s.sets.length) return;
     const r = solveSet(
@@ -122,17 +125,23 @@ function takeSets(s: Shared, thread: number, onDone?: () => void): void {
   }
 }
 
+/** The first error of any thread, written once for the calling thread to throw (FAIL in SUPERVISOR is the same). */
+function fail(s: Shared, text: string): void {
+  const control = new Int32Array(s.control);
+  if (Atomics.compareExchange(control, FAILED, 0, 1) !== 0) return;
+  const bytes = Buffer.from(text, "utf8").subarray(0, ERR_BYTES);
+  new Uint8Array(s.error).set(bytes);
+  Atomics.store(control, ERR_LEN, bytes.length);
+  Atomics.store(control, FAILED, 2);
+  Atomics.notify(control, DONE);
+}
+
 /** A worker's part: its sets, an error handed back (the calling thread throws it). Called by BOOT. */
 export function workerTakesSets(s: Shared, thread: number): void {
-  const control = new Int32Array(s.control);
   try {
     takeSets(s, thread);
   } catch (e) {
-    const text = Buffer.from(e instanceof Error ? `${e.name}: ${e.message}` : String(e), "utf8").subarray(0, ERR_BYTES);
-    new Uint8Array(s.error).set(text);
-    Atomics.store(control, ERR_LEN, text.length);
-    Atomics.store(control, FAILED, 1);
-    Atomics.notify(control, DONE);
+    fail(s, `worker ${thread}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
   }
 }
 
@@ -153,6 +162,27 @@ const { workerData } = require("node:worker_threads");
   }
   mod.workerTakesSets(workerData.shared, workerData.thread);
 })();
+`;
+
+// Owns the workers: one that dies (out of memory, an error outside its sets) is an error the
+// waiting thread throws at once (it cannot see the worker's events while it waits).
+const SUPERVISOR = `
+const { workerData, Worker } = require("node:worker_threads");
+const { boot, shared, threads } = workerData;
+const control = new Int32Array(shared.control);
+function fail(text) {
+  if (Atomics.compareExchange(control, ${FAILED}, 0, 1) !== 0) return;
+  const bytes = Buffer.from(text, "utf8").subarray(0, ${ERR_BYTES});
+  new Uint8Array(shared.error).set(bytes);
+  Atomics.store(control, ${ERR_LEN}, bytes.length);
+  Atomics.store(control, ${FAILED}, 2);
+  Atomics.notify(control, ${DONE});
+}
+for (let k = 1; k < threads; k++) {
+  const w = new Worker(${JSON.stringify(BOOT)}, { eval: true, execArgv: [], workerData: { ...boot, shared, thread: k } });
+  w.on("error", (e) => fail("worker " + k + " died: " + (e && e.code ? e.code + ": " : "") + (e && e.message ? e.message : String(e))));
+  w.on("exit", (code) => { if (code !== 0) fail("worker " + k + " exited with code " + code); });
+}
 `;
 
 /**
@@ -205,15 +235,16 @@ export function solveSets(
   const control = new Int32Array(shared.control);
   const url = options.moduleUrl ?? import.meta.url;
   const boot = { url, tsx: /\.(c|m)?ts$/.test(new URL(url).pathname) ? import.meta.resolve("tsx/esm/api") : undefined };
-  const workers: Worker[] = [];
-  for (let k = 1; k < threads; k++) {
-    const w = new Worker(BOOT, { eval: true, execArgv: [], workerData: { ...boot, shared, thread: k } });
-    w.unref();
-    w.on("error", () => {});
-    workers.push(w);
-  }
+  const workers = threads - 1;
+  const supervisor = new Worker(SUPERVISOR, { eval: true, execArgv: [], workerData: { boot, shared, threads } });
+  supervisor.unref();
+  supervisor.on("error", () => {});
+  let told = 0;
+  const tell = () => {
+    const done = Atomics.load(control, DONE);
+    if (done > told) options.onDone?.((told = done), total);
+  };
   try {
-    const tell = () => options.onDone?.(Atomics.load(control, DONE), total);
     if (options.callerTakes !== false) takeSets(shared, 0, tell);
     // The workers' sets still in hand (and, where no worker could load, every set left).
     let lastDone = -1;
@@ -221,12 +252,12 @@ export function solveSets(
     let since = performance.now();
     for (;;) {
       const done = Atomics.load(control, DONE);
-      if (Atomics.load(control, FAILED)) {
+      if (Atomics.load(control, FAILED) === 2) {
         const text = Buffer.from(new Uint8Array(shared.error, 0, Atomics.load(control, ERR_LEN))).toString("utf8");
         throw new Error(`network model: a worker thread solving a round failed: ${text}`);
       }
       if (done >= total) break;
-      if (Atomics.load(control, NOT_LOADED) === workers.length) takeSets(shared, 0, tell);
+      if (Atomics.load(control, NOT_LOADED) === workers) takeSets(shared, 0, tell);
       const beat = Atomics.load(control, BEAT);
       if (done !== lastDone || beat !== lastBeat) {
         if (done !== lastDone) tell();
@@ -235,14 +266,16 @@ export function solveSets(
         since = performance.now();
       } else if (performance.now() - since > STALL_SECONDS * 1000) {
         throw new Error(
-          `network model: a worker thread solving a round made no progress for ${STALL_SECONDS} s (${done} of ${total} rounds solved)`,
+          `network model: the worker threads solving rounds made no progress for ${STALL_SECONDS} s (${done} of ${total} rounds solved; --threads 1 solves them here)`,
         );
       }
       Atomics.wait(control, DONE, done, 1000);
     }
   } finally {
-    for (const w of workers) void w.terminate();
+    // Its workers end with it.
+    void supervisor.terminate();
   }
+  tell();
   invariant(Atomics.load(control, DONE) === total, "solveSets: every set solved");
   return sets.map((_, j) => ({
     ends: shared.ends[j] as Float64Array,

@@ -950,6 +950,7 @@ function fold(
   everyRank: number,
   estimate: number,
   time: (w: Walk) => Timed,
+  moveRanks = true,
 ):
   | {
       t: Timed;
@@ -957,6 +958,7 @@ function fold(
       perRound: number;
       c: number;
       sym: Symmetry;
+      movedUnder: Symmetry | undefined;
       operations: number;
       steady: string;
       m: number;
@@ -972,7 +974,7 @@ function fold(
     if (((symmetric ? estimate : everyRank) * m) / segments > PHASES_MAX_OPERATIONS) return undefined;
     let w: Walk;
     try {
-      w = walk(alg, { ...call, count: m * call.segment }, elementBytes, symmetric);
+      w = walk(alg, { ...call, count: m * call.segment }, elementBytes, symmetric, undefined, moveRanks);
     } catch {
       return undefined;
     }
@@ -1028,7 +1030,18 @@ function fold(
     const pace = Math.max(sb - sa, busiest);
     // A steady round's messages, every rank's (a walked rank's stand for n / p).
     const perRound = (w.rounds[b] as Round).src.length * (n / w.sym.p);
-    return { t, perSegment: pace / c, c, perRound, sym: w.sym, operations: w.operations, steady, m, repeats };
+    return {
+      t,
+      perSegment: pace / c,
+      c,
+      perRound,
+      sym: w.sym,
+      movedUnder: w.movedUnder,
+      operations: w.operations,
+      steady,
+      m,
+      repeats,
+    };
   }
   return undefined;
 }
@@ -1073,11 +1086,12 @@ export function networkTimePhases(
   const work = everyRank ? probe.everyRank : probe.estimate;
   const f =
     params.fold === "always" || (work > FOLD_OPERATIONS && params.fold !== false)
-      ? fold(alg, call, s, probe.everyRank, probe.estimate, (w) => timeWalk(w, n, params))
+      ? fold(alg, call, s, probe.everyRank, probe.estimate, (w) => timeWalk(w, n, params), params.moveRanks ?? true)
       : undefined;
   if (f) {
     t = f.t;
     sym = f.sym;
+    movedUnder = f.movedUnder;
     operations = f.operations;
     solves = t.solves;
     // Each further c segments: one more steady round, its pace later.

@@ -92,6 +92,10 @@ export function checkNetworkParams(p: NetworkParams, n: number, op = "model"): v
   if (p.placement.length < n) {
     throw new InvalidArgumentError({ op, arg: "--placement" }, `places ${p.placement.length} ranks, the call has ${n}`);
   }
+  const k = p.threads;
+  if (k !== undefined && !(Number.isSafeInteger(k) && k >= 1)) {
+    throw new InvalidArgumentError({ op, arg: "--threads" }, `must be a whole number of at least 1, got ${k}`);
+  }
   const g = p.gamma;
   if (g !== undefined && (!Number.isFinite(g) || g < 0)) {
     throw new InvalidArgumentError({ op, arg: "--gamma" }, `must be a finite non-negative number, got ${g}`);
