@@ -73,19 +73,21 @@ export interface ExecuteOptions {
 interface Pooled {
   buffer: DataBuffer;
   busy: boolean;
+  /** The last view handed out, reused while calls ask for the same count (a view is immutable). */
+  last?: View;
   /** Hands the buffer back when a run ends either way (made once, not per call). */
   readonly done: () => void;
   readonly failed: (e: unknown) => never;
 }
 const scratchPools = new WeakMap<Comm, Map<DType, Pooled>>();
-const empties = new WeakMap<Comm, Map<DType, DataBuffer>>();
+const empties = new WeakMap<Comm, Map<DType, View>>();
 
 function emptyView(comm: Comm, dtype: DType): View {
   let m = empties.get(comm);
   if (!m) empties.set(comm, (m = new Map()));
-  let b = m.get(dtype);
-  if (!b) m.set(dtype, (b = comm.alloc(dtype, 0)));
-  return view(b, 0, 0);
+  let v = m.get(dtype);
+  if (!v) m.set(dtype, (v = view(comm.alloc(dtype, 0), 0, 0)));
+  return v;
 }
 
 function pooled(buffer: DataBuffer): Pooled {
@@ -103,17 +105,23 @@ function pooled(buffer: DataBuffer): Pooled {
   return entry;
 }
 
-/** Scratch of `count` elements: the comm's pooled buffer for the dtype when it is free (entry set), else a fresh one. */
-function takeScratch(comm: Comm, dtype: DType, count: number): { view: View; entry?: Pooled } {
-  if (count === 0) return { view: emptyView(comm, dtype) };
+/** The comm's pooled scratch for the dtype, at least `count` elements, marked busy; undefined where a concurrent call holds it. */
+function takeScratch(comm: Comm, dtype: DType, count: number): Pooled | undefined {
   let pool = scratchPools.get(comm);
   if (!pool) scratchPools.set(comm, (pool = new Map()));
   const have = pool.get(dtype);
-  if (have?.busy) return { view: view(comm.alloc(dtype, count)) };
+  if (have?.busy) return undefined;
   const entry = have && have.buffer.count >= count ? have : pooled(comm.alloc(dtype, count));
-  pool.set(dtype, entry);
+  if (entry !== have) pool.set(dtype, entry);
   entry.busy = true;
-  return { view: view(entry.buffer, 0, count), entry };
+  return entry;
+}
+
+/** `count` elements of a pooled scratch buffer (the view of the call before when it asked for as many). */
+function scratchView(entry: Pooled, count: number): View {
+  const last = entry.last;
+  if (last && last.count === count && last.buffer === entry.buffer) return last;
+  return (entry.last = view(entry.buffer, 0, count));
 }
 
 /** A plan's default label and the tag its transfers carry, made once per plan. */
@@ -130,15 +138,20 @@ function metaOf(plan: Plan): { readonly label: string; readonly tag: CallTag } {
  * (none where the plan runner finished the call before returning: SETTLED).
  */
 export function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOptions = {}): Promise<void> {
-  if (plan.ops.length === 0) return Promise.resolve();
+  if (plan.ops.length === 0) return SETTLED;
   const { dtype } = plan.call;
-  const scratch = takeScratch(comm, dtype, plan.scratch);
+  const entry = plan.scratch > 0 ? takeScratch(comm, dtype, plan.scratch) : undefined;
   let running: Promise<void>;
   try {
     const views: Record<BufferName, View> = {
       input: bound.input ?? emptyView(comm, dtype),
       output: bound.output ?? emptyView(comm, dtype),
-      scratch: scratch.view,
+      scratch:
+        plan.scratch === 0
+          ? emptyView(comm, dtype)
+          : entry
+            ? scratchView(entry, plan.scratch)
+            : view(comm.alloc(dtype, plan.scratch)),
     };
     const meta = metaOf(plan);
     const label = options.label ?? meta.label;
@@ -147,10 +160,9 @@ export function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOp
       ? runner.runPlan(plan, views, { label, call: meta.tag })
       : (comm.streamOrdered ? inOrder : run)(comm, plan, views, label, meta.tag);
   } catch (e) {
-    scratch.entry?.done();
+    entry?.done();
     return Promise.reject(e);
   }
-  const entry = scratch.entry;
   if (running === SETTLED) {
     entry?.done();
     return SETTLED;

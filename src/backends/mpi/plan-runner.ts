@@ -256,11 +256,19 @@ class Run implements Driven {
     this.base[0] = views.input.offset;
     this.base[1] = views.output.offset;
     this.base[2] = views.scratch.offset;
-    this.tagBase = encodeTag(this.plan.call.dtype, options.call, 0, false);
-    this.received.call = options.call;
-    this.pending.set(this.sched.indeg);
-    this.isReady.fill(0);
-    this.qpos.fill(0);
+    if (options.call !== this.received.call) {
+      // One CallTag object per plan (the executor's): worked out again only when it changes.
+      this.tagBase = encodeTag(this.plan.call.dtype, options.call, 0, false);
+      this.received.call = options.call;
+    }
+    // Element by element: a small plan's few counters cost less than the builtins' calls.
+    const { pending, isReady, qpos } = this;
+    const indeg = this.sched.indeg;
+    for (let k = 0; k < pending.length; k++) {
+      pending[k] = indeg[k] as number;
+      isReady[k] = 0;
+    }
+    for (let k = 0; k < qpos.length; k++) qpos[k] = 0;
     this.active = 0;
     this.posts = 0;
     this.left = this.ops.length;
