@@ -712,7 +712,7 @@ function budgetError(alg: Algorithm, call: CollectiveCall, estimate: number): In
  * representative): every copy of a message then keeps its own duration, where the quotient
  * charges each the slowest copy's at every round.
  */
-export const MOVED_OPERATIONS = 2_000_000;
+export const MOVED_OPERATIONS = 3_000_000;
 
 /** Rank r's plan from its representative's (rank r mod p), every peer moved under the symmetry. */
 function movedPlan(rep: Plan, r: number, sym: Symmetry, n: number): Plan {
