@@ -420,12 +420,19 @@ class Run implements Driven {
         error = new EngineError("mpi", err, mpi.errorString(err), `${this.where(j, op)}: MPI_Testsome`);
         continue;
       }
-      if (op.kind === "recv") {
+      // A receive whose message carries exactly the tag and size its send would give it matches;
+      // anything else goes through tagMismatch, which accepts or names the difference.
+      const count = op.region.count;
+      const countTags = this.comm.countTags;
+      if (
+        op.kind === "recv" &&
+        (truncated || done[k + 1] !== count * this.bytes || done[k + 2] !== countTag(this.tagBase, count, countTags))
+      ) {
         const r = this.received;
         r.op = j;
         r.peer = op.peer;
-        r.count = op.region.count;
-        error = tagMismatch(r, done[k + 2] as number, done[k + 1] as number, truncated, this.comm.countTags);
+        r.count = count;
+        error = tagMismatch(r, done[k + 2] as number, done[k + 1] as number, truncated, countTags);
         if (error) continue;
       }
       this.finished(j);
