@@ -1129,7 +1129,7 @@ export function networkTimePhases(
   const symText = movedUnder
     ? `, every rank walked, ranks ${movedUnder.p}.. with the plans of ranks 0..${movedUnder.p - 1} moved under the schedule's symmetry ${named(movedUnder)}`
     : p < n
-      ? `, ranks 0..${p - 1} walked under the schedule's symmetry ${named(sym)}`
+      ? `, ranks 0..${p - 1} walked under the schedule's symmetry ${named(sym)}, each message charged the slowest of its ${n / p} copies (slow on an ECMP fabric: docs/network-validation.md)`
       : "";
   return {
     time,
