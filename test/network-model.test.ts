@@ -545,9 +545,10 @@ const KNOWN_MISSES_1024: Record<string, number> = {
 };
 
 /**
- * The same calls walked under their symmetry with only the representatives walked (everyRank:
- * false, moveRanks: false), as `auto` runs the calls whose every-rank walk does not fit
- * MOVED_OPERATIONS (ring, segmented ring, Swing bandwidth, PAT at 16,384 ranks): one
+ * The same calls walked under their symmetry with only the representatives walked and each
+ * message charged its slowest copy (everyRank: false, moveRanks: false, perCopy: false), as
+ * `auto` runs the calls that neither the moved walk nor the per-copy walk fits (the ring
+ * all-reduce at 16,384 ranks): one
  * walked rank stands for all its copies and each of its messages is charged the slowest copy's
  * time. Where the copies differ (ECMP collisions; a ring step that crosses a torus row, latency-
  * bound at 64 KiB) that is the slowest copy at every round. Measured 2026-11-26, held.
@@ -606,7 +607,13 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
         const params = onTopology(spec, n);
         const exact = networkTimeExact(a, call, params);
         const phases = networkTimePhases(a, call, params);
-        const under = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: false });
+        const under = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: false, perCopy: false });
+        // Only the representatives walked, each operation timed for all its copies at once (as
+        // auto runs the rings and PAT at 16,384 ranks): the every-rank walk's times too.
+        const vector = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: false });
+        expect(vector.time).toBe(phases.time);
+        if (under.engine === "symmetric")
+          expect(vector.note).toMatch(/each of their operations timed for its \d+ copies at once/);
         // Under a symmetry with every rank walked (as auto runs the log-step algorithms at 16,384
         // ranks): ranks p.. take their representative's plan moved, and time as if compiled.
         const moved = networkTimePhases(a, call, { ...params, everyRank: false });
@@ -629,7 +636,7 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
         expect(Math.abs(symErr), `under its symmetry ${under.time} µs, exact ${exact.time} µs`).toBeLessThanOrEqual(
           symBound,
         );
-        for (const r of [phases, under, moved]) {
+        for (const r of [phases, under, moved, vector]) {
           const sym = symmetryOf(r);
           expect(sym !== undefined, "symmetric results name their symmetry").toBe(r.engine === "symmetric");
           if (sym) {
@@ -674,8 +681,8 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
     const call = callFor(a, 256, 64 * MiB);
     const params = onTopology("torus:16x16", 256);
     const exact = networkTimeExact(a, call, params).time;
-    const phases = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: false });
-    expect(phases.note).toMatch(/ranks 0\.\.0 walked under/);
+    const phases = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: false, perCopy: false });
+    expect(phases.note).toMatch(/ranks 0\.\.0 walked under.*slowest of its 256 copies/);
     expect(Math.abs(phases.time / exact - 1)).toBeLessThanOrEqual(0.05);
     const sym = symmetryOf(phases);
     expect(sym).toBeDefined();

@@ -772,6 +772,9 @@ interface Phase {
   readonly duration: Float64Array;
   /** Each message's route latency (of the copy that ends last): the part of its duration before its bytes move. */
   readonly latency: Float64Array;
+  /** Per message and copy (message · copies + copy): each copy's own duration and route latency. */
+  readonly copyDuration: Float64Array;
+  readonly copyLatency: Float64Array;
   readonly bytes: Float64Array;
   uses: number;
 }
@@ -786,6 +789,8 @@ function timeWalk(
   w: Walk,
   n: number,
   params: NetworkParams,
+  /** Under a symmetry, time every copy on its own where copiesWalk can (the fold reads `start`, which that walk does not give). */
+  perCopy = false,
 ): {
   time: number;
   messages: number;
@@ -793,8 +798,10 @@ function timeWalk(
   phases: Map<string, Phase>;
   rounds: number;
   critical: number;
-  /** Each walked operation's start in the timed walk. */
+  /** Each walked operation's start in the timed walk (empty where every copy was timed on its own). */
   start: Float64Array;
+  /** Whether every copy was timed on its own (copiesWalk). */
+  perCopy: boolean;
 } {
   const { topology, placement } = params;
   const gamma = params.gamma ?? 0;
@@ -875,7 +882,7 @@ function timeWalk(
         latency[i] = lats[i * copies + c] as number;
       }
     }
-    memo.set(key, { duration, latency, bytes: linkBytes, uses: 0 });
+    memo.set(key, { duration, latency, copyDuration: ends, copyLatency: lats, bytes: linkBytes, uses: 0 });
   });
   w.rounds.forEach((rd, t) => {
     if (!rd) return;
@@ -888,6 +895,10 @@ function timeWalk(
   // mean rate), once its latency is over and the transfers before it on the connection (this
   // round's or an earlier one's) are through. Charging each the whole flow's time made a
   // pipeline like PAT's, with many chunks to one peer in a round, wait for the last chunk.
+  if (p < n && perCopy && gamma === 0) {
+    const v = copiesWalk(w, n, phaseOf);
+    if (v) return { ...v, messages, solves, phases: memo, rounds, start: new Float64Array(0), perCopy: true };
+  }
   const pairFree = new Float64Array(w.flat.pairs);
   const out = dataflow(
     w.flat,
@@ -913,7 +924,202 @@ function timeWalk(
   out.finish.forEach((t, r) => {
     if (t > (out.finish[critical] as number)) critical = r;
   });
-  return { time: out.time, messages, solves, phases: memo, rounds, critical, start: out.start };
+  return { time: out.time, messages, solves, phases: memo, rounds, critical, start: out.start, perCopy: false };
+}
+
+/** The most memory copiesWalk's time vectors may hold at once before it gives up (the quotient walk then serves). */
+const COPIES_WALK_BYTES = 1 << 30;
+
+/**
+ * The timed walk under a symmetry with every copy timed on its own, without walking every rank:
+ * the representatives' plans are run once with each operation's time a vector over its C = n/p
+ * copies (copy j of rank r is rank r + j·p). A transfer's copy j meets its peer's copy σ(j)
+ * (rotation: (b + j) mod C; exclusive-or: b xor j, b the copy of copy 0's peer) and takes its own
+ * copy's duration from the round's solve. This is dataflow()'s walk of every rank in max-plus
+ * form: an operation starts at the latest of its dependencies' ends, a queue posts in program
+ * order, a transfer starts when both ends are posted and ends after its latency, its
+ * connection's previous transfer and its bytes. That needs no order of events, and so gives the
+ * every-rank walk's times, where reductions cost nothing (gamma 0, checked by the caller) and
+ * no connection carries two posting queues (else undefined, as where the vectors alive would pass
+ * COPIES_WALK_BYTES). Each step is a loop over C numbers, so a ring at 16,384 ranks (1.3·10^9
+ * operations over every rank) takes seconds where walking every rank does not fit.
+ */
+function copiesWalk(
+  w: Walk,
+  n: number,
+  phaseOf: readonly (Phase | undefined)[],
+): { time: number; critical: number } | undefined {
+  const f = w.flat;
+  const { kind: symKind, p } = w.sym;
+  const C = n / p;
+  const { ops, succStart, succ, queueOf, queueStart, members, partner } = f;
+  // A connection (the sender's (rank, offset) pair) must carry one posting queue: its transfers
+  // then follow that queue's order whatever the times.
+  const pairQueue = new Int32Array(f.pairs).fill(-1);
+  for (let g = 0; g < ops; g++) {
+    if (f.kind[g] !== SEND) continue;
+    const pr = f.pair[g] as number;
+    const q = queueOf[g] as number;
+    if (pairQueue[pr] === -1) pairQueue[pr] = q;
+    else if (pairQueue[pr] !== q) return undefined;
+  }
+  let live = 0;
+  const vector = (): Float64Array => {
+    live += C * 8;
+    return new Float64Array(C);
+  };
+  const drop = () => {
+    live -= C * 8;
+  };
+  const pending = f.indeg.slice();
+  const ready: (Float64Array | undefined)[] = new Array(ops);
+  const qpos = new Int32Array(queueStart.length - 1);
+  // A queue's posting times (the running latest of its members' ready times) are snapshots shared
+  // by the members posted while it does not move (a ring's receives are all posted at 0), kept
+  // while a posted member or the queue still holds them.
+  const zeros = new Float64Array(C);
+  const snaps: (Float64Array | undefined)[] = [zeros];
+  const refs: number[] = [1];
+  const release = (id: number) => {
+    if (--(refs[id] as number) > 0 || id === 0) return;
+    snaps[id] = undefined;
+    drop();
+  };
+  const qlast = new Int32Array(queueStart.length - 1);
+  const posted = new Int32Array(ops);
+  const pairFree: (Float64Array | undefined)[] = new Array(f.pairs);
+  const finish = Array.from({ length: p }, () => new Float64Array(C));
+  let done = 0;
+  const work: number[] = [];
+  const end = (g: number, at: Float64Array) => {
+    done++;
+    // A rank finishes with its last operations (those nothing waits for): an end is never
+    // earlier than its dependencies'.
+    if (succStart[g] === succStart[g + 1]) {
+      const fin = finish[f.rank[g] as number] as Float64Array;
+      for (let j = 0; j < C; j++) if ((at[j] as number) > (fin[j] as number)) fin[j] = at[j] as number;
+    }
+    for (let e = succStart[g] as number; e < (succStart[g + 1] as number); e++) {
+      const x = succ[e] as number;
+      let r = ready[x];
+      if (!r) {
+        r = vector();
+        ready[x] = r;
+      }
+      for (let j = 0; j < C; j++) if ((at[j] as number) > (r[j] as number)) r[j] = at[j] as number;
+      if (--(pending[x] as number) === 0) work.push(x);
+    }
+  };
+  // The transfer of send `snd` and receive `rcv` (the k-th of their queues), both posted.
+  const transfer = (snd: number, rcv: number) => {
+    const ps = snaps[posted[snd] as number] as Float64Array;
+    const pr = snaps[posted[rcv] as number] as Float64Array;
+    const r = f.rank[snd] as number;
+    const peer0 = atOffset(symKind, r, f.offset[snd] as number, n);
+    const b = Math.floor(peer0 / p);
+    const rotate = symKind === "rotate";
+    const out = vector();
+    const back = vector();
+    const t = w.roundOf[snd] as number;
+    const pair = f.pair[snd] as number;
+    let free = pairFree[pair];
+    if (!free) {
+      free = vector();
+      pairFree[pair] = free;
+    }
+    if (t < 0) {
+      for (let j = 0, k = b; j < C; j++, k++) {
+        const x = rotate ? (k >= C ? k - C : k) : b ^ j;
+        const e = Math.max(ps[j] as number, pr[x] as number);
+        out[j] = e;
+        back[x] = e;
+      }
+    } else {
+      const msg = w.messageOf[snd] as number;
+      const place = (w.places[t] as Int32Array)[msg] as number;
+      const phase = phaseOf[t] as Phase;
+      const share = (f.bytes[snd] as number) / ((w.rounds[t] as Round).bytes[msg] as number);
+      const durations = phase.copyDuration;
+      const latencies = phase.copyLatency;
+      const base = place * C;
+      for (let j = 0, k = b; j < C; j++, k++) {
+        const x = rotate ? (k >= C ? k - C : k) : b ^ j;
+        const start = Math.max(ps[j] as number, pr[x] as number);
+        const d = durations[base + j] as number;
+        const l = Math.min(d, latencies[base + j] as number);
+        const e = Math.max(start + l, free[j] as number) + (d - l) * share;
+        free[j] = e;
+        out[j] = e;
+        back[x] = e;
+      }
+    }
+    release(posted[snd] as number);
+    release(posted[rcv] as number);
+    end(snd, out);
+    end(rcv, back);
+    drop();
+    drop();
+  };
+  const take = (g: number) => {
+    const q = queueOf[g] as number;
+    if (q < 0) {
+      end(g, ready[g] ?? zeros);
+      if (ready[g]) drop();
+      ready[g] = undefined;
+      return;
+    }
+    // Post the queue's members in order while each is ready.
+    const first = queueStart[q] as number;
+    const last = queueStart[q + 1] as number;
+    while (first + (qpos[q] as number) < last) {
+      const k = qpos[q] as number;
+      const i = members[first + k] as number;
+      if ((pending[i] as number) > 0) break;
+      qpos[q] = k + 1;
+      const r = ready[i];
+      if (r) {
+        const cur = qlast[q] as number;
+        const ql = snaps[cur] as Float64Array;
+        let later = false;
+        for (let j = 0; j < C && !later; j++) later = (r[j] as number) > (ql[j] as number);
+        if (later) {
+          // A new snapshot: the old one stays with the members posted at it.
+          for (let j = 0; j < C; j++) if ((ql[j] as number) > (r[j] as number)) r[j] = ql[j] as number;
+          snaps.push(r);
+          refs.push(1);
+          qlast[q] = snaps.length - 1;
+          release(cur);
+        } else drop();
+        ready[i] = undefined;
+      }
+      posted[i] = qlast[q] as number;
+      refs[posted[i] as number]!++;
+      const q2 = partner[q] as number;
+      if (q2 >= 0 && (qpos[q2] as number) > k) {
+        const h = members[(queueStart[q2] as number) + k] as number;
+        if (f.kind[i] === SEND) transfer(i, h);
+        else transfer(h, i);
+      }
+    }
+  };
+  for (let g = 0; g < ops; g++) if (pending[g] === 0) work.push(g);
+  while (work.length > 0) {
+    take(work.pop() as number);
+    if (live > COPIES_WALK_BYTES) return undefined;
+  }
+  if (done < ops) return undefined;
+  let time = 0;
+  let critical = 0;
+  for (let r = 0; r < p; r++) {
+    const fin = finish[r] as Float64Array;
+    for (let j = 0; j < C; j++) {
+      if ((fin[j] as number) > time) {
+        time = fin[j] as number;
+        critical = r + j * p;
+      }
+    }
+  }
+  return { time, critical };
 }
 
 /** Up to this many operations (every rank's plan) the phases engine walks every rank, symmetry or not. */
@@ -1057,6 +1263,8 @@ export function networkTimePhases(
     readonly everyRank?: boolean;
     /** Under a symmetry, every rank walked with its representative's plan moved where that fits (true, default), or only the representatives (false). */
     readonly moveRanks?: boolean;
+    /** Walking only the representatives, time every copy on its own where copiesWalk can (true, default), or charge each message its slowest copy (false). */
+    readonly perCopy?: boolean;
   },
 ): NetworkResult {
   const n = call.size;
@@ -1106,7 +1314,7 @@ export function networkTimePhases(
     // Every rank walked where that is cheap: each message then keeps its own duration (a
     // straggler delays only what waits for it); a symmetry stands for its slowest copy.
     const w = walk(alg, call, s, !everyRank, probe, params.moveRanks ?? true);
-    t = timeWalk(w, n, params);
+    t = timeWalk(w, n, params, params.perCopy ?? true);
     sym = w.sym;
     movedUnder = w.movedUnder;
     operations = w.operations;
@@ -1129,7 +1337,7 @@ export function networkTimePhases(
   const symText = movedUnder
     ? `, every rank walked, ranks ${movedUnder.p}.. with the plans of ranks 0..${movedUnder.p - 1} moved under the schedule's symmetry ${named(movedUnder)}`
     : p < n
-      ? `, ranks 0..${p - 1} walked under the schedule's symmetry ${named(sym)}, each message charged the slowest of its ${n / p} copies (slow on an ECMP fabric: docs/network-validation.md)`
+      ? `, ranks 0..${p - 1} walked under the schedule's symmetry ${named(sym)}, ${t.perCopy ? `each of their operations timed for its ${n / p} copies at once, each copy with its own messages' durations` : `each message charged the slowest of its ${n / p} copies (slow on an ECMP fabric: docs/network-validation.md)`}`
       : "";
   return {
     time,
