@@ -616,7 +616,7 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
           expect(vector.note).toMatch(/each of their operations timed for its \d+ copies at once/);
         // Under a symmetry with every rank walked (as auto runs the log-step algorithms at 16,384
         // ranks): ranks p.. take their representative's plan moved, and time as if compiled.
-        const moved = networkTimePhases(a, call, { ...params, everyRank: false });
+        const moved = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: true });
         expect(moved.time).toBe(phases.time);
         expect(moved.messages).toBe(phases.messages);
         if (under.engine === "symmetric")
