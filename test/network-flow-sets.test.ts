@@ -67,9 +67,9 @@ describe("flow sets solved in threads", () => {
       expect(r.thread).toBeGreaterThanOrEqual(1);
       expect(r.thread).toBeLessThanOrEqual(2);
     });
-    // Something happened: every message of every set ended after it started.
-    for (const r of threaded) expect(Math.min(...Array.from(r.ends).filter((e) => e > 0))).toBeGreaterThan(0);
-    expect(threaded.every((r) => r.ends.some((e) => e > 0))).toBe(true);
+    // Every message of every set ended (each rank its own host: every message crosses the fabric),
+    // so a lost tag or an unsolved set would show as a zero here.
+    for (const r of threaded) expect(Array.from(r.ends).every((e) => e > 0)).toBe(true);
   });
 
   it("with the calling thread taking sets too, and progress told to the last set", () => {

@@ -41,10 +41,10 @@ export interface SolvedSet {
 /** Below this many flows in all, threads cost more to start than they save. */
 export const PARALLEL_MIN_FLOWS = 100_000;
 
-/** A worker that neither finishes a set nor beats for this long has stopped: the call fails, naming it. */
+/** Worker threads that neither finish a set nor beat for this long have stopped: the call fails, saying so. */
 const STALL_SECONDS = 120;
 
-/** Flows taken between two heartbeats of a worker. */
+/** FlowNet events taken between two heartbeats of a worker. */
 const BEAT_EVERY = 1024;
 
 /** Solves one set (into `ends` and `linkBytes` when given); `beat` is called every BEAT_EVERY events. */

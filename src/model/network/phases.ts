@@ -1021,12 +1021,6 @@ function copiesWalk(
     const out = vector();
     const back = vector();
     const t = w.roundOf[snd] as number;
-    const pair = f.pair[snd] as number;
-    let free = pairFree[pair];
-    if (!free) {
-      free = vector();
-      pairFree[pair] = free;
-    }
     if (t < 0) {
       for (let j = 0, k = b; j < C; j++, k++) {
         const x = rotate ? (k >= C ? k - C : k) : b ^ j;
@@ -1039,6 +1033,12 @@ function copiesWalk(
       const place = (w.places[t] as Int32Array)[msg] as number;
       const phase = phaseOf[t] as Phase;
       const share = (f.bytes[snd] as number) / ((w.rounds[t] as Round).bytes[msg] as number);
+      const pair = f.pair[snd] as number;
+      let free = pairFree[pair];
+      if (!free) {
+        free = vector();
+        pairFree[pair] = free;
+      }
       const durations = phase.copyDuration;
       const latencies = phase.copyLatency;
       const base = place * C;
@@ -1312,9 +1312,9 @@ export function networkTimePhases(
     folded = `, the pipeline folded: walked at ${f.m} segments, its steady round (every stage busy) ${f.repeats} times in a row, ${f.c} segment${f.c === 1 ? "" : "s"} a round; each further round taken to add the last one's pace, to ${Number((call.count / call.segment).toFixed(2))} segments`;
   } else {
     // Every rank walked where that is cheap: each message then keeps its own duration (a
-    // straggler delays only what waits for it); a symmetry stands for its slowest copy.
-    // With reductions free the per-copy walk (copiesWalk) gives the moved walk's times from the
-    // representatives alone, 10 – 60 times faster; the moved walk serves where they cost gamma.
+    // straggler delays only what waits for it). Under a symmetry, with reductions free, the
+    // per-copy walk (copiesWalk) gives the same times from the representatives alone, 10 – 60
+    // times faster; the moved walk serves where they cost gamma.
     const w = walk(alg, call, s, !everyRank, probe, params.moveRanks ?? (params.gamma ?? 0) > 0);
     t = timeWalk(w, n, params, params.perCopy ?? true);
     sym = w.sym;
