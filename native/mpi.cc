@@ -481,22 +481,29 @@ size_t ElementBytes(napi_typedarray_type t) {
 std::string Num(double x) {
   return x == std::floor(x) && std::fabs(x) < 1e15 ? std::to_string(static_cast<long long>(x)) : std::to_string(x);
 }
-Mem MemArg(const Napi::CallbackInfo& info, size_t i) {
-  napi_env env = info.Env();
-  napi_value v = info[i];
+// The bytes of a TypedArray (with its view's offset applied) or, where `buffers`, an ArrayBuffer,
+// from one Node-API call; false where the value is neither.
+bool BytesOf(napi_env env, napi_value v, bool buffers, Mem& out) {
   bool is = false;
   if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
     napi_typedarray_type type;
     size_t length = 0, offset = 0;
     void* data = nullptr;
     napi_value ab;
-    if (napi_get_typedarray_info(env, v, &type, &length, &data, &ab, &offset) == napi_ok)
-      return {static_cast<uint8_t*>(data), length * ElementBytes(type)};
-  } else if (napi_is_arraybuffer(env, v, &is) == napi_ok && is) {
-    void* data = nullptr;
-    size_t length = 0;
-    if (napi_get_arraybuffer_info(env, v, &data, &length) == napi_ok) return {static_cast<uint8_t*>(data), length};
+    if (napi_get_typedarray_info(env, v, &type, &length, &data, &ab, &offset) != napi_ok) return false;
+    out = {static_cast<uint8_t*>(data), length * ElementBytes(type)};
+    return true;
   }
+  if (!buffers || napi_is_arraybuffer(env, v, &is) != napi_ok || !is) return false;
+  void* data = nullptr;
+  size_t length = 0;
+  if (napi_get_arraybuffer_info(env, v, &data, &length) != napi_ok) return false;
+  out = {static_cast<uint8_t*>(data), length};
+  return true;
+}
+Mem MemArg(const Napi::CallbackInfo& info, size_t i) {
+  Mem m{};
+  if (BytesOf(info.Env(), info[i], true, m)) return m;
   throw Napi::TypeError::New(info.Env(), "progress: memory " + std::to_string(i - 8) + " must be a TypedArray or ArrayBuffer");
 }
 
@@ -650,20 +657,14 @@ Napi::Value ReduceCodeOf(const Napi::CallbackInfo& info) {
 
 // The elements [off, off + count) of a TypedArray argument, checked, from one Node-API call.
 uint8_t* Elements(const Napi::CallbackInfo& info, size_t i, double off, size_t count, size_t bytes, const char* what) {
-  napi_env env = info.Env();
-  bool is = false;
-  napi_typedarray_type type;
-  size_t length = 0, byteOffset = 0;
-  void* data = nullptr;
-  napi_value ab;
-  if (napi_is_typedarray(env, info[i], &is) != napi_ok || !is ||
-      napi_get_typedarray_info(env, info[i], &type, &length, &data, &ab, &byteOffset) != napi_ok)
+  Mem m{};
+  if (!BytesOf(info.Env(), info[i], false, m))
     throw Napi::TypeError::New(info.Env(), std::string("localReduce: ") + what + " must be a TypedArray");
-  const size_t have = length * ElementBytes(type);
+  const size_t have = m.length;
   if (!(off >= 0) || off != std::floor(off) || (off + static_cast<double>(count)) * static_cast<double>(bytes) > static_cast<double>(have))
     throw Napi::RangeError::New(info.Env(), std::string("localReduce: ") + what + ": elements [" + Num(off) + ", " +
                                                 Num(off + static_cast<double>(count)) + ") are outside the array");
-  return static_cast<uint8_t*>(data) + static_cast<size_t>(off) * bytes;
+  return m.ptr + static_cast<size_t>(off) * bytes;
 }
 
 // localReduce(code, dst, dOff, src, sOff, count[, a, aOff]): dst = dst op src, or dst = a op src
