@@ -927,8 +927,13 @@ function timeWalk(
   return { time: out.time, messages, solves, phases: memo, rounds, critical, start: out.start, perCopy: false };
 }
 
-/** The most memory copiesWalk's time vectors may hold at once before it gives up (the quotient walk then serves). */
-const COPIES_WALK_BYTES = 1 << 30;
+/**
+ * The most memory copiesWalk's time vectors may hold at once before it gives up (the quotient
+ * walk then serves). The ring all-reduce at 16,384 ranks needs 2 GiB and 128 KiB: its all-gather
+ * receives (one vector each, 128 KiB) wait from the reduce-scatter step that last read their
+ * chunk until the ring comes round; with the rest of the call that stays under 2.6 GiB.
+ */
+const COPIES_WALK_BYTES = 2.5 * 2 ** 30;
 
 /**
  * The timed walk under a symmetry with every copy timed on its own, without walking every rank:
@@ -963,13 +968,32 @@ function copiesWalk(
     if (pairQueue[pr] === -1) pairQueue[pr] = q;
     else if (pairQueue[pr] !== q) return undefined;
   }
+  // Vectors are recycled through a free list: a ring at 16,384 ranks makes hundreds of thousands
+  // of them, 128 KiB each, and letting the collector take them cost as much as the walk. A vector
+  // from the list holds old numbers: every user writes it whole before it reads it. New ones are
+  // cut from slabs that double (each buffer allocated moves V8's external-memory count, and every
+  // 64 MiB or so of it cost a full collection: 37 of them, 5 s, at 2 GiB); a slab's pages not yet
+  // cut are never touched, so they take no memory.
   let live = 0;
+  const spare: Float64Array[] = [];
+  let slab = new ArrayBuffer(0);
+  let carved = 0;
+  let made = 0;
   const vector = (): Float64Array => {
     live += C * 8;
-    return new Float64Array(C);
+    const v = spare.pop();
+    if (v) return v;
+    if (carved === slab.byteLength) {
+      slab = new ArrayBuffer(Math.max(16, made) * C * 8);
+      carved = 0;
+    }
+    made++;
+    carved += C * 8;
+    return new Float64Array(slab, carved - C * 8, C);
   };
-  const drop = () => {
+  const drop = (v: Float64Array) => {
     live -= C * 8;
+    spare.push(v);
   };
   const pending = f.indeg.slice();
   const ready: (Float64Array | undefined)[] = new Array(ops);
@@ -982,8 +1006,8 @@ function copiesWalk(
   const refs: number[] = [1];
   const release = (id: number) => {
     if (--(refs[id] as number) > 0 || id === 0) return;
+    drop(snaps[id] as Float64Array);
     snaps[id] = undefined;
-    drop();
   };
   const qlast = new Int32Array(queueStart.length - 1);
   const posted = new Int32Array(ops);
@@ -1001,12 +1025,12 @@ function copiesWalk(
     }
     for (let e = succStart[g] as number; e < (succStart[g + 1] as number); e++) {
       const x = succ[e] as number;
-      let r = ready[x];
+      const r = ready[x];
       if (!r) {
-        r = vector();
-        ready[x] = r;
-      }
-      for (let j = 0; j < C; j++) if ((at[j] as number) > (r[j] as number)) r[j] = at[j] as number;
+        const v = vector();
+        v.set(at);
+        ready[x] = v;
+      } else for (let j = 0; j < C; j++) if ((at[j] as number) > (r[j] as number)) r[j] = at[j] as number;
       if (--(pending[x] as number) === 0) work.push(x);
     }
   };
@@ -1036,7 +1060,7 @@ function copiesWalk(
       const pair = f.pair[snd] as number;
       let free = pairFree[pair];
       if (!free) {
-        free = vector();
+        free = vector().fill(0);
         pairFree[pair] = free;
       }
       const durations = phase.copyDuration;
@@ -1057,14 +1081,14 @@ function copiesWalk(
     release(posted[rcv] as number);
     end(snd, out);
     end(rcv, back);
-    drop();
-    drop();
+    drop(out);
+    drop(back);
   };
   const take = (g: number) => {
     const q = queueOf[g] as number;
     if (q < 0) {
       end(g, ready[g] ?? zeros);
-      if (ready[g]) drop();
+      if (ready[g]) drop(ready[g] as Float64Array);
       ready[g] = undefined;
       return;
     }
@@ -1089,7 +1113,7 @@ function copiesWalk(
           refs.push(1);
           qlast[q] = snaps.length - 1;
           release(cur);
-        } else drop();
+        } else drop(r);
         ready[i] = undefined;
       }
       posted[i] = qlast[q] as number;
