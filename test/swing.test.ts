@@ -228,6 +228,28 @@ describe("the layout: one message each way per step", () => {
     for (const n of [4, 6, 7, 12])
       expect(steps(n).filter((s) => s.transfers.length + s.local.length === 0)).toEqual([]);
   });
+  it("powers of two: one reduction per step, and long steps named by their first and last chunk", () => {
+    const n = 64;
+    const plans = compileAll(
+      swingBandwidth,
+      makeCall({ collective: "allreduce", size: n, count: 5 * n, inPlace: true }),
+    );
+    for (const p of plans) {
+      // Six steps each way, a send, a receive and (reduce-scatter) one reduction each: a rank's plan
+      // no longer grows with the chunks a step moves (32 at the first step here).
+      expect(p.steps.filter((s) => s.local.length > 1)).toEqual([]);
+      expect(p.ops.length).toBe(6 * 3 + 6 * 2);
+    }
+    const first = (plans[0]?.steps[0]?.label ?? "").match(
+      /^recvReduceSend chunks (\d+),…,(\d+) \((\d+)\) with rank 1$/,
+    );
+    expect(first?.[3]).toBe("32");
+    const blocks = swingChunksAt(1, 0, n);
+    expect(blocks).toHaveLength(32);
+    // The first and last of peer 1's chunks in buffer order (the layout's), as the label has them.
+    const order = swingLayout(n).filter((b) => blocks.includes(b));
+    expect([first?.[1], first?.[2]]).toEqual([String(order[0]), String(order[31])]);
+  });
   it("the core needs an even n and one chunk per rank", () => {
     const r = { buf: "output", offset: 0, count: 8 } as const;
     expect(() => [...swingReduceScatterAllGather(0, 5, r, partition(8, 5), r, () => r)]).toThrow(

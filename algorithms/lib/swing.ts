@@ -220,7 +220,26 @@ interface SwingBlocks {
   readonly runs?: { readonly from: Int32Array; readonly len: Int32Array };
 }
 
+/** The last layouts made, by rule and n: every rank's plan asks for the same one (O(n log n) each). */
+const blocksMade = new WeakMap<SendStepRule, Map<number, SwingBlocks>>();
+const BLOCKS_KEPT = 4;
+
 function swingBlocks(n: number, rule: SendStepRule): SwingBlocks {
+  let byN = blocksMade.get(rule);
+  if (!byN) {
+    byN = new Map();
+    blocksMade.set(rule, byN);
+  }
+  let made = byN.get(n);
+  if (!made) {
+    made = makeSwingBlocks(n, rule);
+    if (byN.size >= BLOCKS_KEPT) byN.delete(byN.keys().next().value as number);
+    byN.set(n, made);
+  }
+  return made;
+}
+
+function makeSwingBlocks(n: number, rule: SendStepRule): SwingBlocks {
   const split = (n & (n - 1)) === 0 && rule === swingSendStep ? splitWindows(n) : undefined;
   const order = split?.order ?? Int32Array.from(layoutBySets(n, rule));
   const pos = new Int32Array(n);
@@ -317,6 +336,14 @@ function layoutBySets(n: number, rule: SendStepRule): number[] {
   return order;
 }
 
+/** The blocks a rank sends at a step: positions [from, from + len) of the layout, or a list of blocks in buffer order. */
+type Sent = Run | readonly number[];
+interface Run {
+  readonly from: number;
+  readonly len: number;
+}
+const isRun = (x: Sent): x is Run => !Array.isArray(x);
+
 /**
  * Bandwidth-optimal Swing among n ranks, n even, in place over `out` cut into n chunks: a
  * reduce-scatter of ⌈log2 n⌉ steps (at step s a rank sends π(r, s) the chunks it sends at s,
@@ -336,38 +363,46 @@ export function* swingReduceScatterAllGather(
   invariant(n % 2 === 0 && chunks.length === n, () => `swing: ${chunks.length} chunks for ${n} ranks`);
   const k = Math.ceil(Math.log2(n));
   const { order, pos, runs } = swingBlocks(n, rule);
-  // The blocks each rank this one meets sends per step, in buffer order: read off its runs, else
+  // What each rank this one meets sends per step, in buffer order: where the layout's runs apply
+  // (n a power of two) a run of positions, read off as it is (no list of up to n/2 blocks per
+  // rank and step: at 16,384 ranks those lists made the plans quadratic); else a list of blocks
   // off its send steps (one O(n) pass per rank).
-  const sending = new Map<number, number[][]>();
-  const sentAt = (r: number, s: number): readonly number[] => {
-    let perStep = sending.get(r);
+  const lists = new Map<number, number[][]>();
+  const sentAt = (r: number, s: number): Sent => {
+    if (runs) return { from: runs.from[s * n + r] as number, len: runs.len[s * n + r] as number };
+    let perStep = lists.get(r);
     if (!perStep) {
-      const lists: number[][] = Array.from({ length: k }, () => []);
-      if (runs) {
-        for (let t = 0; t < k; t++) {
-          const at = runs.from[t * n + r] as number;
-          lists[t] = Array.from(order.subarray(at, at + (runs.len[t * n + r] as number)));
-        }
-      } else {
-        const steps = swingSendSteps(r, n, rule);
-        for (let b = 0; b < n; b++) {
-          const t = steps[b] as number;
-          if (t >= 0 && t < k && Number.isInteger(t)) (lists[t] as number[]).push(b);
-        }
-        for (const l of lists) l.sort((a, b) => (pos[a] as number) - (pos[b] as number));
+      perStep = Array.from({ length: k }, () => []);
+      const steps = swingSendSteps(r, n, rule);
+      for (let b = 0; b < n; b++) {
+        const t = steps[b] as number;
+        if (t >= 0 && t < k && Number.isInteger(t)) (perStep[t] as number[]).push(b);
       }
-      perStep = lists;
-      sending.set(r, perStep);
+      for (const l of perStep) l.sort((a, b) => (pos[a] as number) - (pos[b] as number));
+      lists.set(r, perStep);
     }
     return perStep[s] as number[];
   };
+  const blocksOf = (x: Sent): readonly number[] => (isRun(x) ? Array.from(order.subarray(x.from, x.from + x.len)) : x);
+  /** The blocks for a step's label: all of them up to 8, else the first, the last and how many. */
+  const named = (x: Sent): string => {
+    const len = isRun(x) ? x.len : x.length;
+    const at = (j: number) => (isRun(x) ? order[x.from + j] : x[j]) as number;
+    return len <= 8 ? blocksOf(x).join(",") : `${at(0)},…,${at(len - 1)} (${len})`;
+  };
   const chunk = (r: Region, b: number) => chunkOf(r, chunks[pos[b] as number] as Chunk);
   /** The blocks as one region of `buf` where they lie together, else undefined. */
-  const run = (buf: Region, blocks: readonly number[]): Region | undefined => {
-    const first = pos[blocks[0] as number] as number;
-    if (blocks.some((b, j) => pos[b] !== first + j)) return undefined;
+  const run = (buf: Region, x: Sent): Region | undefined => {
+    let first: number;
+    let len: number;
+    if (isRun(x)) ({ from: first, len } = x);
+    else {
+      first = pos[x[0] as number] as number;
+      len = x.length;
+      if (x.some((b, j) => pos[b] !== first + j)) return undefined;
+    }
     const a = chunks[first] as Chunk;
-    const z = chunks[first + blocks.length - 1] as Chunk;
+    const z = chunks[first + len - 1] as Chunk;
     return sub(buf, a.offset, z.offset + z.count - a.offset);
   };
   /** Blocks packed one after another at the start of `buf`. */
@@ -379,38 +414,42 @@ export function* swingReduceScatterAllGather(
       return sub(buf, at - c.count, c.count);
     });
   };
-  /** One message of the blocks of `from`: in place where they lie together, else packed into `into` first. */
-  const outgoing = (from: Region, blocks: readonly number[], into: () => Region): [Region, LocalOp[]] => {
-    const whole = run(from, blocks);
-    if (whole) return [whole, []];
-    const buf = into();
-    const parts = packed(buf, blocks);
-    const total = sub(
+  /** The start of `buf` as long as `parts`. */
+  const span = (buf: Region, parts: readonly Region[]): Region =>
+    sub(
       buf,
       0,
       parts.reduce((a, p) => a + p.count, 0),
     );
-    return [total, blocks.map((b, j) => copy(parts[j] as Region, chunk(from, b)))];
+  /** One message of the blocks of `from`: in place where they lie together, else packed into `into` first. */
+  const outgoing = (from: Region, x: Sent, into: () => Region): [Region, LocalOp[]] => {
+    const whole = run(from, x);
+    if (whole) return [whole, []];
+    const buf = into();
+    const blocks = blocksOf(x);
+    const parts = packed(buf, blocks);
+    return [span(buf, parts), blocks.map((b, j) => copy(parts[j] as Region, chunk(from, b)))];
   };
   for (let s = 0; s < k; s++) {
     const peer = swingPeer(rank, s, n);
     const mine = sentAt(rank, s);
     const theirs = sentAt(peer, s);
     const [msg, pack] = outgoing(out, mine, stage);
-    if (pack.length > 0) yield step(`pack chunks ${mine.join(",")}`, [], pack);
-    // Received into tmp where they lie together (at their place), else packed at its start.
-    const landing = run(tmp, theirs) ? theirs.map((b) => chunk(tmp, b)) : packed(tmp, theirs);
-    const into =
-      run(tmp, theirs) ??
-      sub(
-        tmp,
-        0,
-        landing.reduce((a, p) => a + p.count, 0),
-      );
+    if (pack.length > 0) yield step(`pack chunks ${named(mine)}`, [], pack);
+    const label = `recvReduceSend chunks ${named(theirs)} with rank ${peer}`;
+    // Received into tmp at their place where they lie together (and so do they in out: one
+    // reduce), else packed at its start and reduced block by block.
+    const into = run(tmp, theirs);
+    if (into) {
+      yield step(label, [send(peer, msg), recv(peer, into)], [reduce(run(out, theirs) as Region, into)]);
+      continue;
+    }
+    const blocks = blocksOf(theirs);
+    const landing = packed(tmp, blocks);
     yield step(
-      `recvReduceSend chunks ${theirs.join(",")} with rank ${peer}`,
-      [send(peer, msg), recv(peer, into)],
-      theirs.map((b, j) => reduce(chunk(out, b), landing[j] as Region)),
+      label,
+      [send(peer, msg), recv(peer, span(tmp, landing))],
+      blocks.map((b, j) => reduce(chunk(out, b), landing[j] as Region)),
     );
   }
   for (let s = k - 1; s >= 0; s--) {
@@ -418,27 +457,19 @@ export function* swingReduceScatterAllGather(
     const theirs = sentAt(peer, s);
     const mine = sentAt(rank, s);
     const [msg, pack] = outgoing(out, theirs, stage);
-    if (pack.length > 0) yield step(`pack chunks ${theirs.join(",")}`, [], pack);
+    if (pack.length > 0) yield step(`pack chunks ${named(theirs)}`, [], pack);
+    const label = `recvCopySend chunks ${named(mine)} with rank ${peer}`;
     const whole = run(out, mine);
     if (whole) {
-      yield step(`recvCopySend chunks ${mine.join(",")} with rank ${peer}`, [send(peer, msg), recv(peer, whole)]);
+      yield step(label, [send(peer, msg), recv(peer, whole)]);
       continue;
     }
-    const landing = packed(tmp, mine);
+    const blocks = blocksOf(mine);
+    const landing = packed(tmp, blocks);
     yield step(
-      `recvCopySend chunks ${mine.join(",")} with rank ${peer}`,
-      [
-        send(peer, msg),
-        recv(
-          peer,
-          sub(
-            tmp,
-            0,
-            landing.reduce((a, p) => a + p.count, 0),
-          ),
-        ),
-      ],
-      mine.map((b, j) => copy(chunk(out, b), landing[j] as Region)),
+      label,
+      [send(peer, msg), recv(peer, span(tmp, landing))],
+      blocks.map((b, j) => copy(chunk(out, b), landing[j] as Region)),
     );
   }
 }
