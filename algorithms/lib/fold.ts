@@ -60,14 +60,27 @@ export function foldedChunks(fold: Fold, count: number): Chunk[] {
   }));
 }
 
+/** Chunk lists seen to lie end to end (each chunk starts where the one before ends), such as partition's. */
+const endToEnd = new WeakSet<readonly Chunk[]>();
+
 /** Chunks lo..hi-1 of buf as one region; they must be contiguous and in order. */
 export function chunkSpan(buf: Region, chunks: readonly Chunk[], lo: number, hi: number): Region {
   const a = chunks[lo] as Chunk;
   const b = chunks[hi - 1] as Chunk;
-  let total = 0;
-  for (let i = lo; i < hi; i++) total += (chunks[i] as Chunk).count;
-  invariant(total === b.offset + b.count - a.offset, () => `chunkSpan: chunks ${lo}..${hi - 1} are not contiguous`);
-  return sub(buf, a.offset, total);
+  if (!endToEnd.has(chunks)) {
+    // Checked once per list where the whole list lies end to end (every rank's plan shares
+    // partition's): summing each span's counts made a call's plans quadratic in n.
+    if (
+      chunks.every((c, i) => i === 0 || c.offset === (chunks[i - 1] as Chunk).offset + (chunks[i - 1] as Chunk).count)
+    ) {
+      endToEnd.add(chunks);
+    } else {
+      let total = 0;
+      for (let i = lo; i < hi; i++) total += (chunks[i] as Chunk).count;
+      invariant(total === b.offset + b.count - a.offset, () => `chunkSpan: chunks ${lo}..${hi - 1} are not contiguous`);
+    }
+  }
+  return sub(buf, a.offset, b.offset + b.count - a.offset);
 }
 
 /** 'chunk 3' or 'chunks 4..7', for step labels. */

@@ -269,19 +269,32 @@ export interface Chunk {
   readonly count: number;
 }
 
+/** The last splits made (partition), by count and parts. */
+const partitions = new Map<string, readonly Chunk[]>();
+const PARTITIONS_KEPT = 16;
+
 /**
  * Splits `count` elements into `parts` chunks, the first count % parts one element longer
- * (MPICH's convention), so any count works, 0 and count < parts included.
+ * (MPICH's convention), so any count works, 0 and count < parts included. Frozen and shared:
+ * every rank's plan asks for the same split, and at 16,384 ranks making it afresh for each
+ * (16,384 chunks apiece) was most of compiling a call's plans.
  */
-export function partition(count: number, parts: number): Chunk[] {
-  const base = Math.floor(count / parts);
-  const extra = count % parts;
-  const chunks: Chunk[] = [];
-  let offset = 0;
-  for (let i = 0; i < parts; i++) {
-    const c = base + (i < extra ? 1 : 0);
-    chunks.push({ offset, count: c });
-    offset += c;
+export function partition(count: number, parts: number): readonly Chunk[] {
+  const key = `${count}/${parts}`;
+  let chunks = partitions.get(key);
+  if (!chunks) {
+    const base = Math.floor(count / parts);
+    const extra = count % parts;
+    const made: Chunk[] = [];
+    let offset = 0;
+    for (let i = 0; i < parts; i++) {
+      const c = base + (i < extra ? 1 : 0);
+      made.push(Object.freeze({ offset, count: c }));
+      offset += c;
+    }
+    chunks = Object.freeze(made);
+    if (partitions.size >= PARTITIONS_KEPT) partitions.delete(partitions.keys().next().value as string);
+    partitions.set(key, chunks);
   }
   return chunks;
 }
