@@ -19,6 +19,7 @@ import { hierarchicalAllreduce, squarestGroup } from "../algorithms/allreduce/hi
 import { dtypeInfo } from "../src/core/dtype.js";
 import { FlowNet } from "../src/model/network/flows.js";
 import {
+  AUTO_EXACT_HASHED_MAX_OPERATIONS,
   AUTO_EXACT_MAX_OPERATIONS,
   autoEngine,
   type NetworkResult,
@@ -581,6 +582,41 @@ describe("auto: the exact engine where it is cheap, the shortcut elsewhere", () 
     // The ring's 2(n-1) steps at 1,024 ranks are millions of operations: the shortcut.
     expect(engineOf("ring", 1024)).toBe("phases");
     expect(engineOf("recursive_doubling", 2048)).toBe("phases");
+  });
+  it("on a hashed (ECMP) network, exact at any n up to 1.2 million operations; never on a torus above 1,024", () => {
+    const fat = parseTopology("fattree", 16384, {});
+    expect(fat.hashed).toBe(true);
+    const torus = parseTopology("torus:128x128", 16384, {});
+    expect(torus.hashed).not.toBe(true);
+    expect(parseTopology("fattree", 16384, { routing: "spray" }).hashed).toBe(false);
+    const at = (collective: string, name: string, t: Topology) => {
+      const a = alg(collective, name);
+      return autoEngine(a, callFor(a, 16384, 64 * MiB), t);
+    };
+    // Recursive doubling at 16,384: 14 steps of three operations per rank, 704,512 in all.
+    expect(at("allreduce", "recursive_doubling", fat)).toBe("exact");
+    expect(at("allgather", "bruck", fat)).toBe("exact");
+    expect(at("allreduce", "recursive_doubling", torus)).toBe("phases");
+    // The ring's 2(n-1) steps: 1.3·10^9 operations, the shortcut whatever the network.
+    expect(at("allreduce", "ring", fat)).toBe("phases");
+    const rd = alg("allreduce", "recursive_doubling");
+    const ops = compile(rd, rankCall(callFor(rd, 16384, 64 * MiB), 0)).ops.length * 16384;
+    expect(ops).toBeLessThanOrEqual(AUTO_EXACT_HASHED_MAX_OPERATIONS);
+  });
+  it("the exact engine tells its progress in messages started, ending at every message", () => {
+    const a = alg("allreduce", "recursive_doubling");
+    const told: [number, number, string][] = [];
+    const r = networkTimeExact(a, callFor(a, 128, MiB), {
+      ...onTopology("fattree", 128),
+      onProgress: (done, total, what) => told.push([done, total, what]),
+    });
+    // 7 steps of one message per rank: 896 messages, told from 0 up to all of them, never back.
+    expect(told[0]).toEqual([0, 896, "messages"]);
+    expect(told.at(-1)).toEqual([896, 896, "messages"]);
+    expect(r.messages).toBe(896);
+    for (let i = 1; i < told.length; i++)
+      expect((told[i] as number[])[0]).toBeGreaterThan((told[i - 1] as number[])[0] as number);
+    expect(told.length).toBeGreaterThan(100);
   });
   it("networkTime's auto result is the engine autoEngine names", () => {
     const a = alg("allreduce", "recursive_doubling");

@@ -92,7 +92,8 @@ export function dtypeAlias(x: string): string {
 
 export interface BenchProgress {
   start(total: number): void;
-  tick(what: string): void;
+  /** One more done (or `by` more). */
+  tick(what: string, by?: number): void;
   stop(): void;
   /** Clears the bar's line before a row is printed (the bar redraws below it). */
   clear?(): void;
@@ -121,7 +122,7 @@ export function progressBar(title: string, forceLines = false): BenchProgress {
   );
   return {
     start: (total) => bar.start(total, 0, { what: "" }),
-    tick: (what) => bar.increment(1, { what }),
+    tick: (what, by = 1) => bar.increment(by, { what }),
     stop: () => bar.stop(),
     clear: () => {
       if (stream.isTTY) stream.write("\r\x1b[2K");

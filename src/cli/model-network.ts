@@ -60,18 +60,20 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
   const n = o.nranks;
   const machine = machineFor(request, n);
   const { call, size } = callOf(alg, n, o.bytes, { dtype: o.dtype, root: o.root, segment: o.segment });
-  // On a terminal, a bar over the distinct rounds the phases engine solves (stderr); --no-progress turns it off.
+  // On a terminal, a bar over the distinct rounds the phases engine solves, or the messages the
+  // exact engine starts (stderr); --no-progress turns it off.
   const busy = n > AUTO_EXACT_MAX_RANKS && o.progress !== false && process.stderr.isTTY === true;
   const bar = busy ? progressBar(`cclab model ${alg.name} on ${n} ranks`) : NO_PROGRESS;
   let started = false;
   let shown = 0;
   const t0 = performance.now();
-  const r = timeOnMachine(alg, call, machine, o.gamma, (done, total) => {
+  const r = timeOnMachine(alg, call, machine, o.gamma, (done, total, what) => {
     if (!started) {
       bar.start(total);
       started = true;
     }
-    for (; shown < done; shown++) bar.tick("rounds");
+    if (done > shown) bar.tick(what, done - shown);
+    shown = done;
   });
   const seconds = (performance.now() - t0) / 1000;
   if (started) bar.stop();

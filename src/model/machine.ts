@@ -11,6 +11,7 @@ import type { CollectiveCall } from "../specs/types.js";
 import {
   describeTopology,
   type Engine,
+  type NetworkParams,
   type NetworkResult,
   networkTime,
   type Placement,
@@ -44,7 +45,7 @@ export function timeOnMachine(
   call: CollectiveCall,
   m: Machine,
   gamma = 0,
-  onProgress?: (done: number, total: number) => void,
+  onProgress?: NetworkParams["onProgress"],
 ): NetworkResult {
   return networkTime(alg, call, {
     topology: m.topology,

@@ -10,6 +10,7 @@ import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
 import { networkTimePhases } from "./phases.js";
 import { type NetworkParams, type NetworkResult, networkTimeExact } from "./simulate.js";
+import type { Topology } from "./types.js";
 
 export type { LinkUse } from "./flows.js";
 export {
@@ -29,6 +30,7 @@ export {
 } from "./simulate.js";
 export * from "./topology.js";
 export type { Links, NodeKind, Placement, Topology, TopologyLayout } from "./types.js";
+
 export { formatBandwidth, formatTime, parseBandwidth, parseTime } from "./units.js";
 
 export const ENGINES = ["auto", "exact", "phases"] as const;
@@ -39,17 +41,29 @@ export const AUTO_EXACT_MAX_RANKS = 64;
 /**
  * Up to this many ranks 'auto' still walks every operation where the call has at most
  * AUTO_EXACT_MAX_OPERATIONS of them (rank 0's plan times n): the log-step algorithms at 1,024
- * ranks take about a second there, and the shortcut's error on ECMP fat-trees (5 - 23%,
- * docs/network-validation.md) is not worth the saving.
+ * ranks take about a second there.
  */
 export const AUTO_EXACT_LARGE_MAX_RANKS = 1024;
 export const AUTO_EXACT_MAX_OPERATIONS = 100_000;
+/**
+ * On a network whose routes hash the pair (ECMP, Topology.hashed) 'auto' walks every operation
+ * up to this many at any n: there the copies of a round meet different collisions and fall out
+ * of step, which the shortcut's rounds do not see (its error on the log-step algorithms: 5 - 23%
+ * at 1,024 ranks, 9 - 16% at 16,384; docs/network-validation.md). At 16,384 ranks on the fat-tree
+ * the exact engine takes recursive doubling, Swing (both), Bruck and Rabenseifner (0.5 - 1.2
+ * million operations) in 5 - 11 s.
+ */
+export const AUTO_EXACT_HASHED_MAX_OPERATIONS = 1_200_000;
 
-/** Which engine 'auto' picks for a call: exact for small groups, and up to 1,024 ranks where the call is short; phases above. */
-export function autoEngine(alg: Algorithm, call: CollectiveCall): "exact" | "phases" {
+/**
+ * Which engine 'auto' picks for a call: exact for small groups, up to 1,024 ranks where the call
+ * is short, and on a hashed network wherever the call is short enough; phases elsewhere.
+ */
+export function autoEngine(alg: Algorithm, call: CollectiveCall, topology?: Topology): "exact" | "phases" {
   if (call.size <= AUTO_EXACT_MAX_RANKS) return "exact";
-  if (call.size > AUTO_EXACT_LARGE_MAX_RANKS) return "phases";
   const ops = compile(alg, rankCall(call, 0)).ops.length * call.size;
+  if (topology?.hashed === true && ops <= AUTO_EXACT_HASHED_MAX_OPERATIONS) return "exact";
+  if (call.size > AUTO_EXACT_LARGE_MAX_RANKS) return "phases";
   return ops <= AUTO_EXACT_MAX_OPERATIONS ? "exact" : "phases";
 }
 
@@ -66,7 +80,7 @@ export function networkTime(
       `must be one of ${ENGINES.join(", ")}, got '${engine}'`,
     );
   }
-  if (engine === "exact" || (engine === "auto" && autoEngine(alg, call) === "exact")) {
+  if (engine === "exact" || (engine === "auto" && autoEngine(alg, call, params.topology) === "exact")) {
     return networkTimeExact(alg, call, params);
   }
   return networkTimePhases(alg, call, params);

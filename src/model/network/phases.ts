@@ -866,7 +866,9 @@ function timeWalk(
   });
   const solved = solveSets(topology.links.bandwidth, sets, {
     ...(params.threads !== undefined ? { threads: params.threads } : {}),
-    ...(params.onProgress ? { onDone: params.onProgress } : {}),
+    ...(params.onProgress
+      ? { onDone: (done: number, total: number) => params.onProgress?.(done, total, "rounds") }
+      : {}),
   });
   let solves = 0;
   solved.forEach(({ ends, linkBytes, solves: k }, j) => {
@@ -1146,6 +1148,10 @@ function copiesWalk(
   return { time, critical };
 }
 
+/** What the note adds on a hashed (ECMP) network, where the rounds' copies fall out of step. */
+const HASHED_CAVEAT =
+  "; on this ECMP-hashed network the shortcut was measured 5 - 23% off the exact engine for the log-step algorithms (recursive doubling, Swing, Bruck; docs/network-validation.md), which 'auto' gives the exact engine";
+
 /** Up to this many operations (every rank's plan) the phases engine walks every rank, symmetry or not. */
 export const EVERY_RANK_OPERATIONS = 300_000;
 
@@ -1373,7 +1379,7 @@ export function networkTimePhases(
     operations,
     engine: p < n || movedUnder ? "symmetric" : "phases",
     approximate: true,
-    note: `approximate: ${Number(rounds.toFixed(2))} logical rounds, each round's messages sharing the links as if started together (${t.phases.size} distinct), then timed in dataflow order${symText}${folded}`,
+    note: `approximate: ${Number(rounds.toFixed(2))} logical rounds, each round's messages sharing the links as if started together (${t.phases.size} distinct), then timed in dataflow order${symText}${folded}${params.topology.hashed ? HASHED_CAVEAT : ""}`,
     linkBytes,
     solves,
   };

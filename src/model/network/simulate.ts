@@ -27,8 +27,8 @@ export interface NetworkParams {
   readonly gamma?: number;
   /** 'dataflow' (default) or 'steps'. */
   readonly order?: Order;
-  /** Told how far a long run is: distinct rounds solved of those there are (the phases engine). */
-  readonly onProgress?: (done: number, total: number) => void;
+  /** Told how far a long run is: distinct rounds solved of those there are (the phases engine), or messages started (the exact engine). */
+  readonly onProgress?: (done: number, total: number, what: "rounds" | "messages") => void;
   /** Threads solving the phases engine's distinct rounds at once (default: the machine's cores; 1: this thread only). */
   readonly threads?: number;
 }
@@ -120,6 +120,8 @@ class PlanNetwork implements Network {
   private readonly pairs = new Map<number, { busy: number; queue: { id: number; at: number }[] }>();
   private pairOf = new Int32Array(1024);
   messages = 0;
+  /** Called after each message is started (progress). */
+  onMessage?: () => void;
 
   constructor(
     readonly topology: Topology,
@@ -139,6 +141,7 @@ class PlanNetwork implements Network {
     const bytes = send.op.region.count * this.elementBytes;
     if (bytes === 0) return start;
     this.messages++;
+    this.onMessage?.();
     const a = this.placement[send.rank] as number;
     const b = this.placement[recv.rank] as number;
     // Ranks sharing a host exchange through its memory: no link, no latency.
@@ -231,6 +234,17 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
   const gamma = params.gamma ?? 0;
   const plans = compileAll(alg, call);
   const network = new PlanNetwork(params.topology, params.placement, s, n);
+  const report = params.onProgress;
+  if (report) {
+    // Messages started of those the plans hold, some 200 times over the run.
+    let total = 0;
+    for (const p of plans) for (const op of p.ops) if (op.kind === "send" && op.region.count > 0) total++;
+    const every = Math.max(1, Math.ceil(total / 200));
+    report(0, total, "messages");
+    network.onMessage = () => {
+      if (network.messages % every === 0 || network.messages === total) report(network.messages, total, "messages");
+    };
+  }
   const out = interpret(plans, { network, local: reductions(gamma, s, n) }, params.order ?? "dataflow");
   const criticalRank = criticalOf(alg, n, out);
   let operations = 0;

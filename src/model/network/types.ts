@@ -43,6 +43,12 @@ export interface Topology {
   /** The routing rule in words, for reports and docs: 'dimension order, shortest way round each ring'. */
   readonly routing: string;
   /**
+   * Whether routes pick among equal paths by a hash of the pair (ECMP: the fat-tree's and the
+   * rail system's default). There the copies of a symmetric schedule meet different collisions,
+   * which the phases engine's shortcut times poorly, and 'auto' spends more on the exact engine.
+   */
+  readonly hashed?: boolean;
+  /**
    * The path from host a to host b (a != b): link ids in order, written into `out` (cleared
    * first). Deterministic: the same (a, b, flow) always gives the same path. `flow` is a
    * per-message number a multipath rule may hash (ECMP); minimal routes ignore it.

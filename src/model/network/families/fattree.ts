@@ -91,6 +91,7 @@ function twoLevel(p: FatTreeParams): Topology {
       p.routing === "ecmp"
         ? "up/down, minimal; the spine picked by a deterministic ECMP hash of (source host, destination host)"
         : "up/down, minimal; each message split evenly over every spine (packet spraying)",
+    hashed: p.routing === "ecmp",
     route,
     paths,
     groups: L,
@@ -187,6 +188,7 @@ function threeLevel(p: FatTreeParams, k: number): Topology {
       p.routing === "ecmp"
         ? "up/down, minimal; aggregation and core switches picked by a deterministic ECMP hash of (source host, destination host)"
         : "up/down, minimal; each message split evenly over every minimal path (packet spraying)",
+    hashed: p.routing === "ecmp",
     route,
     paths,
     groups: E,

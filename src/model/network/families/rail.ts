@@ -99,6 +99,7 @@ export function railTopology(p: RailParams): Topology {
         : p.routing === "spray"
           ? "same node: NVLink; same rail: rail switch; cross rail: rail, every spine (split evenly), rail"
           : "same node: NVLink; same rail: rail switch; cross rail: rail, spine by a deterministic ECMP hash of (source, destination), rail",
+    hashed: p.routing === "ecmp",
     route,
     paths,
     groups: N,
