@@ -77,7 +77,7 @@ export function addNetworkOptions(cmd: Command, prefix = ""): Command {
     .addOption(
       new Option(
         "--engine <name>",
-        `${prefix}network engine: exact (every operation), phases (rounds solved once, approximate), auto (exact up to 64 ranks, and to 1,024 for calls of at most 100,000 operations)`,
+        `${prefix}network engine: exact (every operation), phases (rounds solved once, approximate), auto (exact up to 64 ranks, to 1,024 for calls of at most 100,000 operations, and on ECMP-hashed networks for calls of at most 1,200,000)`,
       ).choices([...ENGINES]),
     )
     .addOption(
