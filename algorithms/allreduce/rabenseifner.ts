@@ -63,6 +63,6 @@ export const rabenseifner = defineAlgorithm({
       yield* mapPeers(recursiveHalvingReduceScatter(fold.newrank, fold.pof2, output, chunks, shared), fold.toRank);
       yield* mapPeers(recursiveDoublingAllGather(fold.newrank, fold.pof2, output, chunks), fold.toRank);
     };
-    yield* foldedAllReduce(rank, fold, output, () => shared(count), core());
+    yield* foldedAllReduce(rank, fold, output, () => shared(count), core);
   },
 });

@@ -12,6 +12,7 @@ import {
   recvReduceSend,
   reduce,
   type Schedule,
+  sameRegion,
   send,
   step,
   sub,
@@ -161,19 +162,33 @@ export function doublingSent(v: number, counts: readonly number[]): number {
 /**
  * An all-reduce over `out` on any size: each even rank of the first 2·rem hands its buffer to
  * its odd partner and later receives the result; the partner reduces both (via tmp), the pof2
- * participants run `core`, and the partner sends the result back.
+ * participants run `core`, and the partner sends the result back. `own` is where this rank's
+ * contribution lies (default `out`, in place); out of place it is the input, which the fold
+ * sends or reduces from (out <- own (op) received) instead of a copy into `out` first, and `core`
+ * is told where the contribution lies when it starts: `out` once the fold has reduced into it.
  */
-export function* foldedAllReduce(rank: number, fold: Fold, out: Region, tmp: () => Region, core: Schedule): Schedule {
+export function* foldedAllReduce(
+  rank: number,
+  fold: Fold,
+  out: Region,
+  tmp: () => Region,
+  core: (own: Region) => Schedule,
+  own: Region = out,
+): Schedule {
   if (fold.newrank < 0) {
-    yield step("send to partner", [send(rank + 1, out)]);
+    yield step("send to partner", [send(rank + 1, own)]);
     yield step("recv result from partner", [recv(rank + 1, out)]);
     return;
   }
   const folded = rank < 2 * fold.rem;
   if (folded) {
     const t = tmp();
-    yield step("recvReduce partner's buffer", [recv(rank - 1, t)], [reduce(out, t)]);
+    yield step(
+      "recvReduce partner's buffer",
+      [recv(rank - 1, t)],
+      [reduce(out, t, sameRegion(own, out) ? undefined : own)],
+    );
   }
-  yield* core;
+  yield* core(folded ? out : own);
   if (folded) yield step("send result to partner", [send(rank - 1, out)]);
 }
