@@ -602,6 +602,12 @@ describe("auto: the exact engine where it is cheap, the shortcut elsewhere", () 
     const rd = alg("allreduce", "recursive_doubling");
     const ops = compile(rd, rankCall(callFor(rd, 16384, 64 * MiB), 0)).ops.length * 16384;
     expect(ops).toBeLessThanOrEqual(AUTO_EXACT_HASHED_MAX_OPERATIONS);
+    // Not a power of two: rank 0 is folded out (two operations), rank 1 takes its partner's part
+    // (16 steps): 40,000 ranks are about 1.5 million operations, past the bound.
+    const big = callFor(rd, 40000, 64 * MiB);
+    expect(compile(rd, rankCall(big, 0)).ops.length * 40000).toBeLessThan(AUTO_EXACT_HASHED_MAX_OPERATIONS);
+    expect(compile(rd, rankCall(big, 1)).ops.length * 40000).toBeGreaterThan(AUTO_EXACT_HASHED_MAX_OPERATIONS);
+    expect(autoEngine(rd, big, parseTopology("fattree", 40000, {}))).toBe("phases");
   });
   it("every call the shortcut is known to miss by more than 5% is one auto gives the exact engine", () => {
     const misses = [

@@ -67,14 +67,24 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
   let started = false;
   let shown = 0;
   const t0 = performance.now();
-  const r = timeOnMachine(alg, call, machine, o.gamma, (done, total, what) => {
-    if (!started) {
-      bar.start(total);
-      started = true;
-    }
-    if (done > shown) bar.tick(what, done - shown);
-    shown = done;
-  });
+  const r = timeOnMachine(
+    alg,
+    call,
+    machine,
+    o.gamma,
+    busy
+      ? (done, total, what) => {
+          if (!started) {
+            bar.start(total);
+            started = true;
+          }
+          if (done > shown) {
+            bar.tick(what, done - shown);
+            shown = done;
+          }
+        }
+      : undefined,
+  );
   const seconds = (performance.now() - t0) / 1000;
   if (started) bar.stop();
   const bw = bandwidths(o.collective, n, size, r.time);

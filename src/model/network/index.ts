@@ -30,7 +30,6 @@ export {
 } from "./simulate.js";
 export * from "./topology.js";
 export type { Links, NodeKind, Placement, Topology, TopologyLayout } from "./types.js";
-
 export { formatBandwidth, formatTime, parseBandwidth, parseTime } from "./units.js";
 
 export const ENGINES = ["auto", "exact", "phases"] as const;
@@ -60,11 +59,17 @@ export const AUTO_EXACT_HASHED_MAX_OPERATIONS = 1_200_000;
  * is short, and on a hashed network wherever the call is short enough; phases elsewhere.
  */
 export function autoEngine(alg: Algorithm, call: CollectiveCall, topology?: Topology): "exact" | "phases" {
-  if (call.size <= AUTO_EXACT_MAX_RANKS) return "exact";
-  const ops = compile(alg, rankCall(call, 0)).ops.length * call.size;
-  if (topology?.hashed === true && ops <= AUTO_EXACT_HASHED_MAX_OPERATIONS) return "exact";
-  if (call.size > AUTO_EXACT_LARGE_MAX_RANKS) return "phases";
-  return ops <= AUTO_EXACT_MAX_OPERATIONS ? "exact" : "phases";
+  const n = call.size;
+  if (n <= AUTO_EXACT_MAX_RANKS) return "exact";
+  const hashed = topology?.hashed === true;
+  if (n > AUTO_EXACT_LARGE_MAX_RANKS && !hashed) return "phases";
+  // Every rank's plan, estimated from the largest of ranks 0, 1 and n-1 (where n is not a power
+  // of two rank 0 is folded out and has a few operations; rank 1 takes its partner's part).
+  let most = 0;
+  for (const r of new Set([0, 1, n - 1])) most = Math.max(most, compile(alg, rankCall(call, r)).ops.length);
+  const ops = most * n;
+  if (hashed && ops <= AUTO_EXACT_HASHED_MAX_OPERATIONS) return "exact";
+  return n <= AUTO_EXACT_LARGE_MAX_RANKS && ops <= AUTO_EXACT_MAX_OPERATIONS ? "exact" : "phases";
 }
 
 /** Times one call on the network with the engine asked for ('auto': autoEngine's choice). */

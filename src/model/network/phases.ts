@@ -937,6 +937,9 @@ function timeWalk(
  */
 const COPIES_WALK_BYTES = 2.5 * 2 ** 30;
 
+/** Thrown inside copiesWalk where a slab cannot be had, caught by it: it gives way as past its bound. */
+const GIVE_WAY = Symbol("copiesWalk gives way");
+
 /**
  * The timed walk under a symmetry with every copy timed on its own, without walking every rank:
  * the representatives' plans are run once with each operation's time a vector over its C = n/p
@@ -986,7 +989,12 @@ function copiesWalk(
     const v = spare.pop();
     if (v) return v;
     if (carved === slab.byteLength) {
-      slab = new ArrayBuffer(Math.max(16, made) * C * 8);
+      // Past what the process may allocate, give way (the caller takes the quotient walk).
+      try {
+        slab = new ArrayBuffer(Math.max(16, made) * C * 8);
+      } catch {
+        throw GIVE_WAY;
+      }
       carved = 0;
     }
     made++;
@@ -1129,9 +1137,14 @@ function copiesWalk(
     }
   };
   for (let g = 0; g < ops; g++) if (pending[g] === 0) work.push(g);
-  while (work.length > 0) {
-    take(work.pop() as number);
-    if (live > COPIES_WALK_BYTES) return undefined;
+  try {
+    while (work.length > 0) {
+      take(work.pop() as number);
+      if (live > COPIES_WALK_BYTES) return undefined;
+    }
+  } catch (e) {
+    if (e === GIVE_WAY) return undefined;
+    throw e;
   }
   if (done < ops) return undefined;
   let time = 0;
@@ -1150,7 +1163,7 @@ function copiesWalk(
 
 /** What the note adds on a hashed (ECMP) network, where the rounds' copies fall out of step. */
 const HASHED_CAVEAT =
-  "; on this ECMP-hashed network the shortcut was measured 5 - 23% off the exact engine for the log-step algorithms (recursive doubling, Swing, Bruck; docs/network-validation.md), which 'auto' gives the exact engine";
+  "; on this ECMP-hashed network the shortcut was measured 5 - 23% off the exact engine for the log-step algorithms (recursive doubling, Swing, Bruck; docs/network-validation.md): 'auto' gives calls of up to 1,200,000 operations the exact engine";
 
 /** Up to this many operations (every rank's plan) the phases engine walks every rank, symmetry or not. */
 export const EVERY_RANK_OPERATIONS = 300_000;
