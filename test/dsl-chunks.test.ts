@@ -42,5 +42,19 @@ describe("chunkSpan", () => {
     ];
     expect(chunkSpan(buf, gappy, 0, 2)).toEqual(region("output", 0, 4));
     expect(() => chunkSpan(buf, gappy, 1, 3)).toThrow(/chunkSpan: chunks 1..2 are not contiguous/);
+    // Frozen, the list is judged once, and still refused.
+    const frozen = Object.freeze(gappy.map((c) => Object.freeze({ ...c })));
+    expect(() => chunkSpan(buf, frozen, 1, 3)).toThrow(/not contiguous/);
+    expect(() => chunkSpan(buf, frozen, 1, 3)).toThrow(/not contiguous/);
+  });
+  it("checks a list that can still change at every span: a gap made after a first use is refused", () => {
+    const list: Chunk[] = [
+      { offset: 0, count: 2 },
+      { offset: 2, count: 2 },
+      { offset: 4, count: 2 },
+    ];
+    expect(chunkSpan(buf, list, 0, 3)).toEqual(region("output", 0, 6));
+    list[2] = { offset: 5, count: 2 };
+    expect(() => chunkSpan(buf, list, 1, 3)).toThrow(/chunkSpan: chunks 1..2 are not contiguous/);
   });
 });

@@ -16,6 +16,7 @@ export default defineConfig({
       "test/hierarchical.test.ts",
       "test/double-binary-tree.test.ts",
       "test/exchange.test.ts",
+      "test/dsl-chunks.test.ts",
     ],
     env: { CCLAB_CHECK_MAX_SIZE: "12", CCLAB_PROPERTY_RUNS: "12" },
     testTimeout: 120_000,

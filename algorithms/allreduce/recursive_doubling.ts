@@ -19,7 +19,6 @@ import {
   recvReduceSend,
   reduce,
   type Schedule,
-  sameRegion,
   send,
 } from "../../src/schedule/dsl.js";
 import { type Fold, foldedAllReduce, foldedSteps, foldToPowerOfTwo, isPowerOfTwo } from "../lib/fold.js";
@@ -29,11 +28,7 @@ function* doubling(fold: Fold, own: Region, out: Region, tmp: () => Region): Sch
   let mine = own;
   for (let d = 1; d < fold.pof2; d <<= 1) {
     const peer = fold.toRank(fold.newrank ^ d);
-    yield recvReduceSend(
-      `with rank ${peer}`,
-      [send(peer, mine), recv(peer, tmp())],
-      [reduce(out, tmp(), sameRegion(mine, out) ? undefined : mine)],
-    );
+    yield recvReduceSend(`with rank ${peer}`, [send(peer, mine), recv(peer, tmp())], [reduce(out, tmp(), mine)]);
     mine = out;
   }
 }

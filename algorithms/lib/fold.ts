@@ -12,7 +12,6 @@ import {
   recvReduceSend,
   reduce,
   type Schedule,
-  sameRegion,
   send,
   step,
   sub,
@@ -61,25 +60,35 @@ export function foldedChunks(fold: Fold, count: number): Chunk[] {
   }));
 }
 
-/** Chunk lists seen to lie end to end (each chunk starts where the one before ends), such as partition's. */
-const endToEnd = new WeakSet<readonly Chunk[]>();
+/**
+ * Frozen chunk lists (such as partition's, which every rank's plan shares) checked once: whether
+ * each chunk starts where the one before ends. Summing every span's counts instead made a call's
+ * plans quadratic in n. A list that could still change is checked span by span.
+ */
+const endToEnd = new WeakMap<readonly Chunk[], boolean>();
+
+function liesEndToEnd(chunks: readonly Chunk[]): boolean {
+  let known = endToEnd.get(chunks);
+  if (known === undefined) {
+    if (!Object.isFrozen(chunks)) return false;
+    known = chunks.every(
+      (c, i) =>
+        Object.isFrozen(c) &&
+        (i === 0 || c.offset === (chunks[i - 1] as Chunk).offset + (chunks[i - 1] as Chunk).count),
+    );
+    endToEnd.set(chunks, known);
+  }
+  return known;
+}
 
 /** Chunks lo..hi-1 of buf as one region; they must be contiguous and in order. */
 export function chunkSpan(buf: Region, chunks: readonly Chunk[], lo: number, hi: number): Region {
   const a = chunks[lo] as Chunk;
   const b = chunks[hi - 1] as Chunk;
-  if (!endToEnd.has(chunks)) {
-    // Checked once per list where the whole list lies end to end (every rank's plan shares
-    // partition's): summing each span's counts made a call's plans quadratic in n.
-    if (
-      chunks.every((c, i) => i === 0 || c.offset === (chunks[i - 1] as Chunk).offset + (chunks[i - 1] as Chunk).count)
-    ) {
-      endToEnd.add(chunks);
-    } else {
-      let total = 0;
-      for (let i = lo; i < hi; i++) total += (chunks[i] as Chunk).count;
-      invariant(total === b.offset + b.count - a.offset, () => `chunkSpan: chunks ${lo}..${hi - 1} are not contiguous`);
-    }
+  if (!liesEndToEnd(chunks)) {
+    let total = 0;
+    for (let i = lo; i < hi; i++) total += (chunks[i] as Chunk).count;
+    invariant(total === b.offset + b.count - a.offset, () => `chunkSpan: chunks ${lo}..${hi - 1} are not contiguous`);
   }
   return sub(buf, a.offset, b.offset + b.count - a.offset);
 }
@@ -183,11 +192,7 @@ export function* foldedAllReduce(
   const folded = rank < 2 * fold.rem;
   if (folded) {
     const t = tmp();
-    yield step(
-      "recvReduce partner's buffer",
-      [recv(rank - 1, t)],
-      [reduce(out, t, sameRegion(own, out) ? undefined : own)],
-    );
+    yield step("recvReduce partner's buffer", [recv(rank - 1, t)], [reduce(out, t, own)]);
   }
   yield* core(folded ? out : own);
   if (folded) yield step("send result to partner", [send(rank - 1, out)]);

@@ -173,9 +173,12 @@ export const region = (buf: BufferName, offset: number, count: number): Region =
 export const send = (peer: number, r: Region): Transfer => ({ kind: "send", peer, region: r });
 export const recv = (peer: number, r: Region): Transfer => ({ kind: "recv", peer, region: r });
 export const copy = (dst: Region, src: Region): LocalOp => ({ kind: "copy", dst, src });
-/** dst <- dst (op) src; with a third region, dst <- a (op) src (NCCL's recvReduceCopy without a copy). */
+/**
+ * dst <- dst (op) src; with a third region, dst <- a (op) src (NCCL's recvReduceCopy without a
+ * copy). A third region that is dst itself is the two-region form.
+ */
 export const reduce = (dst: Region, src: Region, a?: Region): LocalOp =>
-  a ? { kind: "reduce", dst, src, with: a } : { kind: "reduce", dst, src };
+  a && !sameRegion(a, dst) ? { kind: "reduce", dst, src, with: a } : { kind: "reduce", dst, src };
 export const step = (label: string, transfers: readonly Transfer[], local: readonly LocalOp[] = []): Step => ({
   label,
   transfers,
