@@ -256,8 +256,9 @@ export function compile(alg: Algorithm, c: RankCall): Plan {
   let scratchBase = 0;
   const scale = opScaling(call);
   const toOutput = alias && alias.kind !== "output-in-input" && (inPlace || alg.form === "in-place");
-  if (scale.pre && layout.inputCount > 0 && !(toOutput && alg.form === "in-place")) {
-    // Scale a copy: the caller's input stays untouched and the schedule reads the copy, out of place.
+  if (scale.pre && layout.inputCount > 0 && !toOutput) {
+    // Scale a copy: the caller's input stays untouched and the schedule reads the copy, out of
+    // place. (In place, or for an in-place-form schedule, it is scaled where the schedule reads it.)
     const scaled = region("scratch", 0, layout.inputCount);
     pushShared(scaleStep(scaled, input, scale.pre.mul, scale.pre.div));
     scratchBase = layout.inputCount;
