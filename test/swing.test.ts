@@ -249,6 +249,12 @@ describe("the layout: one message each way per step", () => {
     // The first and last of peer 1's chunks in buffer order (the layout's), as the label has them.
     const order = swingLayout(n).filter((b) => blocks.includes(b));
     expect([first?.[1], first?.[2]]).toEqual([String(order[0]), String(order[31])]);
+    // Up to 8 chunks a label lists them all (n = 16: 8 at the first step), from 9 it abbreviates.
+    const label = (m: number) =>
+      compileAll(swingBandwidth, makeCall({ collective: "allreduce", size: m, count: m, inPlace: true }))[0]?.steps[0]
+        ?.label ?? "";
+    expect(label(16)).toMatch(/^recvReduceSend chunks (\d+,){7}\d+ with rank 1$/);
+    expect(label(32)).toMatch(/^recvReduceSend chunks \d+,…,\d+ \(16\) with rank 1$/);
   });
   it("the core needs an even n and one chunk per rank", () => {
     const r = { buf: "output", offset: 0, count: 8 } as const;
