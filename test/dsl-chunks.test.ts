@@ -4,7 +4,7 @@
  * rank's plan, and spans of chunks as one region, refused where the chunks do not lie end to end.
  */
 import { describe, expect, it } from "vitest";
-import { chunkSpan } from "../algorithms/lib/fold.js";
+import { chunkSpan, liesEndToEnd } from "../algorithms/lib/fold.js";
 import { type Chunk, partition, region } from "../src/schedule/dsl.js";
 
 describe("partition", () => {
@@ -46,6 +46,19 @@ describe("chunkSpan", () => {
     const frozen = Object.freeze(gappy.map((c) => Object.freeze({ ...c })));
     expect(() => chunkSpan(buf, frozen, 1, 3)).toThrow(/not contiguous/);
     expect(() => chunkSpan(buf, frozen, 1, 3)).toThrow(/not contiguous/);
+  });
+  it("trusts a list once only where it is frozen, its chunks too, and lies end to end", () => {
+    const split = partition(40, 7);
+    expect(liesEndToEnd(split)).toBe(true);
+    expect(liesEndToEnd(split)).toBe(true);
+    const copy = split.map((c) => ({ ...c }));
+    expect(liesEndToEnd(copy)).toBe(false);
+    expect(liesEndToEnd(Object.freeze(copy))).toBe(false);
+    const gap = Object.freeze([Object.freeze({ offset: 0, count: 2 }), Object.freeze({ offset: 3, count: 1 })]);
+    expect(liesEndToEnd(gap)).toBe(false);
+    expect(liesEndToEnd(gap)).toBe(false);
+    const overlap = Object.freeze([Object.freeze({ offset: 0, count: 2 }), Object.freeze({ offset: 1, count: 1 })]);
+    expect(liesEndToEnd(overlap)).toBe(false);
   });
   it("checks a list that can still change at every span: a gap made after a first use is refused", () => {
     const list: Chunk[] = [

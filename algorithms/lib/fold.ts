@@ -67,7 +67,8 @@ export function foldedChunks(fold: Fold, count: number): Chunk[] {
  */
 const endToEnd = new WeakMap<readonly Chunk[], boolean>();
 
-function liesEndToEnd(chunks: readonly Chunk[]): boolean {
+/** Whether `chunks` is frozen, its chunks too, and each chunk starts where the one before ends (remembered per list). */
+export function liesEndToEnd(chunks: readonly Chunk[]): boolean {
   let known = endToEnd.get(chunks);
   if (known === undefined) {
     if (!Object.isFrozen(chunks)) return false;
