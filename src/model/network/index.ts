@@ -39,8 +39,8 @@ export type Engine = (typeof ENGINES)[number];
 export const AUTO_EXACT_MAX_RANKS = 64;
 /**
  * Up to this many ranks 'auto' still walks every operation where the call has at most
- * AUTO_EXACT_MAX_OPERATIONS of them (rank 0's plan times n): the log-step algorithms at 1,024
- * ranks take about a second there.
+ * AUTO_EXACT_MAX_OPERATIONS of them (the largest of ranks 0, 1 and n-1's plans times n): the
+ * log-step algorithms at 1,024 ranks take about half a second there.
  */
 export const AUTO_EXACT_LARGE_MAX_RANKS = 1024;
 export const AUTO_EXACT_MAX_OPERATIONS = 100_000;
@@ -50,7 +50,7 @@ export const AUTO_EXACT_MAX_OPERATIONS = 100_000;
  * of step, which the shortcut's rounds do not see (its error on the log-step algorithms: 5 - 23%
  * at 1,024 ranks, 9 - 16% at 16,384; docs/network-validation.md). At 16,384 ranks on the fat-tree
  * the exact engine takes recursive doubling, Swing (both), Bruck and Rabenseifner (0.5 - 1.2
- * million operations) in 5 - 11 s.
+ * million operations) in 5 - 13 s.
  */
 export const AUTO_EXACT_HASHED_MAX_OPERATIONS = 1_200_000;
 
