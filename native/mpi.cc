@@ -527,6 +527,112 @@ Mem MemArg(const Napi::CallbackInfo& info, size_t i) {
 // and throws). Unlike isend/irecv, a post does not keep its memory alive: the caller holds
 // m0 - m2 until each of its requests completes or is cancelled (the plan runner keeps them in
 // the run, and in a list of stranded memories where a failed run leaves a send to MPI).
+// One post of progress()'s or runProgress()'s: desc's 6 entries [kind (0 MPI_Isend, 1 MPI_Irecv),
+// memory, byte offset, bytes, peer, tag] on `comm`, into mems[memory] (checked against its length);
+// the new request's handle is written to *id.
+void Post(Napi::Env env, const char* fn, int64_t k, const double* d, const Mem* mems, MPI_Comm comm, int32_t* id) {
+  const int mem = static_cast<int>(d[1]);
+  const Mem& m = mems[mem];
+  const double off = d[2], bytes = d[3];
+  if (!(off >= 0) || !(bytes >= 0) || bytes > 2147483647.0 || off + bytes > static_cast<double>(m.length))
+    throw Napi::RangeError::New(env, std::string(fn) + ": post " + std::to_string(k) + ": bytes [" + Num(off) + ", " +
+                                         Num(off + bytes) + ") are outside memory " + std::to_string(mem) + " (" +
+                                         std::to_string(m.length) + " bytes)");
+  void* ptr = m.ptr + static_cast<size_t>(off);
+  MPI_Request r;
+  const int rc = d[0] == 0 ? MPI_Isend(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
+                                       static_cast<int>(d[5]), comm, &r)
+                           : MPI_Irecv(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
+                                       static_cast<int>(d[5]), comm, &r);
+  Check(env, rc, d[0] == 0 ? "MPI_Isend" : "MPI_Irecv");
+  const int32_t h = nextRequest++;
+  requests.emplace(h, Pending{r, Napi::Reference<Napi::Value>()});
+  *id = h;
+}
+
+// The memory index of post k, checked: 0 - 2.
+int PostMemory(Napi::Env env, const char* fn, int64_t k, const double* d) {
+  const int mem = static_cast<int>(d[1]);
+  if (mem < 0 || mem > 2 || d[1] != mem)
+    throw Napi::RangeError::New(env, std::string(fn) + ": post " + std::to_string(k) + " names memory " + Num(d[1]));
+  return mem;
+}
+
+// How a wait ends (progress.ts says when each is used).
+struct Until {
+  double budgetUs;
+  bool yieldCpu;
+  double sleepUs;
+  // Completions to gather before returning (the caller knows none fewer can release work).
+  int minDone;
+  // Where not null: also return as soon as a request whose wake[position] is set completes.
+  const uint8_t* wake;
+};
+
+// MPI_Testsome over the n requests of handles `ids` until `until` says stop; writes 4 entries
+// per completion into out ([position, bytes, tag, error]) and frees the completed handles.
+int TestUntil(Napi::Env env, const int32_t* ids, size_t n, int32_t* out, const Until& until) {
+  // Reused between calls: no allocation once they have grown.
+  thread_local std::vector<MPI_Request> reqs;
+  thread_local std::vector<int> index;
+  thread_local std::vector<MPI_Status> st;
+  thread_local std::vector<int> errs;
+  if (reqs.size() < n) {
+    reqs.resize(n);
+    index.resize(n);
+    st.resize(n);
+    errs.resize(n);
+  }
+  for (size_t i = 0; i < n; i++) {
+    auto it = requests.find(ids[i]);
+    if (it == requests.end()) throw Napi::Error::New(env, "unknown request handle " + std::to_string(ids[i]));
+    reqs[i] = it->second.request;
+  }
+  const struct timespec nap = {0, static_cast<long>(until.sleepUs * 1000)};
+  const int minDone = std::max(1, std::min(until.minDone, static_cast<int>(n)));
+  int total = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    if (n == 0) {
+      // Nothing posted (receives still waiting for their message to be probed): a sleeping wait sleeps once.
+      if (until.sleepUs > 0) nanosleep(&nap, nullptr);
+      break;
+    }
+    // Completed requests become MPI_REQUEST_NULL, which later calls skip: completions add up.
+    int done = 0;
+    const int rc = MPI_Testsome(static_cast<int>(n), reqs.data(), &done, index.data() + total, st.data() + total);
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) Throw(env, rc, "MPI_Testsome");
+    if (done == MPI_UNDEFINED) break;
+    bool woken = false;
+    // A status's MPI_ERROR is set only where MPI_Testsome returns MPI_ERR_IN_STATUS.
+    for (int k = total; k < total + done; k++) {
+      errs[k] = rc == MPI_ERR_IN_STATUS ? st[k].MPI_ERROR : MPI_SUCCESS;
+      if (until.wake != nullptr && until.wake[index[k]] != 0) woken = true;
+    }
+    total += done;
+    if (woken || total >= minDone) break;
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    if (us >= until.budgetUs) break;
+    if (until.sleepUs > 0)
+      nanosleep(&nap, nullptr);
+    else if (until.yieldCpu)
+      sched_yield();
+  }
+  for (int k = 0; k < total; k++) {
+    const int i = index[k];
+    int bytes = 0;
+    const int err = errs[k];
+    if (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE) MPI_Get_count(&st[k], MPI_BYTE, &bytes);
+    out[4 * k] = i;
+    out[4 * k + 1] = bytes;
+    out[4 * k + 2] = st[k].MPI_TAG;
+    out[4 * k + 3] = err;
+    requests.erase(ids[i]);
+  }
+  // Requests still pending keep their handles; MPI rewrote only the completed ones.
+  return total;
+}
+
 Napi::Value Progress(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 5 || !info[0].IsNumber() || !info[1].IsTypedArray() || !info[2].IsTypedArray() ||
@@ -550,7 +656,6 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
   const double sleepUs = info.Length() > 5 && info[5].IsNumber() ? info[5].As<Napi::Number>().DoubleValue() : 0;
   if (!(sleepUs >= 0) || sleepUs > 1e6)
     throw Napi::RangeError::New(env, "progress: sleepUs " + std::to_string(sleepUs) + " is outside [0, 1e6]");
-  const struct timespec nap = {0, static_cast<long>(sleepUs * 1000)};
   if (posts > 0) {
     if (info.Length() < 12 || !info[7].IsTypedArray() ||
         info[7].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
@@ -564,83 +669,109 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
     bool have[3] = {false, false, false};
     for (int64_t k = 0; k < posts; k++) {
       const double* d = desc.Data() + 6 * k;
-      const int mem = static_cast<int>(d[1]);
-      if (mem < 0 || mem > 2 || d[1] != mem)
-        throw Napi::RangeError::New(env, "progress: post " + std::to_string(k) + " names memory " + Num(d[1]));
+      const int mem = PostMemory(env, "progress", k, d);
       if (!have[mem]) {
         mems[mem] = MemArg(info, 8 + mem);
         have[mem] = true;
       }
-      const double off = d[2], bytes = d[3];
-      if (!(off >= 0) || !(bytes >= 0) || bytes > 2147483647.0 || off + bytes > static_cast<double>(mems[mem].length))
-        throw Napi::RangeError::New(env, "progress: post " + std::to_string(k) + ": bytes [" + Num(off) + ", " +
-                                             Num(off + bytes) + ") are outside memory " +
-                                             std::to_string(mem) + " (" + std::to_string(mems[mem].length) + " bytes)");
-      void* ptr = mems[mem].ptr + static_cast<size_t>(off);
-      MPI_Request r;
-      const int rc = d[0] == 0 ? MPI_Isend(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
-                                           static_cast<int>(d[5]), comm, &r)
-                               : MPI_Irecv(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
-                                           static_cast<int>(d[5]), comm, &r);
-      Check(env, rc, d[0] == 0 ? "MPI_Isend" : "MPI_Irecv");
-      const int32_t id = nextRequest++;
-      requests.emplace(id, Pending{r, Napi::Reference<Napi::Value>()});
-      ids[static_cast<size_t>(count + k)] = id;
+      Post(env, "progress", k, d, mems, comm, ids.Data() + count + k);
     }
   }
-  // Reused between calls: no allocation once they have grown.
-  thread_local std::vector<MPI_Request> reqs;
-  thread_local std::vector<int> index;
-  thread_local std::vector<MPI_Status> st;
-  thread_local std::vector<int> errs;
-  if (reqs.size() < n) {
-    reqs.resize(n);
-    index.resize(n);
-    st.resize(n);
-    errs.resize(n);
-  }
-  for (size_t i = 0; i < n; i++) reqs[i] = Find(info, ids[i]).request;
-  // Completions to gather before returning (the caller knows none fewer can release work).
   const int64_t want = info.Length() > 12 && info[12].IsNumber() ? info[12].As<Napi::Number>().Int64Value() : 1;
-  const int minDone = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, static_cast<int64_t>(n))));
-  int total = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    if (n == 0) {
-      // Nothing posted (receives still waiting for their message to be probed): a sleeping wait sleeps once.
-      if (sleepUs > 0) nanosleep(&nap, nullptr);
-      break;
+  const Until until{budgetUs, yieldCpu, sleepUs, static_cast<int>(std::min<int64_t>(want, 1 << 30)), nullptr};
+  return Napi::Number::New(env, TestUntil(env, ids.Data(), n, out.Data(), until));
+}
+
+// ---- The plan runner's run: its arrays bound once, so a call hands over no TypedArray ----
+// (napi_get_typedarray_info tests a value against every TypedArray type in turn: four arrays a
+// call were a fifth of a 1 KiB all-reduce's time.)
+
+// runBind's arrays, held until the handle is collected.
+struct BoundRun {
+  int32_t* ids;
+  size_t idsLength;
+  int32_t* out;
+  size_t outLength;
+  double* desc;
+  size_t descLength;
+  uint8_t* wake;
+  size_t wakeLength;
+  double* ctrl;
+  int comm;
+  Napi::Reference<Napi::Value> keep[5];
+};
+
+constexpr size_t kCtrl = 7;
+
+template <typename A>
+A BindArg(const Napi::CallbackInfo& info, size_t i, napi_typedarray_type type, const char* what) {
+  if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != type)
+    throw Napi::TypeError::New(info.Env(), std::string("runBind: ") + what);
+  return info[i].As<A>();
+}
+
+// runBind(requests: Int32Array, out: Int32Array, desc: Float64Array, wake: Uint8Array,
+//         ctrl: Float64Array(7), comm) -> handle for runProgress. The arrays play progress()'s
+// parts (wake: a byte per request position, set where that request's completion releases work);
+// ctrl carries a call's numbers: [count, posts, budgetUs, yieldCpu (0/1), sleepUs, minDone,
+// useWake (0/1)]. Their memory is held (and stays where it is) while the handle lives.
+Napi::Value RunBind(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 6) throw Napi::TypeError::New(env, "runBind(requests, out, desc, wake, ctrl, comm)");
+  auto ids = BindArg<Napi::Int32Array>(info, 0, napi_int32_array, "requests must be an Int32Array");
+  auto out = BindArg<Napi::Int32Array>(info, 1, napi_int32_array, "out must be an Int32Array");
+  auto desc = BindArg<Napi::Float64Array>(info, 2, napi_float64_array, "desc must be a Float64Array");
+  auto wake = BindArg<Napi::Uint8Array>(info, 3, napi_uint8_array, "wake must be a Uint8Array");
+  auto ctrl = BindArg<Napi::Float64Array>(info, 4, napi_float64_array, "ctrl must be a Float64Array");
+  if (ctrl.ElementLength() < kCtrl) throw Napi::RangeError::New(env, "runBind: ctrl holds fewer than 7 entries");
+  const int comm = Int(info, 5, "comm");
+  Comm(info, 5);
+  auto* r = new BoundRun{ids.Data(), ids.ElementLength(), out.Data(), out.ElementLength(), desc.Data(),
+                         desc.ElementLength(), wake.Data(), wake.ElementLength(), ctrl.Data(), comm, {}};
+  for (size_t i = 0; i < 5; i++) r->keep[i] = Napi::Persistent(info[i]);
+  return Napi::External<BoundRun>::New(env, r, [](Napi::Env, BoundRun* b) { delete b; });
+}
+
+// runProgress(handle, m0, m1, m2) -> completed: progress() for a bound run, its numbers in ctrl
+// and its posts' memories the ArrayBuffers m0 - m2 (desc's byte offsets from each buffer's start).
+Napi::Value RunProgress(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  void* handle = nullptr;
+  if (info.Length() < 4 || napi_get_value_external(env, info[0], &handle) != napi_ok || handle == nullptr)
+    throw Napi::TypeError::New(env, "runProgress(handle from runBind, m0, m1, m2)");
+  const BoundRun& r = *static_cast<BoundRun*>(handle);
+  const double* c = r.ctrl;
+  const double count = c[0], posts = c[1];
+  if (!(count >= 0) || !(posts >= 0) || count != std::floor(count) || posts != std::floor(posts) ||
+      count + posts > static_cast<double>(std::min(r.idsLength, r.wakeLength)) ||
+      4 * (count + posts) > static_cast<double>(r.outLength) || 6 * posts > static_cast<double>(r.descLength))
+    throw Napi::RangeError::New(env, "runProgress: count " + Num(count) + " + posts " + Num(posts) +
+                                         " is outside the bound arrays");
+  if (!(c[4] >= 0) || c[4] > 1e6)
+    throw Napi::RangeError::New(env, "runProgress: sleepUs " + Num(c[4]) + " is outside [0, 1e6]");
+  const size_t n = static_cast<size_t>(count + posts);
+  if (posts > 0) {
+    if (r.comm < 0 || static_cast<size_t>(r.comm) >= comms.size() || comms[r.comm] == MPI_COMM_NULL)
+      throw Napi::Error::New(env, "invalid or freed communicator handle " + std::to_string(r.comm));
+    Mem mems[3] = {};
+    bool have[3] = {false, false, false};
+    for (int64_t k = 0; k < static_cast<int64_t>(posts); k++) {
+      const double* d = r.desc + 6 * k;
+      const int mem = PostMemory(env, "runProgress", k, d);
+      if (!have[mem]) {
+        void* data = nullptr;
+        size_t length = 0;
+        if (napi_get_arraybuffer_info(env, info[1 + mem], &data, &length) != napi_ok)
+          throw Napi::TypeError::New(env, "runProgress: memory " + std::to_string(mem) + " must be an ArrayBuffer");
+        mems[mem] = {static_cast<uint8_t*>(data), length};
+        have[mem] = true;
+      }
+      Post(env, "runProgress", k, d, mems, comms[r.comm], r.ids + static_cast<size_t>(count) + k);
     }
-    // Completed requests become MPI_REQUEST_NULL, which later calls skip: completions add up.
-    int done = 0;
-    const int rc = MPI_Testsome(static_cast<int>(n), reqs.data(), &done, index.data() + total, st.data() + total);
-    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) Throw(env, rc, "MPI_Testsome");
-    if (done == MPI_UNDEFINED) break;
-    // A status's MPI_ERROR is set only where MPI_Testsome returns MPI_ERR_IN_STATUS.
-    for (int k = total; k < total + done; k++) errs[k] = rc == MPI_ERR_IN_STATUS ? st[k].MPI_ERROR : MPI_SUCCESS;
-    total += done;
-    if (total >= minDone) break;
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-    if (us >= budgetUs) break;
-    if (sleepUs > 0)
-      nanosleep(&nap, nullptr);
-    else if (yieldCpu)
-      sched_yield();
   }
-  const int done = total;
-  for (int k = 0; k < done; k++) {
-    const int i = index[k];
-    int bytes = 0;
-    const int err = errs[k];
-    if (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE) MPI_Get_count(&st[k], MPI_BYTE, &bytes);
-    out[4 * k] = i;
-    out[4 * k + 1] = bytes;
-    out[4 * k + 2] = st[k].MPI_TAG;
-    out[4 * k + 3] = err;
-    requests.erase(ids[i]);
-  }
-  // Requests still pending keep their handles; MPI rewrote only the completed ones.
-  return Napi::Number::New(env, done);
+  const double minDone = c[5] >= 1 ? std::min(c[5], 1e9) : 1;
+  const Until until{c[2], c[3] != 0, c[4], static_cast<int>(minDone), c[6] != 0 ? r.wake : nullptr};
+  return Napi::Number::New(env, TestUntil(env, r.ids, n, r.out, until));
 }
 
 // reduceCode(dtype, combine) -> code for localReduce (once per plan: the names are parsed here,
@@ -656,10 +787,15 @@ Napi::Value ReduceCodeOf(const Napi::CallbackInfo& info) {
 }
 
 // The elements [off, off + count) of a TypedArray argument, checked, from one Node-API call.
+// An ArrayBuffer (the plan runner's: one Node-API call) counts elements from its start.
 uint8_t* Elements(const Napi::CallbackInfo& info, size_t i, double off, size_t count, size_t bytes, const char* what) {
   Mem m{};
-  if (!BytesOf(info.Env(), info[i], false, m))
-    throw Napi::TypeError::New(info.Env(), std::string("localReduce: ") + what + " must be a TypedArray");
+  void* data = nullptr;
+  size_t length = 0;
+  if (napi_get_arraybuffer_info(info.Env(), info[i], &data, &length) == napi_ok)
+    m = {static_cast<uint8_t*>(data), length};
+  else if (!BytesOf(info.Env(), info[i], false, m))
+    throw Napi::TypeError::New(info.Env(), std::string("localReduce: ") + what + " must be a TypedArray or ArrayBuffer");
   const size_t have = m.length;
   if (!(off >= 0) || off != std::floor(off) || (off + static_cast<double>(count)) * static_cast<double>(bytes) > static_cast<double>(have))
     throw Napi::RangeError::New(info.Env(), std::string("localReduce: ") + what + ": elements [" + Num(off) + ", " +
@@ -668,7 +804,8 @@ uint8_t* Elements(const Napi::CallbackInfo& info, size_t i, double off, size_t c
 }
 
 // localReduce(code, dst, dOff, src, sOff, count[, a, aOff]): dst = dst op src, or dst = a op src
-// (offsets and count in elements), with the kernels of reduce.cc (the same results bit for bit)
+// (offsets and count in elements; an array is a TypedArray, or an ArrayBuffer whose elements count
+// from its start), with the kernels of reduce.cc (the same results bit for bit)
 // and the same aliasing rules as its reduce(), for the plan runner's local reductions: the
 // dtype and combine come as one code (reduceCode) and each array costs one Node-API call, so a
 // small reduction costs little more than its loop (reduce() parses two names per call).
@@ -903,6 +1040,8 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"imrecv", Imrecv},
       {"mrecvDiscard", MrecvDiscard},
       {"progress", Progress},
+      {"runBind", RunBind},
+      {"runProgress", RunProgress},
       {"cancel", Cancel},
       {"reduceCode", ReduceCodeOf},
       {"localReduce", LocalReduce},

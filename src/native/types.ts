@@ -19,6 +19,10 @@ export interface NativeEngines {
 /** Where a buffer argument may be null, MPI_IN_PLACE is meant. */
 export type NativeBuf = TypedArray | ArrayBuffer;
 
+/** A plan run's arrays bound in the addon (NativeMpi.runBind): opaque, held by the run. */
+declare const nativeRun: unique symbol;
+export type NativeRun = { readonly [nativeRun]: true };
+
 export interface ProbeResult {
   readonly message: number;
   readonly source: number;
@@ -108,21 +112,43 @@ export interface NativeMpi {
     comm?: number,
     minDone?: number,
   ): number;
+  /**
+   * Binds a plan run's arrays for runProgress, once: `requests`, `out` and `desc` as progress()
+   * takes them, `wake` a byte per request position (set: that request's completion releases
+   * work), `ctrl` a call's numbers [count, posts, budgetUs, yieldCpu (0/1), sleepUs, minDone,
+   * useWake (0/1)], on communicator `comm`. The handle holds the arrays while it lives.
+   */
+  runBind(
+    requests: Int32Array,
+    out: Int32Array,
+    desc: Float64Array,
+    wake: Uint8Array,
+    ctrl: Float64Array,
+    comm: number,
+  ): NativeRun;
+  /**
+   * progress() for a bound run: its numbers in the bound ctrl, its posts' memories the
+   * ArrayBuffers m0 - m2 (desc's byte offsets count from each buffer's start); with useWake it
+   * also returns as soon as a request whose wake byte is set completes. One Node-API call per
+   * memory posted into and none per array, where progress() costs a type search per array.
+   */
+  runProgress(run: NativeRun, m0: ArrayBuffer, m1: ArrayBuffer, m2: ArrayBuffer): number;
   /** The code of a local reduction for localReduce (dtype and combine by name); throws for one that does not exist. */
   reduceCode(dtype: DType, combine: Combine): number;
   /**
    * dst[dOff..] = dst (op) src[sOff..], or = a[aOff..] (op) src, for count elements (offsets in
-   * elements): native/reduce.cc's kernels, as reduce() below, called with a reduceCode so a small
-   * reduction costs about its loop (the plan runner's local reductions).
+   * elements; an ArrayBuffer's from its start): native/reduce.cc's kernels, as reduce() below,
+   * called with a reduceCode so a small reduction costs about its loop (the plan runner's local
+   * reductions, which pass ArrayBuffers: one Node-API call each).
    */
   localReduce(
     code: number,
-    dst: TypedArray,
+    dst: NativeBuf,
     dOff: number,
-    src: TypedArray,
+    src: NativeBuf,
     sOff: number,
     count: number,
-    a?: TypedArray,
+    a?: NativeBuf,
     aOff?: number,
   ): void;
   /** MPI_Cancel + MPI_Wait: true if cancelled, false if it had completed; the handle is freed. */

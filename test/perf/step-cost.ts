@@ -3,8 +3,9 @@
  * MPI_Allreduce through the addon; one isend + irecv + progress through the addon with nothing of
  * cclab around it; the fast path's runPlan on a compiled plan; execute(); the front API, as users
  * call it (allReduce) and as bench calls it (runCollective with views, out of place and in place).
- * Mean of 20,000 calls after 3,000, no barrier between calls. Not a test: run it, and say the
- * load with it.
+ * 20,000 calls after 3,000, no barrier between calls, each timed on its own: the mean and the
+ * median (a rare stall of a rank off its core moves the mean, not the median). Not a test: run
+ * it, and say the load with it.
  *   mpirun -np 2 node --import tsx test/perf/step-cost.ts [algorithm, default ring] [count, default 256]
  */
 import { initMpi } from "../../src/backends/mpi/index.js";
@@ -30,12 +31,21 @@ const runner = comm.planRunner;
 const builtin = comm.builtin;
 if (!runner || !builtin) throw new Error("step-cost: this MPI comm offers no fast path or built-in");
 
+const n = 20000;
+const each = new Float64Array(n);
 async function time(name: string, f: () => Promise<void> | void): Promise<void> {
   for (let i = 0; i < 3000; i++) await f();
-  const n = 20000;
   const t0 = performance.now();
-  for (let i = 0; i < n; i++) await f();
-  if (comm.rank === 0) console.log(`${name}: ${(((performance.now() - t0) * 1000) / n).toFixed(2)} µs`);
+  let t = t0;
+  for (let i = 0; i < n; i++) {
+    await f();
+    const now = performance.now();
+    each[i] = now - t;
+    t = now;
+  }
+  const mean = ((t - t0) * 1000) / n;
+  const median = Float64Array.from(each).sort()[n >> 1] as number;
+  if (comm.rank === 0) console.log(`${name}: mean ${mean.toFixed(2)} µs, median ${(median * 1000).toFixed(2)} µs`);
 }
 
 // The raw exchange: what one step of a 2-rank schedule asks of MPI, through the addon.

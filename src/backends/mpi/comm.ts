@@ -125,10 +125,11 @@ export class MpiComm implements Comm {
   /**
    * The fast path for whole collective plans (the executor finds it here): receives posted with
    * their sizes, batched native progress, local operations inline. CCLAB_MPI_PLAN=ops turns it
-   * off, so every transfer goes through isend/irecv as other backends' do.
+   * off, so every transfer goes through isend/irecv as other backends' do; an addon built before
+   * runBind (a stale build/) has none either.
    */
   get planRunner(): MpiPlanRunner | undefined {
-    if (!this.fastPath || this.destroyed) return undefined;
+    if (!this.fastPath || this.destroyed || typeof this.proc.mpi.runBind !== "function") return undefined;
     this.runner ??= new MpiPlanRunner(this);
     return this.runner;
   }

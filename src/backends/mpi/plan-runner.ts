@@ -7,10 +7,12 @@
  *   - receives posted at once with their known sizes (MPI_Irecv, MPI_ANY_TAG, on the comm's
  *     collective communicator), no MPI_Improbe; the tag (tag.ts) still tells a receive that its
  *     send disagrees on call, dtype or count, truncated or short, and the run fails naming both;
- *   - progress through the backend's one loop (progress.ts): one native call tests every posted
- *     request (MPI_Testsome) for up to a short budget, completions are handled while transfers
- *     complete, the event loop gets a turn at least every millisecond, and a wait that stays idle
- *     spins, then yields (ranks outnumbering cores), then sleeps in growing steps;
+ *   - progress through the backend's one loop (progress.ts): one native call (runProgress, over
+ *     the run's arrays bound in the addon once) posts the transfers made ready and tests every
+ *     posted request (MPI_Testsome) for up to a short budget, returning once a completion can
+ *     release work; completions are handled while transfers complete, the event loop gets a turn
+ *     at least every millisecond, and a wait that stays idle spins, then yields (ranks
+ *     outnumbering cores), then sleeps in growing steps;
  *   - local copies, reductions and scalings inline, in the addon's kernels over the bound
  *     memory (reduce in NCCL's reduceCopy form, dst = a op src, no extra copy);
  *   - nothing allocated per call: a run's state (dependency counters, request and completion
@@ -27,9 +29,9 @@ import type { CallTag } from "../../comm.js";
 import { type DataBuffer, type HostBuffer, isHostBuffer, type View } from "../../core/buffer.js";
 import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
 import { EngineError, TimeoutError } from "../../core/errors.js";
-import { type Combine, combineOf } from "../../core/op.js";
-import { reduceHost, scaleHost } from "../../native/reduce.js";
-import type { NativeMpi } from "../../native/types.js";
+import { combineOf } from "../../core/op.js";
+import { scaleHost } from "../../native/reduce.js";
+import type { NativeMpi, NativeRun } from "../../native/types.js";
 import { nextToPost, release, type Scheduling, scheduling } from "../../schedule/dataflow.js";
 import { type PlanRunner, type PlanRunOptions, type PlanViews, SETTLED } from "../../schedule/executor.js";
 import type { Plan, PlanOp } from "../../schedule/plan.js";
@@ -138,15 +140,6 @@ export class MpiPlanRunner implements PlanRunner {
  */
 const stranded: TypedArray[] = [];
 
-/**
- * The addon's code for a plan's local reductions: one Node-API call with the kernel's code costs
- * ~60 ns where reduce() by name costs ~250 ns (1 KiB, float32), less than the TypeScript loop at
- * every count. -1 (reduceHost then) where this addon predates localReduce.
- */
-function codeOf(mpi: NativeMpi, dtype: DType, combine: Combine): number {
-  return typeof mpi.localReduce === "function" ? mpi.reduceCode(dtype, combine) : -1;
-}
-
 /** Host memory of an ordinary ArrayBuffer, or checkHostView's error naming why not. */
 function checkHandedView(rank: number, v: View, label: string): void {
   const b = v.buffer;
@@ -167,8 +160,10 @@ class Run implements Driven {
   private readonly places: Int32Array;
   private readonly sched: Scheduling;
   private readonly bytes: number;
-  private readonly combine: Combine;
-  /** The addon's code for this plan's reductions (localReduce), or -1 to use reduceHost. */
+  /**
+   * The addon's code for this plan's reductions (localReduce): one Node-API call with the
+   * kernel's code costs ~60 ns where reduce() by name costs ~250 ns (1 KiB, float32).
+   */
   private readonly reduceCode: number;
   /** Dependencies not yet done, per operation. */
   private readonly pending: Int32Array;
@@ -187,6 +182,14 @@ class Run implements Driven {
    */
   private readonly desc: Float64Array;
   private posts = 0;
+  /** Per request position, 1 where its completion alone releases work (runProgress returns then). */
+  private readonly wake: Uint8Array;
+  /** A native call's numbers: [count, posts, budgetUs, yieldCpu, sleepUs, minDone, useWake]. */
+  private readonly ctrl = new Float64Array(7);
+  /** Per operation, how many of its pending dependencies are transfers in flight (wanted()'s, 0 between calls). */
+  private readonly inFlight: Int32Array;
+  /** The run's arrays as the addon holds them. */
+  private readonly bound: NativeRun;
   /** Operations ready to issue. */
   private readonly work: number[] = [];
   /** Operations ready at the start (no dependencies), last first as `work` pops them. */
@@ -196,6 +199,9 @@ class Run implements Driven {
   // Per call: memories 0 (input), 1 (output), 2 (scratch), their elements and where the view starts.
   private readonly data: TypedArray[] = [];
   private readonly base = [0, 0, 0];
+  /** The memories' ArrayBuffers (what the addon is handed) and where each array starts in its buffer, in elements. */
+  private readonly bufs: ArrayBuffer[] = [];
+  private readonly shift = [0, 0, 0];
   private options!: PlanRunOptions;
   /** The promise's settlers, once the run outlives its first turn (start() made the promise). */
   private resolve: (() => void) | undefined;
@@ -226,8 +232,7 @@ class Run implements Driven {
     this.places = plan.places;
     this.sched = prep.sched;
     this.bytes = dtypeInfo(plan.call.dtype).bytes;
-    this.combine = combineOf(plan.call.op);
-    this.reduceCode = codeOf(this.comm.proc.mpi, plan.call.dtype, this.combine);
+    this.reduceCode = this.comm.proc.mpi.reduceCode(plan.call.dtype, combineOf(plan.call.op));
     const m = this.ops.length;
     this.pending = new Int32Array(m);
     this.isReady = new Uint8Array(m);
@@ -236,6 +241,16 @@ class Run implements Driven {
     this.opOf = new Int32Array(prep.transfers);
     this.done = new Int32Array(4 * prep.transfers);
     this.desc = new Float64Array(6 * prep.transfers);
+    this.wake = new Uint8Array(prep.transfers);
+    this.inFlight = new Int32Array(m);
+    this.bound = this.comm.proc.mpi.runBind(
+      this.reqs,
+      this.done,
+      this.desc,
+      this.wake,
+      this.ctrl,
+      this.comm.collHandle,
+    );
     const roots: number[] = [];
     for (let i = m - 1; i >= 0; i--) if (this.sched.indeg[i] === 0) roots.push(i);
     this.roots = Int32Array.from(roots);
@@ -250,9 +265,9 @@ class Run implements Driven {
     this.reject = undefined;
     this.early = 0;
     this.settled = false;
-    this.data[0] = (views.input.buffer as HostBuffer).data;
-    this.data[1] = (views.output.buffer as HostBuffer).data;
-    this.data[2] = (views.scratch.buffer as HostBuffer).data;
+    this.use(0, (views.input.buffer as HostBuffer).data);
+    this.use(1, (views.output.buffer as HostBuffer).data);
+    this.use(2, (views.scratch.buffer as HostBuffer).data);
     this.base[0] = views.input.offset;
     this.base[1] = views.output.offset;
     this.base[2] = views.scratch.offset;
@@ -290,6 +305,14 @@ class Run implements Driven {
     return new Promise<void>(this.attach);
   }
 
+  /** Memory k of this call is `data` (runPlan checked it lies in an ordinary ArrayBuffer). */
+  private use(k: number, data: TypedArray): void {
+    if (this.data[k] === data) return;
+    this.data[k] = data;
+    this.bufs[k] = data.buffer as ArrayBuffer;
+    this.shift[k] = data.byteOffset / this.bytes;
+  }
+
   /** One pass of the loop: issues what is ready, then tests the posted transfers (progress.ts's Driven). */
   pump(budgetUs: number, yieldCpu: boolean, sleepUs: number): number {
     if (this.settled) return -1;
@@ -305,42 +328,65 @@ class Run implements Driven {
 
   /** One native progress call: posts the transfers drain() queued, then tests every posted request. */
   private progress(budgetUs: number, yieldCpu: boolean, sleepUs: number): number {
-    const { posts, data, comm } = this;
+    const { posts, bufs, ctrl } = this;
     this.posts = 0;
-    return comm.proc.mpi.progress(
-      this.active - posts,
-      this.reqs,
-      this.done,
-      budgetUs,
-      yieldCpu,
-      sleepUs,
-      posts,
-      this.desc,
-      data[0],
-      data[1],
-      data[2],
-      comm.collHandle,
-      this.wanted(),
+    ctrl[0] = this.active - posts;
+    ctrl[1] = posts;
+    ctrl[2] = budgetUs;
+    ctrl[3] = yieldCpu ? 1 : 0;
+    ctrl[4] = sleepUs;
+    this.wanted();
+    return this.comm.proc.mpi.runProgress(
+      this.bound,
+      bufs[0] as ArrayBuffer,
+      bufs[1] as ArrayBuffer,
+      bufs[2] as ArrayBuffer,
     );
   }
 
   /**
-   * How many completions the native call gathers before it returns: 1 where the completion of
-   * some one transfer in flight would release an operation (or end the run), else 2. A step's
-   * send that completes at once (eager) then does not bring the call back to JavaScript for
-   * nothing while its receive is still on the way.
+   * When the native call may return (ctrl[5] minDone, ctrl[6] useWake, and `wake`): as soon as a
+   * transfer completes whose completion alone releases an operation (a successor waiting on it
+   * alone), or once every transfer in flight has, where no two of them can release one together;
+   * where two can (an operation waiting on two transfers in flight, as an in-place step's
+   * reduction on its send and receive), after any one that releases work alone, else after two.
+   * A step's send that completes at once (eager) then does not bring the call back to JavaScript
+   * for nothing while its receive is still on the way. Past 16 transfers in flight the scan is
+   * not made: every completion returns.
    */
-  private wanted(): number {
-    const { active, opOf, pending } = this;
-    if (active < 2 || active > 16) return 1;
+  private wanted(): void {
+    const { active, opOf, pending, ctrl, wake, inFlight } = this;
+    if (active < 2 || active > 16) {
+      ctrl[5] = 1;
+      ctrl[6] = 0;
+      return;
+    }
     const { succStart, succ } = this.sched;
+    let any = false;
+    let joint = false;
     for (let r = 0; r < active; r++) {
       const j = opOf[r] as number;
+      let w = 0;
       for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) {
-        if (pending[succ[k] as number] === 1) return 1;
+        const x = succ[k] as number;
+        const p = pending[x] as number;
+        if (p === 1) w = 1;
+        else if (++(inFlight[x] as number) >= p) joint = true;
       }
+      wake[r] = w;
+      if (w) any = true;
     }
-    return 2;
+    for (let r = 0; r < active; r++) {
+      const j = opOf[r] as number;
+      for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) inFlight[succ[k] as number] = 0;
+    }
+    if (joint) {
+      ctrl[5] = any ? 1 : 2;
+      ctrl[6] = 0;
+    } else {
+      ctrl[5] = active;
+      ctrl[6] = any ? 1 : 0;
+    }
   }
 
   /** No completion for the comm's timeout: the run fails naming what it waits on. */
@@ -386,7 +432,7 @@ class Run implements Driven {
     const send = t.kind === "send";
     desc[k] = send ? 0 : 1;
     desc[k + 1] = mem;
-    desc[k + 2] = ((this.base[mem] as number) + (places[6 * j + 1] as number)) * bytes;
+    desc[k + 2] = ((this.base[mem] as number) + (this.shift[mem] as number) + (places[6 * j + 1] as number)) * bytes;
     desc[k + 3] = t.region.count * bytes;
     desc[k + 4] = t.peer;
     desc[k + 5] = send ? countTag(this.tagBase, t.region.count, comm.countTags) : ANY_TAG;
@@ -466,16 +512,25 @@ class Run implements Driven {
       // In place, 'copy input to output' is a copy onto itself: skip it (set handles overlap).
       if (dst !== src || d !== s) dst.set(src.subarray(s, s + n) as never, d);
     } else if (op.kind === "reduce") {
-      const code = this.reduceCode;
+      // Handed to the addon as ArrayBuffers (one Node-API call each), elements counted from their start.
+      const { bufs, shift } = this;
       const mpi = this.comm.proc.mpi;
+      const dd = d + (shift[dm] as number);
+      const ss = s + (shift[sm] as number);
       if (op.with) {
         const am = places[6 * i + 4] as number;
-        const a = data[am] as TypedArray;
-        const ao = (base[am] as number) + (places[6 * i + 5] as number);
-        if (code >= 0) mpi.localReduce(code, dst, d, src, s, n, a, ao);
-        else reduceHost(dtype, this.combine, dst, d, src, s, n, a, ao);
-      } else if (code >= 0) mpi.localReduce(code, dst, d, src, s, n);
-      else reduceHost(dtype, this.combine, dst, d, src, s, n);
+        const ao = (base[am] as number) + (places[6 * i + 5] as number) + (shift[am] as number);
+        mpi.localReduce(
+          this.reduceCode,
+          bufs[dm] as ArrayBuffer,
+          dd,
+          bufs[sm] as ArrayBuffer,
+          ss,
+          n,
+          bufs[am] as ArrayBuffer,
+          ao,
+        );
+      } else mpi.localReduce(this.reduceCode, bufs[dm] as ArrayBuffer, dd, bufs[sm] as ArrayBuffer, ss, n);
     } else scaleHost(dtype, dst, d, src, s, n, op.mul ?? 1, op.div ?? 1);
   }
 
