@@ -271,15 +271,18 @@ export async function measure(
     ];
     const builtinAt = variants.length - 1;
 
-    // Warm-up, hand-rolled first. At the largest size it is also the memory probe: as many calls
-    // as the timed loop makes, then the RSS high-water mark before the built-in has run there.
+    // Warm-up, hand-rolled first, through the timing loop itself: V8 then compiles that loop (and
+    // every call path) here, not on a background thread sharing the rank's core in the middle of
+    // the timed calls (a 10 - 13 ms TurboFan job there stalled a call 4 ms: docs/performance.md).
+    // At the largest size it is also the memory probe: as many calls as the timed loop makes,
+    // then the RSS high-water mark before the built-in has run there.
     await prepare(bc, p, outBufs);
     const warmup = warmupCalls(o.warmupIters, size);
     const warm = last ? Math.max(warmup, o.iters) : warmup;
-    for (const v of variants.slice(0, builtinAt)) for (let i = 0; i < warm; i++) await v.run();
+    await timeInterleaved(bc, variants.slice(0, builtinAt), warm);
     await comm.synchronize();
     if (last) handPeak = await bc.maxOverRanks(maxRss() - baseline);
-    for (let i = 0; i < warmup; i++) await b.run();
+    await timeInterleaved(bc, variants.slice(builtinAt), warmup);
 
     const us = await timeInterleaved(bc, variants, o.iters);
     const measured: Measurement[] = [];

@@ -43,14 +43,16 @@ export const ROUNDS = 10;
 /**
  * Warm-up calls before timing: at least `warmup`, and at small sizes enough for V8 to finish
  * compiling the paths a call takes. Its optimising tier (TurboFan) keeps marking functions of
- * the call path for over 2,000 calls on this machine, and each compile runs 1 - 14 ms on a
- * background thread that takes a core from a spinning rank: with 500 warm-up calls a third of
- * the slow calls of a 1 KiB ring fell in a compile, with 5,000 the p99 per call went from ~1.5 ms
- * to ~12 - 40 µs (docs/performance.md, "Where the stalls come from"). So 2,000 up to 64 KiB (a
- * few seconds at most), 200 up to 256 KiB.
+ * the call path for over 2,000 calls on this machine, and each compile runs 1 - 25 ms on a
+ * background thread that shares the spinning rank's core (mpirun binds each of 2 ranks to one),
+ * taking it for a scheduler slice of ~4 ms: with 500 warm-up calls a third of the slow calls of
+ * a 1 KiB ring fell in a compile, with 5,000 the p99 per call went from ~1.5 ms to ~12 - 40 µs;
+ * at 1 KiB 2,000 calls are ~5 ms, less than the compiles they set off, which then landed in the
+ * timed calls (docs/performance.md, "Stalls from the JIT, again"). So 10,000 up to 64 KiB (a
+ * second at most), 200 up to 256 KiB.
  */
 export function warmupCalls(warmup: number, bytes: number): number {
-  if (bytes <= 64 * 1024) return Math.max(warmup, 2000);
+  if (bytes <= 64 * 1024) return Math.max(warmup, 10_000);
   return bytes <= 256 * 1024 ? Math.max(warmup, 200) : warmup;
 }
 
