@@ -6,7 +6,7 @@
 import type { P2POp } from "./comm.js";
 import { type DataBuffer, HostBuffer, isHostBuffer, isView, type View } from "./core/buffer.js";
 import { type DType, isDType, type TypedArray } from "./core/dtype.js";
-import { InvalidArgumentError } from "./core/errors.js";
+import { type ErrorSite, InvalidArgumentError } from "./core/errors.js";
 
 export type HostView = View & { readonly buffer: HostBuffer };
 
@@ -60,8 +60,12 @@ function describe(x: unknown): string {
  * `data` (a typed array, a cclab buffer or a view: dataView) as a View of a known dtype whose
  * elements lie inside its buffer (wherever that memory is).
  */
+/** An error's site, made only where there is an error (checkView runs on every argument of every call). */
+function siteOf(rank: number, op: string, arg: string): ErrorSite {
+  return { rank, op, arg };
+}
+
 export function checkView(rank: number, data: unknown, op: string, arg = "view"): View {
-  const site = { rank, op, arg };
   const v = dataView(data);
   if (!isView(v)) {
     if (ArrayBuffer.isView(data) && !(data instanceof DataView)) {
@@ -69,21 +73,21 @@ export function checkView(rank: number, data: unknown, op: string, arg = "view")
         data instanceof Uint16Array
           ? "a Uint16Array could hold float16 or bfloat16 bits: wrap it as new HostBuffer('float16', array) or tensor('bfloat16', values)"
           : `${data.constructor.name} has no cclab dtype`;
-      throw new InvalidArgumentError(site, why);
+      throw new InvalidArgumentError(siteOf(rank, op, arg), why);
     }
     throw new InvalidArgumentError(
-      site,
+      siteOf(rank, op, arg),
       `expected a typed array (Float32Array, Int32Array, ...), a cclab buffer or a view, got ${describe(data)}`,
     );
   }
-  if (!isDType(v.buffer.dtype)) throw new InvalidArgumentError(site, `unknown dtype ${String(v.buffer.dtype)}`);
+  if (!isDType(v.buffer.dtype)) throw new InvalidArgumentError(siteOf(rank, op, arg), `unknown dtype ${String(v.buffer.dtype)}`);
   const { offset, count } = v;
   if (!Number.isInteger(offset) || !Number.isInteger(count) || offset < 0 || count < 0) {
-    throw new InvalidArgumentError(site, `offset ${offset} and count ${count} must be non-negative integers`);
+    throw new InvalidArgumentError(siteOf(rank, op, arg), `offset ${offset} and count ${count} must be non-negative integers`);
   }
   if (offset + count > v.buffer.count) {
     throw new InvalidArgumentError(
-      site,
+      siteOf(rank, op, arg),
       `view [${offset}, ${offset + count}) is outside its buffer of ${v.buffer.count} elements`,
     );
   }
@@ -91,7 +95,7 @@ export function checkView(rank: number, data: unknown, op: string, arg = "view")
   // the typed array empty while the buffer still claims its count: reading it gives undefined/NaN.
   if (isHostBuffer(v.buffer) && v.buffer.data.length !== v.buffer.count) {
     throw new InvalidArgumentError(
-      site,
+      siteOf(rank, op, arg),
       `its memory was detached (the ArrayBuffer was transferred, e.g. to a worker or with ArrayBuffer.prototype.transfer): ` +
         `the ${v.buffer.dtype} buffer of ${v.buffer.count} elements now has ${v.buffer.data.length}`,
     );

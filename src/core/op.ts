@@ -86,12 +86,16 @@ const INT_RANGE: Partial<Record<DType, readonly [number, number]>> = {
  * premulsum scalar that the element type cannot hold (P1: NCCL takes the scalar in the element
  * type; out of its range there is no such scalar).
  */
+/** The site of an op error, made only where there is one (checkOpFitsDType runs on every reducing call). */
+function opSite(site: ErrorSite): ErrorSite {
+  return { ...site, arg: site.arg ?? "op" };
+}
+
 export function checkOpFitsDType(op: ReduceOp, dtype: DType, site: ErrorSite): void {
-  const s: ErrorSite = { ...site, arg: site.arg ?? "op" };
   const inf = dtypeInfo(dtype);
   if ((op.name === "band" || op.name === "bor" || op.name === "bxor") && inf.kind === "float") {
     throw new InvalidArgumentError(
-      s,
+      opSite(site),
       `reduce op '${op.name}' is bitwise and does not apply to floating-point dtype ${dtype}`,
     );
   }
@@ -101,7 +105,7 @@ export function checkOpFitsDType(op: ReduceOp, dtype: DType, site: ErrorSite): v
   if (range ? !(Math.trunc(x) >= range[0] && Math.trunc(x) < range[1]) : !Number.isFinite(elementScalar(dtype, x))) {
     const what = range ? `in ${range[0]}..${BigInt(range[1]) - 1n} after truncation toward zero` : "finite";
     throw new InvalidArgumentError(
-      s,
+      opSite(site),
       `premulsum's scalar ${x} does not fit ${dtype} (it must be ${what}): the scalar is taken in the element type, as NCCL's is`,
     );
   }
