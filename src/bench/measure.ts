@@ -161,6 +161,22 @@ interface Timed {
  * end of the one before (nccl-tests' -I), into an array made before the rounds; on NCCL a call's
  * promise only says it is queued, so there only the rounds are timed.
  */
+/**
+ * `batch` calls of `run` back to back, each call's µs into e[at ..] from the end of the one
+ * before (the first from t0). A function of its own that touches no object of the sweep, so V8's
+ * compiled code for it, made in the warm-up, fits every size and variant: the loop that held it
+ * was recompiled in the timed calls of each new size ("wrong map", the sweep's objects being new).
+ */
+async function timeEach(run: () => unknown, batch: number, e: Float64Array, at: number, t0: number): Promise<void> {
+  let t = t0;
+  for (let i = 0; i < batch; i++) {
+    await run();
+    const now = performance.now();
+    e[at + i] = (now - t) * 1000;
+    t = now;
+  }
+}
+
 async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<Timed[]> {
   const calls = roundSizes(iters, ROUNDS);
   const perRound = variants.map(() => [] as number[]);
@@ -172,15 +188,8 @@ async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iter
       const e = each[k] as Float64Array;
       await bc.barrier();
       const t0 = performance.now();
-      if (eachCall) {
-        let t = t0;
-        for (let i = 0; i < batch; i++) {
-          await v.run();
-          const now = performance.now();
-          e[at + i] = (now - t) * 1000;
-          t = now;
-        }
-      } else for (let i = 0; i < batch; i++) await v.run();
+      if (eachCall) await timeEach(v.run, batch, e, at, t0);
+      else for (let i = 0; i < batch; i++) await v.run();
       await bc.comm.synchronize();
       (perRound[k] as number[]).push(((performance.now() - t0) * 1000) / batch);
     }
@@ -271,18 +280,21 @@ export async function measure(
     ];
     const builtinAt = variants.length - 1;
 
-    // Warm-up, hand-rolled first, through the timing loop itself: V8 then compiles that loop (and
-    // every call path) here, not on a background thread sharing the rank's core in the middle of
-    // the timed calls (a 10 - 13 ms TurboFan job there stalled a call 4 ms: docs/performance.md).
-    // At the largest size it is also the memory probe: as many calls as the timed loop makes,
-    // then the RSS high-water mark before the built-in has run there.
+    // Warm-up through the timing loop itself, over the same variants: V8 then compiles that loop
+    // (and every call path) with all they meet, here, not on a background thread sharing the
+    // rank's core in the middle of the timed calls (a 10 - 13 ms TurboFan job there stalled a call
+    // 4 ms; a loop warmed up without the built-in was thrown away at its first timed round:
+    // docs/performance.md). At the largest size the hand-rolled variants first run alone, as
+    // the memory probe: as many calls as the timed loop makes, then the RSS high-water mark
+    // before the built-in has run there.
     await prepare(bc, p, outBufs);
     const warmup = warmupCalls(o.warmupIters, size);
-    const warm = last ? Math.max(warmup, o.iters) : warmup;
-    await timeInterleaved(bc, variants.slice(0, builtinAt), warm);
-    await comm.synchronize();
-    if (last) handPeak = await bc.maxOverRanks(maxRss() - baseline);
-    await timeInterleaved(bc, variants.slice(builtinAt), warmup);
+    if (last) {
+      await timeInterleaved(bc, variants.slice(0, builtinAt), Math.max(warmup, o.iters));
+      await comm.synchronize();
+      handPeak = await bc.maxOverRanks(maxRss() - baseline);
+    }
+    await timeInterleaved(bc, variants, warmup);
 
     const us = await timeInterleaved(bc, variants, o.iters);
     const measured: Measurement[] = [];
