@@ -80,10 +80,14 @@ export function checkView(rank: number, data: unknown, op: string, arg = "view")
       `expected a typed array (Float32Array, Int32Array, ...), a cclab buffer or a view, got ${describe(data)}`,
     );
   }
-  if (!isDType(v.buffer.dtype)) throw new InvalidArgumentError(siteOf(rank, op, arg), `unknown dtype ${String(v.buffer.dtype)}`);
+  if (!isDType(v.buffer.dtype))
+    throw new InvalidArgumentError(siteOf(rank, op, arg), `unknown dtype ${String(v.buffer.dtype)}`);
   const { offset, count } = v;
   if (!Number.isInteger(offset) || !Number.isInteger(count) || offset < 0 || count < 0) {
-    throw new InvalidArgumentError(siteOf(rank, op, arg), `offset ${offset} and count ${count} must be non-negative integers`);
+    throw new InvalidArgumentError(
+      siteOf(rank, op, arg),
+      `offset ${offset} and count ${count} must be non-negative integers`,
+    );
   }
   if (offset + count > v.buffer.count) {
     throw new InvalidArgumentError(
