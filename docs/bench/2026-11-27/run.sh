@@ -1,27 +1,4 @@
 #!/bin/sh
-# Issue 26's measurements: the "Done when" command at n = 2 and n = 4, 200 and 2,000 calls, twice
-# each, one after another, every output with the time and `uptime` before and after. Run from the
-# repository root: sh docs/bench/2026-11-27/run.sh. The 2,000-call runs stop at 512 KiB (-e 512K):
-# to 32 MiB they would take 17 - 30 min each here (13 calls of every size per timed call, 2,000
-# times, at 30 - 100 ms a call), and per-call timing is about small messages (OSU times small
-# messages over many iterations and large ones over few, as the 2026-11-23 runs did).
-set -u
-out=$(dirname "$0")
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-run() {
-  name=$1
-  shift
-  {
-    echo "# $(date -u +%H:%M:%S) UTC; uptime: $(uptime)"
-    echo "# $*"
-    "$@" 2>&1
-    echo "# $(date -u +%H:%M:%S) UTC; uptime: $(uptime)"
-  } >"$out/$name.txt"
-}
-algs=ring,segmented_ring,recursive_doubling
-for r in 1 2; do
-  for n in 2 4; do
-    run "n$n-200-run$r" node src/cli/bin.js bench --backend mpi -n $n --algorithm $algs -b 1K -e 32M -f 8 --iters 200 --floors --no-progress -o "$out/n$n-200-run$r.json"
-    run "n$n-2000-run$r" node src/cli/bin.js bench --backend mpi -n $n --algorithm $algs -b 1K -e 512K -f 8 --iters 2000 --no-progress
-  done
-done
+# Issue 26's "Done when" measurements, written into this directory by docs/bench/issue26.sh (the
+# one script every dated run of them used). Run from the repository root: sh <this file>
+exec sh "$(dirname "$0")/../issue26.sh" "$(dirname "$0")"
