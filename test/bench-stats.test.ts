@@ -49,9 +49,11 @@ describe("bench statistics", () => {
   it("small messages warm up for the JIT; large ones take what was asked", () => {
     expect(warmupCalls(5, 1024)).toBe(10_000);
     expect(warmupCalls(5, 64 * 1024)).toBe(10_000);
-    expect(warmupCalls(5, 64 * 1024 + 4)).toBe(200);
-    expect(warmupCalls(5, 256 * 1024)).toBe(200);
+    expect(warmupCalls(5, 256 * 1024)).toBe(1024);
+    expect(warmupCalls(5, 512 * 1024)).toBe(512);
+    expect(warmupCalls(5, 32 * 1024 * 1024)).toBe(8);
+    expect(warmupCalls(5, 256 * 1024 * 1024)).toBe(5);
     expect(warmupCalls(20_000, 1024)).toBe(20_000);
-    expect(warmupCalls(5, 64 * 1024 * 1024)).toBe(5);
+    expect(warmupCalls(20, 64 * 1024 * 1024)).toBe(20);
   });
 });

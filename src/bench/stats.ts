@@ -41,20 +41,24 @@ export function roundSizes(iters: number, rounds: number): number[] {
 export const ROUNDS = 10;
 
 /**
- * Warm-up calls before timing: at least `warmup`, and at small sizes enough for V8 to finish
- * compiling the paths a call takes. Its optimising tier (TurboFan) keeps marking functions of
- * the call path for over 2,000 calls on this machine, and each compile runs 1 - 25 ms on a
- * background thread that shares the spinning rank's core (mpirun binds each of 2 ranks to one),
- * taking it for a scheduler slice of ~4 ms: with 500 warm-up calls a third of the slow calls of
- * a 1 KiB ring fell in a compile, with 5,000 the p99 per call went from ~1.5 ms to ~12 - 40 µs;
- * at 1 KiB 2,000 calls are ~5 ms, less than the compiles they set off, which then landed in the
- * timed calls (docs/performance.md, "Stalls from the JIT, again"). So 10,000 up to 64 KiB (a
- * second at most), 200 up to 256 KiB.
+ * Warm-up calls before timing: at least `warmup`, and enough for V8 to finish compiling the paths
+ * a call takes. Its optimising tier (TurboFan) keeps marking functions of the call path for over
+ * 2,000 calls on this machine, and each compile runs 1 - 25 ms on a background thread that shares
+ * the spinning rank's core (mpirun binds each of 2 ranks to one), taking it for a scheduler slice
+ * of ~4 ms: with 500 warm-up calls a third of the slow calls of a 1 KiB ring fell in a compile,
+ * with 5,000 the p99 per call went from ~1.5 ms to ~12 - 40 µs; at 1 KiB 2,000 calls are ~5 ms,
+ * less than the compiles they set off, which then landed in the timed calls; at 512 KiB, after 5
+ * warm-up calls, 42 of 1,800 timed calls took over 5x the median (1 - 7 ms, at the same calls in
+ * every run), after 400 none (docs/performance.md, "Stalls from the JIT, again"). So 10,000 up to
+ * 64 KiB (a second at most), and above it as many as move WARMUP_BYTES (512 at 512 KiB, 8 at 32 MiB).
  */
 export function warmupCalls(warmup: number, bytes: number): number {
   if (bytes <= 64 * 1024) return Math.max(warmup, 10_000);
-  return bytes <= 256 * 1024 ? Math.max(warmup, 200) : warmup;
+  return Math.max(warmup, Math.ceil(WARMUP_BYTES / bytes));
 }
+
+/** Bytes a size's warm-up moves at least, above 64 KiB (warmupCalls). */
+export const WARMUP_BYTES = 256 * 1024 * 1024;
 
 /**
  * Every call timed on its own (nccl-tests' -I): µs per call, each call's time the maximum over
