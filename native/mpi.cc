@@ -15,9 +15,11 @@
 #include <iterator>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "args.h"
@@ -38,6 +40,17 @@ struct Pending {
 std::unordered_map<int32_t, Pending> requests;
 std::unordered_map<int32_t, MPI_Message> messages;
 int32_t nextRequest = 1, nextMessage = 1;
+
+// The next free handle of `table`: 1 .. INT32_MAX, wrapping around and skipping handles still in
+// use (a long job makes billions of requests; the JavaScript side reads negative values as "none").
+template <typename Table>
+int32_t NewHandle(int32_t& next, const Table& table) {
+  for (;;) {
+    const int32_t id = next;
+    next = next == INT32_MAX ? 1 : next + 1;
+    if (table.find(id) == table.end()) return id;
+  }
+}
 
 // MPI has no float16/bfloat16: they travel as MPI_UINT16_T and reduce with these user-defined ops
 // (combined in float32, rounded back per element as reduce.cc does). Index: [bf16][combine].
@@ -378,7 +391,7 @@ Napi::Value CommDisconnect(const Napi::CallbackInfo& info) {
 // ---- point to point ----
 
 int32_t Track(const Napi::CallbackInfo& info, size_t bufArg, MPI_Request r) {
-  const int32_t id = nextRequest++;
+  const int32_t id = NewHandle(nextRequest, requests);
   requests.emplace(id, Pending{r, Napi::Persistent(info[bufArg])});
   return id;
 }
@@ -416,7 +429,7 @@ Napi::Value Improbe(const Napi::CallbackInfo& info) {
   if (!flag) return env.Null();
   int bytes = 0;
   MPI_Get_count(&st, MPI_BYTE, &bytes);
-  const int32_t id = nextMessage++;
+  const int32_t id = NewHandle(nextMessage, messages);
   messages.emplace(id, m);
   Napi::Object o = Napi::Object::New(env);
   o.Set("message", id);
@@ -468,6 +481,9 @@ Pending& Find(const Napi::CallbackInfo& info, int id) {
 struct Mem {
   uint8_t* ptr;
   size_t length;
+  // Where posts may fall, in bytes from ptr (runProgress: the view's array within its buffer).
+  size_t lo = 0;
+  size_t hi = SIZE_MAX;
 };
 size_t ElementBytes(napi_typedarray_type t) {
   switch (t) {
@@ -479,7 +495,11 @@ size_t ElementBytes(napi_typedarray_type t) {
 }
 // A number for an error message: integers without a fraction.
 std::string Num(double x) {
-  return x == std::floor(x) && std::fabs(x) < 1e15 ? std::to_string(static_cast<long long>(x)) : std::to_string(x);
+  if (std::isnan(x)) return "NaN";
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return std::to_string(static_cast<long long>(x));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", x);
+  return buf;
 }
 // The bytes of a TypedArray (with its view's offset applied) or, where `buffers`, an ArrayBuffer,
 // from one Node-API call; false where the value is neither.
@@ -507,37 +527,27 @@ Mem MemArg(const Napi::CallbackInfo& info, size_t i) {
   throw Napi::TypeError::New(info.Env(), "progress: memory " + std::to_string(i - 8) + " must be a TypedArray or ArrayBuffer");
 }
 
-// progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs = 0
-//          [, posts, desc: Float64Array, m0, m1, m2, comm]) -> completed:
-// first posts `posts` new transfers, if given (the fast path's: a step's isend and irecv reach MPI
-// in the same Node-API call as their first test), then runs MPI_Testsome over the first
-// `count + posts` requests (its incount, array_of_requests) until one completes or budgetUs have
-// passed, so one call moves a batch of transfers without giving the event loop a turn per
-// message, yet never holds it much longer than the budget. Between tries it spins, or yields the
-// core (sched_yield) when yieldCpu (the ranks outnumber the cores), or, with sleepUs > 0, sleeps
-// that long (nanosleep) so a rank that has waited long leaves its core to others
-// (src/backends/mpi/progress.ts says when). Writes 4 entries per completed request into `out`
-// (room for 4 x (count + posts)): [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)].
-// Nothing is allocated per call (V8 makes a new typed array slowly), which is most of a small
-// step's cost. Completed handles are freed. The one MPI_Testsome of the binding: every wait goes
-// through it.
-// A post is 6 entries of desc: [kind (0 MPI_Isend, 1 MPI_Irecv), memory (0 - 2: m0, m1, m2),
-// byte offset in it, bytes, peer, tag], on communicator handle `comm`; its request handle is
-// written to requests[count + k] as it is posted (one that fails leaves the rest as they were
-// and throws). Unlike isend/irecv, a post does not keep its memory alive: the caller holds
-// m0 - m2 until each of its requests completes or is cancelled (the plan runner keeps them in
-// the run, and in a list of stranded memories where a failed run leaves a send to MPI).
+// Whether x is an integer in [lo, hi] (NaN is not).
+bool IntIn(double x, double lo, double hi) { return x >= lo && x <= hi && x == std::floor(x); }
+
 // One post of progress()'s or runProgress()'s: desc's 6 entries [kind (0 MPI_Isend, 1 MPI_Irecv),
-// memory, byte offset, bytes, peer, tag] on `comm`, into mems[memory] (checked against its length);
-// the new request's handle is written to *id.
+// memory, byte offset, bytes, peer, tag] on `comm`, into mems[memory] (checked against its length
+// and its [lo, hi)); the new request's handle is written to *id.
 void Post(Napi::Env env, const char* fn, int64_t k, const double* d, const Mem* mems, MPI_Comm comm, int32_t* id) {
+  const std::string post = std::string(fn) + ": post " + std::to_string(k);
+  if (!(d[0] == 0 || d[0] == 1)) throw Napi::RangeError::New(env, post + " has kind " + Num(d[0]) + " (0 send, 1 receive)");
+  if (!IntIn(d[4], 0, 2147483647.0)) throw Napi::RangeError::New(env, post + " names peer " + Num(d[4]));
+  if (!(d[5] == MPI_ANY_TAG || IntIn(d[5], 0, 2147483647.0)))
+    throw Napi::RangeError::New(env, post + " names tag " + Num(d[5]));
   const int mem = static_cast<int>(d[1]);
   const Mem& m = mems[mem];
   const double off = d[2], bytes = d[3];
-  if (!(off >= 0) || !(bytes >= 0) || bytes > 2147483647.0 || off + bytes > static_cast<double>(m.length))
-    throw Napi::RangeError::New(env, std::string(fn) + ": post " + std::to_string(k) + ": bytes [" + Num(off) + ", " +
-                                         Num(off + bytes) + ") are outside memory " + std::to_string(mem) + " (" +
-                                         std::to_string(m.length) + " bytes)");
+  const double lo = static_cast<double>(m.lo), hi = static_cast<double>(std::min(m.hi, m.length));
+  if (!(off >= lo) || !(bytes >= 0) || bytes > 2147483647.0 || off + bytes > hi)
+    throw Napi::RangeError::New(env, post + ": bytes [" + Num(off) + ", " + Num(off + bytes) + ") are outside memory " +
+                                         std::to_string(mem) + " ([" + Num(lo) + ", " + Num(hi) + ") of " +
+                                         std::to_string(m.length) + " bytes" +
+                                         (m.length == 0 ? ": an empty or detached buffer)" : ")"));
   void* ptr = m.ptr + static_cast<size_t>(off);
   MPI_Request r;
   const int rc = d[0] == 0 ? MPI_Isend(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
@@ -545,17 +555,16 @@ void Post(Napi::Env env, const char* fn, int64_t k, const double* d, const Mem* 
                            : MPI_Irecv(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
                                        static_cast<int>(d[5]), comm, &r);
   Check(env, rc, d[0] == 0 ? "MPI_Isend" : "MPI_Irecv");
-  const int32_t h = nextRequest++;
+  const int32_t h = NewHandle(nextRequest, requests);
   requests.emplace(h, Pending{r, Napi::Reference<Napi::Value>()});
   *id = h;
 }
 
 // The memory index of post k, checked: 0 - 2.
 int PostMemory(Napi::Env env, const char* fn, int64_t k, const double* d) {
-  const int mem = static_cast<int>(d[1]);
-  if (mem < 0 || mem > 2 || d[1] != mem)
+  if (!(d[1] == 0 || d[1] == 1 || d[1] == 2))
     throw Napi::RangeError::New(env, std::string(fn) + ": post " + std::to_string(k) + " names memory " + Num(d[1]));
-  return mem;
+  return static_cast<int>(d[1]);
 }
 
 // How a wait ends (progress.ts says when each is used).
@@ -571,7 +580,7 @@ struct Until {
 
 // MPI_Testsome over the n requests of handles `ids` until `until` says stop; writes 4 entries
 // per completion into out ([position, bytes, tag, error]) and frees the completed handles.
-int TestUntil(Napi::Env env, const int32_t* ids, size_t n, int32_t* out, const Until& until) {
+int TestUntil(Napi::Env env, int32_t* ids, size_t n, int32_t* out, const Until& until) {
   // Reused between calls: no allocation once they have grown.
   thread_local std::vector<MPI_Request> reqs;
   thread_local std::vector<int> index;
@@ -588,7 +597,8 @@ int TestUntil(Napi::Env env, const int32_t* ids, size_t n, int32_t* out, const U
     if (it == requests.end()) throw Napi::Error::New(env, "unknown request handle " + std::to_string(ids[i]));
     reqs[i] = it->second.request;
   }
-  const struct timespec nap = {0, static_cast<long>(until.sleepUs * 1000)};
+  const struct timespec nap = {static_cast<time_t>(until.sleepUs / 1e6),
+                               static_cast<long>(std::fmod(until.sleepUs, 1e6) * 1000)};
   const int minDone = std::max(1, std::min(until.minDone, static_cast<int>(n)));
   int total = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -601,7 +611,15 @@ int TestUntil(Napi::Env env, const int32_t* ids, size_t n, int32_t* out, const U
     // Completed requests become MPI_REQUEST_NULL, which later calls skip: completions add up.
     int done = 0;
     const int rc = MPI_Testsome(static_cast<int>(n), reqs.data(), &done, index.data() + total, st.data() + total);
-    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) Throw(env, rc, "MPI_Testsome");
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+      // Completions gathered by earlier tries are freed by MPI: their handles go, and read -1
+      // ("nothing to cancel") where the caller would otherwise cancel them as it fails.
+      for (int k = 0; k < total; k++) {
+        requests.erase(ids[index[k]]);
+        ids[index[k]] = -1;
+      }
+      Throw(env, rc, "MPI_Testsome");
+    }
     if (done == MPI_UNDEFINED) break;
     bool woken = false;
     // A status's MPI_ERROR is set only where MPI_Testsome returns MPI_ERR_IN_STATUS.
@@ -633,6 +651,26 @@ int TestUntil(Napi::Env env, const int32_t* ids, size_t n, int32_t* out, const U
   return total;
 }
 
+// progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs = 0
+//          [, posts, desc: Float64Array, m0, m1, m2, comm]) -> completed:
+// first posts `posts` new transfers, if given (the fast path's: a step's isend and irecv reach MPI
+// in the same Node-API call as their first test), then runs MPI_Testsome over the first
+// `count + posts` requests (its incount, array_of_requests) until one completes or budgetUs have
+// passed, so one call moves a batch of transfers without giving the event loop a turn per
+// message, yet never holds it much longer than the budget. Between tries it spins, or yields the
+// core (sched_yield) when yieldCpu (the ranks outnumber the cores), or, with sleepUs > 0, sleeps
+// that long (nanosleep) so a rank that has waited long leaves its core to others
+// (src/backends/mpi/progress.ts says when). Writes 4 entries per completed request into `out`
+// (room for 4 x (count + posts)): [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)].
+// Nothing is allocated per call (V8 makes a new typed array slowly), which is most of a small
+// step's cost. Completed handles are freed. The one MPI_Testsome of the binding: every wait goes
+// through it.
+// A post is 6 entries of desc: [kind (0 MPI_Isend, 1 MPI_Irecv), memory (0 - 2: m0, m1, m2),
+// byte offset in it, bytes, peer, tag], on communicator handle `comm`; its request handle is
+// written to requests[count + k] as it is posted (one that fails leaves the rest as they were
+// and throws). Unlike isend/irecv, a post does not keep its memory alive: the caller holds
+// m0 - m2 until each of its requests completes or is cancelled (the plan runner keeps them in
+// the run, and in a list of stranded memories where a failed run leaves a send to MPI).
 Napi::Value Progress(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 5 || !info[0].IsNumber() || !info[1].IsTypedArray() || !info[2].IsTypedArray() ||
@@ -652,6 +690,8 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
     throw Napi::RangeError::New(env, "progress: out holds " + std::to_string(out.ElementLength()) +
                                          " entries, fewer than 4 per request (" + std::to_string(4 * n) + ")");
   const double budgetUs = info[3].As<Napi::Number>().DoubleValue();
+  if (!(budgetUs >= 0) || budgetUs > 1e8)
+    throw Napi::RangeError::New(env, "progress: budgetUs " + Num(budgetUs) + " is outside [0, 1e8]");
   const bool yieldCpu = info[4].ToBoolean();
   const double sleepUs = info.Length() > 5 && info[5].IsNumber() ? info[5].As<Napi::Number>().DoubleValue() : 0;
   if (!(sleepUs >= 0) || sleepUs > 1e6)
@@ -701,7 +741,10 @@ struct BoundRun {
   Napi::Reference<Napi::Value> keep[5];
 };
 
-constexpr size_t kCtrl = 7;
+constexpr size_t kCtrl = 13;
+
+// The runs bound and not yet collected: runProgress reads only a handle runBind made.
+std::unordered_set<const BoundRun*> liveRuns;
 
 template <typename A>
 A BindArg(const Napi::CallbackInfo& info, size_t i, napi_typedarray_type type, const char* what) {
@@ -711,10 +754,13 @@ A BindArg(const Napi::CallbackInfo& info, size_t i, napi_typedarray_type type, c
 }
 
 // runBind(requests: Int32Array, out: Int32Array, desc: Float64Array, wake: Uint8Array,
-//         ctrl: Float64Array(7), comm) -> handle for runProgress. The arrays play progress()'s
+//         ctrl: Float64Array(13), comm) -> handle for runProgress. The arrays play progress()'s
 // parts (wake: a byte per request position, set where that request's completion releases work);
 // ctrl carries a call's numbers: [count, posts, budgetUs, yieldCpu (0/1), sleepUs, minDone,
-// useWake (0/1)]. Their memory is held (and stays where it is) while the handle lives.
+// useWake (0/1), then per memory 0 - 2 the bytes [lo, hi) of its buffer that posts may touch
+// (the view's array)]. The arrays are held while the handle lives; taking their data pointers
+// here moves a small array off V8's heap for good, so the pointers stay valid (they are the
+// run's own and never handed out, so nothing detaches them).
 Napi::Value RunBind(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 6) throw Napi::TypeError::New(env, "runBind(requests, out, desc, wake, ctrl, comm)");
@@ -723,13 +769,17 @@ Napi::Value RunBind(const Napi::CallbackInfo& info) {
   auto desc = BindArg<Napi::Float64Array>(info, 2, napi_float64_array, "desc must be a Float64Array");
   auto wake = BindArg<Napi::Uint8Array>(info, 3, napi_uint8_array, "wake must be a Uint8Array");
   auto ctrl = BindArg<Napi::Float64Array>(info, 4, napi_float64_array, "ctrl must be a Float64Array");
-  if (ctrl.ElementLength() < kCtrl) throw Napi::RangeError::New(env, "runBind: ctrl holds fewer than 7 entries");
+  if (ctrl.ElementLength() < kCtrl) throw Napi::RangeError::New(env, "runBind: ctrl holds fewer than 13 entries");
   const int comm = Int(info, 5, "comm");
   Comm(info, 5);
   auto* r = new BoundRun{ids.Data(), ids.ElementLength(), out.Data(), out.ElementLength(), desc.Data(),
                          desc.ElementLength(), wake.Data(), wake.ElementLength(), ctrl.Data(), comm, {}};
   for (size_t i = 0; i < 5; i++) r->keep[i] = Napi::Persistent(info[i]);
-  return Napi::External<BoundRun>::New(env, r, [](Napi::Env, BoundRun* b) { delete b; });
+  liveRuns.insert(r);
+  return Napi::External<BoundRun>::New(env, r, [](Napi::Env, BoundRun* b) {
+    liveRuns.erase(b);
+    delete b;
+  });
 }
 
 // runProgress(handle, m0, m1, m2) -> completed: progress() for a bound run, its numbers in ctrl
@@ -737,7 +787,8 @@ Napi::Value RunBind(const Napi::CallbackInfo& info) {
 Napi::Value RunProgress(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   void* handle = nullptr;
-  if (info.Length() < 4 || napi_get_value_external(env, info[0], &handle) != napi_ok || handle == nullptr)
+  if (info.Length() < 4 || napi_get_value_external(env, info[0], &handle) != napi_ok ||
+      liveRuns.count(static_cast<const BoundRun*>(handle)) == 0)
     throw Napi::TypeError::New(env, "runProgress(handle from runBind, m0, m1, m2)");
   const BoundRun& r = *static_cast<BoundRun*>(handle);
   const double* c = r.ctrl;
@@ -747,6 +798,8 @@ Napi::Value RunProgress(const Napi::CallbackInfo& info) {
       4 * (count + posts) > static_cast<double>(r.outLength) || 6 * posts > static_cast<double>(r.descLength))
     throw Napi::RangeError::New(env, "runProgress: count " + Num(count) + " + posts " + Num(posts) +
                                          " is outside the bound arrays");
+  if (!(c[2] >= 0) || c[2] > 1e8)
+    throw Napi::RangeError::New(env, "runProgress: budgetUs " + Num(c[2]) + " is outside [0, 1e8]");
   if (!(c[4] >= 0) || c[4] > 1e6)
     throw Napi::RangeError::New(env, "runProgress: sleepUs " + Num(c[4]) + " is outside [0, 1e6]");
   const size_t n = static_cast<size_t>(count + posts);
@@ -763,7 +816,11 @@ Napi::Value RunProgress(const Napi::CallbackInfo& info) {
         size_t length = 0;
         if (napi_get_arraybuffer_info(env, info[1 + mem], &data, &length) != napi_ok)
           throw Napi::TypeError::New(env, "runProgress: memory " + std::to_string(mem) + " must be an ArrayBuffer");
-        mems[mem] = {static_cast<uint8_t*>(data), length};
+        const double lo = c[7 + 2 * mem], hi = c[8 + 2 * mem];
+        if (!IntIn(lo, 0, 9007199254740991.0) || !IntIn(hi, lo, 9007199254740991.0))
+          throw Napi::RangeError::New(env, "runProgress: memory " + std::to_string(mem) + "'s bytes [" + Num(lo) +
+                                               ", " + Num(hi) + ") are no range");
+        mems[mem] = {static_cast<uint8_t*>(data), length, static_cast<size_t>(lo), static_cast<size_t>(hi)};
         have[mem] = true;
       }
       Post(env, "runProgress", k, d, mems, comms[r.comm], r.ids + static_cast<size_t>(count) + k);

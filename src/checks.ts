@@ -56,15 +56,15 @@ function describe(x: unknown): string {
   return `${typeof x} ${JSON.stringify(x)}`;
 }
 
-/**
- * `data` (a typed array, a cclab buffer or a view: dataView) as a View of a known dtype whose
- * elements lie inside its buffer (wherever that memory is).
- */
 /** An error's site, made only where there is an error (checkView runs on every argument of every call). */
 function siteOf(rank: number, op: string, arg: string): ErrorSite {
   return { rank, op, arg };
 }
 
+/**
+ * `data` (a typed array, a cclab buffer or a view: dataView) as a View of a known dtype whose
+ * elements lie inside its buffer (wherever that memory is).
+ */
 export function checkView(rank: number, data: unknown, op: string, arg = "view"): View {
   const v = dataView(data);
   if (!isView(v)) {

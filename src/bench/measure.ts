@@ -152,16 +152,6 @@ interface Timed {
 }
 
 /**
- * Times `iters` calls of each variant in ROUNDS interleaved rounds (hand-rolled out of place, in
- * place, built-in, then again): each round is a batch of back-to-back calls after a barrier, as
- * nccl-tests times one batch, and its time per call is the maximum over ranks. On a shared
- * machine the ratio between variants then reflects the algorithms, not which one ran while
- * something else did, and the spread over rounds (stats.ts) shows how steady it was. On a host
- * engine (MPI: a call is done when its promise is) each call is also timed on its own, from the
- * end of the one before (nccl-tests' -I), into an array made before the rounds; on NCCL a call's
- * promise only says it is queued, so there only the rounds are timed.
- */
-/**
  * `batch` calls of `run` back to back, each call's µs into e[at ..] from the end of the one
  * before (the first from t0). A function of its own that touches no object of the sweep, so V8's
  * compiled code for it, made in the warm-up, fits every size and variant: the loop that held it
@@ -177,6 +167,16 @@ async function timeEach(run: () => unknown, batch: number, e: Float64Array, at: 
   }
 }
 
+/**
+ * Times `iters` calls of each variant in ROUNDS interleaved rounds (hand-rolled out of place, in
+ * place, built-in, then again): each round is a batch of back-to-back calls after a barrier, as
+ * nccl-tests times one batch, and its time per call is the maximum over ranks. On a shared
+ * machine the ratio between variants then reflects the algorithms, not which one ran while
+ * something else did, and the spread over rounds (stats.ts) shows how steady it was. On a host
+ * engine (MPI: a call is done when its promise is) each call is also timed on its own, from the
+ * end of the one before (nccl-tests' -I), into an array made before the rounds; on NCCL a call's
+ * promise only says it is queued, so there only the rounds are timed.
+ */
 async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<Timed[]> {
   const calls = roundSizes(iters, ROUNDS);
   const perRound = variants.map(() => [] as number[]);

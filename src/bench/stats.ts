@@ -50,7 +50,8 @@ export const ROUNDS = 10;
  * less than the compiles they set off, which then landed in the timed calls; at 512 KiB, after 5
  * warm-up calls, 42 of 1,800 timed calls took over 5x the median (1 - 7 ms, at the same calls in
  * every run), after 400 none (docs/performance.md, "Stalls from the JIT, again"). So 10,000 up to
- * 64 KiB (a second at most), and above it as many as move WARMUP_BYTES (512 at 512 KiB, 8 at 32 MiB).
+ * 64 KiB (at most about a second a variant: several at 64 KiB with three algorithms, each out of
+ * and in place), and above it as many as move WARMUP_BYTES (512 at 512 KiB, 8 at 32 MiB).
  */
 export function warmupCalls(warmup: number, bytes: number): number {
   if (bytes <= 64 * 1024) return Math.max(warmup, 10_000);

@@ -81,16 +81,16 @@ const INT_RANGE: Partial<Record<DType, readonly [number, number]>> = {
   uint64: [0, 2 ** 64],
 };
 
-/**
- * Throws where the op does not fit the dtype: bitwise ops on floating-point types, and a
- * premulsum scalar that the element type cannot hold (P1: NCCL takes the scalar in the element
- * type; out of its range there is no such scalar).
- */
 /** The site of an op error, made only where there is one (checkOpFitsDType runs on every reducing call). */
 function opSite(site: ErrorSite): ErrorSite {
   return { ...site, arg: site.arg ?? "op" };
 }
 
+/**
+ * Throws where the op does not fit the dtype: bitwise ops on floating-point types, and a
+ * premulsum scalar that the element type cannot hold (P1: NCCL takes the scalar in the element
+ * type; out of its range there is no such scalar).
+ */
 export function checkOpFitsDType(op: ReduceOp, dtype: DType, site: ErrorSite): void {
   const inf = dtypeInfo(dtype);
   if ((op.name === "band" || op.name === "bor" || op.name === "bxor") && inf.kind === "float") {

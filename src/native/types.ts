@@ -116,7 +116,8 @@ export interface NativeMpi {
    * Binds a plan run's arrays for runProgress, once: `requests`, `out` and `desc` as progress()
    * takes them, `wake` a byte per request position (set: that request's completion releases
    * work), `ctrl` a call's numbers [count, posts, budgetUs, yieldCpu (0/1), sleepUs, minDone,
-   * useWake (0/1)], on communicator `comm`. The handle holds the arrays while it lives.
+   * useWake (0/1)] and per memory 0 - 2 the bytes [lo, hi) of its buffer posts may touch (13 in
+   * all), on communicator `comm`. The handle holds the arrays while it lives.
    */
   runBind(
     requests: Int32Array,
@@ -128,7 +129,8 @@ export interface NativeMpi {
   ): NativeRun;
   /**
    * progress() for a bound run: its numbers in the bound ctrl, its posts' memories the
-   * ArrayBuffers m0 - m2 (desc's byte offsets count from each buffer's start); with useWake it
+   * ArrayBuffers m0 - m2 (desc's byte offsets count from each buffer's start, each post checked
+   * against its memory's [lo, hi) in ctrl); with useWake it
    * also returns as soon as a request whose wake byte is set completes. One Node-API call per
    * memory posted into and none per array, where progress() costs a type search per array.
    */

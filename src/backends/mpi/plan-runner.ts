@@ -134,6 +134,54 @@ export class MpiPlanRunner implements PlanRunner {
 }
 
 /**
+ * When a run's native wait may return, over its `active` transfers in flight (opOf: their
+ * operations): as soon as one completes whose completion alone releases an operation (a
+ * successor waiting on it alone: its wake byte), or once two have completed where two in flight
+ * can release one together (an operation waiting on both, as an in-place step's reduction on its
+ * send and receive), or else once every one has (nothing can be released sooner). A step's send
+ * that completes at once (eager) then does not bring the wait back to JavaScript for nothing
+ * while its receive is on the way. Past 16 transfers in flight the scan is not made: every
+ * completion returns. Writes wake[0 .. active), ctrl[5] (minDone) and ctrl[6] (useWake); leaves
+ * inFlight (per operation, zero between calls) all zero.
+ */
+export function waitRule(
+  active: number,
+  opOf: Int32Array,
+  pending: Int32Array,
+  sched: Pick<Scheduling, "succStart" | "succ">,
+  wake: Uint8Array,
+  inFlight: Int32Array,
+  ctrl: Float64Array,
+): void {
+  if (active < 2 || active > 16) {
+    ctrl[5] = 1;
+    ctrl[6] = 0;
+    return;
+  }
+  const { succStart, succ } = sched;
+  let any = false;
+  let joint = false;
+  for (let r = 0; r < active; r++) {
+    const j = opOf[r] as number;
+    let w = 0;
+    for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) {
+      const x = succ[k] as number;
+      const p = pending[x] as number;
+      if (p === 1) w = 1;
+      else if (++(inFlight[x] as number) >= p) joint = true;
+    }
+    wake[r] = w;
+    if (w) any = true;
+  }
+  for (let r = 0; r < active; r++) {
+    const j = opOf[r] as number;
+    for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) inFlight[succ[k] as number] = 0;
+  }
+  ctrl[5] = joint ? 2 : active;
+  ctrl[6] = any ? 1 : 0;
+}
+
+/**
  * The memories of sends that failed runs left to MPI (cancelling a send is not reliable): the
  * native progress call's posts do not keep their memory alive as isend's handles do, so these
  * are held here for the life of the process (a failed run is rare; each adds one entry).
@@ -184,8 +232,11 @@ class Run implements Driven {
   private posts = 0;
   /** Per request position, 1 where its completion alone releases work (runProgress returns then). */
   private readonly wake: Uint8Array;
-  /** A native call's numbers: [count, posts, budgetUs, yieldCpu, sleepUs, minDone, useWake]. */
-  private readonly ctrl = new Float64Array(7);
+  /**
+   * A native call's numbers: [count, posts, budgetUs, yieldCpu, sleepUs, minDone, useWake], then
+   * per memory the bytes [lo, hi) of its buffer that posts may touch (its array, set by use()).
+   */
+  private readonly ctrl = new Float64Array(13);
   /** Per operation, how many of its pending dependencies are transfers in flight (wanted()'s, 0 between calls). */
   private readonly inFlight: Int32Array;
   /** The run's arrays as the addon holds them. */
@@ -311,6 +362,8 @@ class Run implements Driven {
     this.data[k] = data;
     this.bufs[k] = data.buffer as ArrayBuffer;
     this.shift[k] = data.byteOffset / this.bytes;
+    this.ctrl[7 + 2 * k] = data.byteOffset;
+    this.ctrl[8 + 2 * k] = data.byteOffset + data.byteLength;
   }
 
   /** One pass of the loop: issues what is ready, then tests the posted transfers (progress.ts's Driven). */
@@ -344,49 +397,9 @@ class Run implements Driven {
     );
   }
 
-  /**
-   * When the native call may return (ctrl[5] minDone, ctrl[6] useWake, and `wake`): as soon as a
-   * transfer completes whose completion alone releases an operation (a successor waiting on it
-   * alone), or once every transfer in flight has, where no two of them can release one together;
-   * where two can (an operation waiting on two transfers in flight, as an in-place step's
-   * reduction on its send and receive), after any one that releases work alone, else after two.
-   * A step's send that completes at once (eager) then does not bring the call back to JavaScript
-   * for nothing while its receive is still on the way. Past 16 transfers in flight the scan is
-   * not made: every completion returns.
-   */
+  /** Sets when the native call may return: waitRule over the transfers in flight. */
   private wanted(): void {
-    const { active, opOf, pending, ctrl, wake, inFlight } = this;
-    if (active < 2 || active > 16) {
-      ctrl[5] = 1;
-      ctrl[6] = 0;
-      return;
-    }
-    const { succStart, succ } = this.sched;
-    let any = false;
-    let joint = false;
-    for (let r = 0; r < active; r++) {
-      const j = opOf[r] as number;
-      let w = 0;
-      for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) {
-        const x = succ[k] as number;
-        const p = pending[x] as number;
-        if (p === 1) w = 1;
-        else if (++(inFlight[x] as number) >= p) joint = true;
-      }
-      wake[r] = w;
-      if (w) any = true;
-    }
-    for (let r = 0; r < active; r++) {
-      const j = opOf[r] as number;
-      for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) inFlight[succ[k] as number] = 0;
-    }
-    if (joint) {
-      ctrl[5] = any ? 1 : 2;
-      ctrl[6] = 0;
-    } else {
-      ctrl[5] = active;
-      ctrl[6] = any ? 1 : 0;
-    }
+    waitRule(this.active, this.opOf, this.pending, this.sched, this.wake, this.inFlight, this.ctrl);
   }
 
   /** No completion for the comm's timeout: the run fails naming what it waits on. */
@@ -496,7 +509,7 @@ class Run implements Driven {
     if (error) this.fail(error);
   }
 
-  /** A copy, reduction or scaling of operation i, in the addon's kernels where it is loaded. */
+  /** A copy (TypedArray set), reduction (the addon's localReduce) or scaling (scaleHost) of operation i. */
   private local(i: number, op: PlanOp): void {
     const n = op.region.count;
     if (n === 0) return;
