@@ -534,17 +534,19 @@ bool IntIn(double x, double lo, double hi) { return x >= lo && x <= hi && x == s
 // memory, byte offset, bytes, peer, tag] on `comm`, into mems[memory] (checked against its length
 // and its [lo, hi)); the new request's handle is written to *id.
 void Post(Napi::Env env, const char* fn, int64_t k, const double* d, const Mem* mems, MPI_Comm comm, int32_t* id) {
-  const std::string post = std::string(fn) + ": post " + std::to_string(k);
-  if (!(d[0] == 0 || d[0] == 1)) throw Napi::RangeError::New(env, post + " has kind " + Num(d[0]) + " (0 send, 1 receive)");
-  if (!IntIn(d[4], 0, 2147483647.0)) throw Napi::RangeError::New(env, post + " names peer " + Num(d[4]));
+  // The message's start, made only for an error (a post is on every step's path).
+  const auto post = [fn, k]() { return std::string(fn) + ": post " + std::to_string(k); };
+  if (!(d[0] == 0 || d[0] == 1))
+    throw Napi::RangeError::New(env, post() + " has kind " + Num(d[0]) + " (0 send, 1 receive)");
+  if (!IntIn(d[4], 0, 2147483647.0)) throw Napi::RangeError::New(env, post() + " names peer " + Num(d[4]));
   if (!(d[5] == MPI_ANY_TAG || IntIn(d[5], 0, 2147483647.0)))
-    throw Napi::RangeError::New(env, post + " names tag " + Num(d[5]));
+    throw Napi::RangeError::New(env, post() + " names tag " + Num(d[5]));
   const int mem = static_cast<int>(d[1]);
   const Mem& m = mems[mem];
   const double off = d[2], bytes = d[3];
   const double lo = static_cast<double>(m.lo), hi = static_cast<double>(std::min(m.hi, m.length));
   if (!(off >= lo) || !(bytes >= 0) || bytes > 2147483647.0 || off + bytes > hi)
-    throw Napi::RangeError::New(env, post + ": bytes [" + Num(off) + ", " + Num(off + bytes) + ") are outside memory " +
+    throw Napi::RangeError::New(env, post() + ": bytes [" + Num(off) + ", " + Num(off + bytes) + ") are outside memory " +
                                          std::to_string(mem) + " ([" + Num(lo) + ", " + Num(hi) + ") of " +
                                          std::to_string(m.length) + " bytes" +
                                          (m.length == 0 ? ": an empty or detached buffer)" : ")"));
