@@ -168,19 +168,18 @@ async function timeEach(run: () => unknown, batch: number, e: Float64Array, at: 
 }
 
 /**
- * Times `iters` calls of each variant in ROUNDS interleaved rounds (hand-rolled out of place, in
- * place, built-in, then again): each round is a batch of back-to-back calls after a barrier, as
- * nccl-tests times one batch, and its time per call is the maximum over ranks. On a shared
- * machine the ratio between variants then reflects the algorithms, not which one ran while
- * something else did, and the spread over rounds (stats.ts) shows how steady it was. On a host
- * engine (MPI: a call is done when its promise is) each call is also timed on its own, from the
- * end of the one before (nccl-tests' -I), into an array made before the rounds; on NCCL a call's
- * promise only says it is queued, so there only the rounds are timed.
+ * The calls of timeInterleaved, and nothing else: the warm-up runs the same loop, without the
+ * reductions of statistics that would run between it and the first timed call. Returns each
+ * variant's time per call of every round and, where `eachCall`, every call's time.
  */
-async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<Timed[]> {
+async function runInterleaved(
+  bc: BenchComm,
+  variants: readonly Variant[],
+  iters: number,
+  eachCall: boolean,
+): Promise<{ perRound: number[][]; each: Float64Array[]; calls: number[] }> {
   const calls = roundSizes(iters, ROUNDS);
   const perRound = variants.map(() => [] as number[]);
-  const eachCall = bc.engine === "MPI";
   const each = variants.map(() => new Float64Array(eachCall ? iters : 0));
   let at = 0;
   for (const batch of calls) {
@@ -195,6 +194,22 @@ async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iter
     }
     at += batch;
   }
+  return { perRound, each, calls };
+}
+
+/**
+ * Times `iters` calls of each variant in ROUNDS interleaved rounds (hand-rolled out of place, in
+ * place, built-in, then again): each round is a batch of back-to-back calls after a barrier, as
+ * nccl-tests times one batch, and its time per call is the maximum over ranks. On a shared
+ * machine the ratio between variants then reflects the algorithms, not which one ran while
+ * something else did, and the spread over rounds (stats.ts) shows how steady it was. On a host
+ * engine (MPI: a call is done when its promise is) each call is also timed on its own, from the
+ * end of the one before (nccl-tests' -I), into an array made before the rounds; on NCCL a call's
+ * promise only says it is queued, so there only the rounds are timed.
+ */
+async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<Timed[]> {
+  const eachCall = bc.engine === "MPI";
+  const { perRound, each, calls } = await runInterleaved(bc, variants, iters, eachCall);
   const out: Timed[] = [];
   for (const [k, rounds] of perRound.entries()) {
     const worst: number[] = [];
@@ -290,11 +305,11 @@ export async function measure(
     await prepare(bc, p, outBufs);
     const warmup = warmupCalls(o.warmupIters, size);
     if (last) {
-      await timeInterleaved(bc, variants.slice(0, builtinAt), Math.max(warmup, o.iters));
+      await runInterleaved(bc, variants.slice(0, builtinAt), Math.max(warmup, o.iters), bc.engine === "MPI");
       await comm.synchronize();
       handPeak = await bc.maxOverRanks(maxRss() - baseline);
     }
-    await timeInterleaved(bc, variants, warmup);
+    await runInterleaved(bc, variants, warmup, bc.engine === "MPI");
 
     const us = await timeInterleaved(bc, variants, o.iters);
     const measured: Measurement[] = [];
