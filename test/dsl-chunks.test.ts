@@ -27,6 +27,9 @@ describe("partition", () => {
   });
 });
 
+/** A chunk list from [offset, count] pairs. */
+const chunksOf = (...pairs: [number, number][]): Chunk[] => pairs.map(([offset, count]) => ({ offset, count }));
+
 describe("chunkSpan", () => {
   const buf = region("output", 0, 100);
   it("chunks lo..hi-1 of a split as one region", () => {
@@ -35,11 +38,7 @@ describe("chunkSpan", () => {
     expect(chunkSpan(buf, chunks, 0, 4)).toEqual(region("output", 0, 10));
   });
   it("refuses a span whose chunks leave a gap, and takes one that does not in the same list", () => {
-    const gappy: Chunk[] = [
-      { offset: 0, count: 2 },
-      { offset: 2, count: 2 },
-      { offset: 6, count: 2 },
-    ];
+    const gappy = chunksOf([0, 2], [2, 2], [6, 2]);
     expect(chunkSpan(buf, gappy, 0, 2)).toEqual(region("output", 0, 4));
     expect(() => chunkSpan(buf, gappy, 1, 3)).toThrow(/chunkSpan: chunks 1..2 are not contiguous/);
     // Frozen, the list is judged once, and still refused.
@@ -61,11 +60,7 @@ describe("chunkSpan", () => {
     expect(liesEndToEnd(overlap)).toBe(false);
   });
   it("checks a list that can still change at every span: a gap made after a first use is refused", () => {
-    const list: Chunk[] = [
-      { offset: 0, count: 2 },
-      { offset: 2, count: 2 },
-      { offset: 4, count: 2 },
-    ];
+    const list = chunksOf([0, 2], [2, 2], [4, 2]);
     expect(chunkSpan(buf, list, 0, 3)).toEqual(region("output", 0, 6));
     list[2] = { offset: 5, count: 2 };
     expect(() => chunkSpan(buf, list, 1, 3)).toThrow(/chunkSpan: chunks 1..2 are not contiguous/);
