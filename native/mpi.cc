@@ -92,12 +92,14 @@ inline void Check(const Napi::Env& env, int rc, const char* context) {
 
 using args::Int;
 
-MPI_Comm Comm(const Napi::CallbackInfo& info, size_t i) {
-  const int h = Int(info, i, "comm");
+// The communicator of handle h, or an error naming it where it is none or was freed.
+MPI_Comm CommOf(const Napi::Env& env, int h) {
   if (h < 0 || static_cast<size_t>(h) >= comms.size() || comms[h] == MPI_COMM_NULL)
-    throw Napi::Error::New(info.Env(), "invalid or freed communicator handle " + std::to_string(h));
+    throw Napi::Error::New(env, "invalid or freed communicator handle " + std::to_string(h));
   return comms[h];
 }
+
+MPI_Comm Comm(const Napi::CallbackInfo& info, size_t i) { return CommOf(info.Env(), Int(info, i, "comm")); }
 
 struct Bytes {
   void* ptr;
@@ -773,7 +775,7 @@ Napi::Value RunBind(const Napi::CallbackInfo& info) {
   auto ctrl = BindArg<Napi::Float64Array>(info, 4, napi_float64_array, "ctrl must be a Float64Array");
   if (ctrl.ElementLength() < kCtrl) throw Napi::RangeError::New(env, "runBind: ctrl holds fewer than 13 entries");
   const int comm = Int(info, 5, "comm");
-  Comm(info, 5);
+  CommOf(env, comm);
   auto* r = new BoundRun{ids.Data(), ids.ElementLength(), out.Data(), out.ElementLength(), desc.Data(),
                          desc.ElementLength(), wake.Data(), wake.ElementLength(), ctrl.Data(), comm, {}};
   for (size_t i = 0; i < 5; i++) r->keep[i] = Napi::Persistent(info[i]);
@@ -806,8 +808,7 @@ Napi::Value RunProgress(const Napi::CallbackInfo& info) {
     throw Napi::RangeError::New(env, "runProgress: sleepUs " + Num(c[4]) + " is outside [0, 1e6]");
   const size_t n = static_cast<size_t>(count + posts);
   if (posts > 0) {
-    if (r.comm < 0 || static_cast<size_t>(r.comm) >= comms.size() || comms[r.comm] == MPI_COMM_NULL)
-      throw Napi::Error::New(env, "invalid or freed communicator handle " + std::to_string(r.comm));
+    const MPI_Comm comm = CommOf(env, r.comm);
     Mem mems[3] = {};
     bool have[3] = {false, false, false};
     for (int64_t k = 0; k < static_cast<int64_t>(posts); k++) {
@@ -825,7 +826,7 @@ Napi::Value RunProgress(const Napi::CallbackInfo& info) {
         mems[mem] = {static_cast<uint8_t*>(data), length, static_cast<size_t>(lo), static_cast<size_t>(hi)};
         have[mem] = true;
       }
-      Post(env, "runProgress", k, d, mems, comms[r.comm], r.ids + static_cast<size_t>(count) + k);
+      Post(env, "runProgress", k, d, mems, comm, r.ids + static_cast<size_t>(count) + k);
     }
   }
   const double minDone = c[5] >= 1 ? std::min(c[5], 1e9) : 1;
