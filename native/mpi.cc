@@ -523,21 +523,16 @@ bool BytesOf(napi_env env, napi_value v, bool buffers, Mem& out) {
   out = {static_cast<uint8_t*>(data), length};
   return true;
 }
-Mem MemArg(const Napi::CallbackInfo& info, size_t i) {
-  Mem m{};
-  if (BytesOf(info.Env(), info[i], true, m)) return m;
-  throw Napi::TypeError::New(info.Env(), "progress: memory " + std::to_string(i - 8) + " must be a TypedArray or ArrayBuffer");
-}
 
 // Whether x is an integer in [lo, hi] (NaN is not).
 bool IntIn(double x, double lo, double hi) { return x >= lo && x <= hi && x == std::floor(x); }
 
-// One post of progress()'s or runProgress()'s: desc's 6 entries [kind (0 MPI_Isend, 1 MPI_Irecv),
+// One post of runProgress(): desc's 6 entries [kind (0 MPI_Isend, 1 MPI_Irecv),
 // memory, byte offset, bytes, peer, tag] on `comm`, into mems[memory] (checked against its length
 // and its [lo, hi)); the new request's handle is written to *id.
-void Post(Napi::Env env, const char* fn, int64_t k, const double* d, const Mem* mems, MPI_Comm comm, int32_t* id) {
+void Post(Napi::Env env, int64_t k, const double* d, const Mem* mems, MPI_Comm comm, int32_t* id) {
   // The message's start, made only for an error (a post is on every step's path).
-  const auto post = [fn, k]() { return std::string(fn) + ": post " + std::to_string(k); };
+  const auto post = [k]() { return "runProgress: post " + std::to_string(k); };
   if (!(d[0] == 0 || d[0] == 1))
     throw Napi::RangeError::New(env, post() + " has kind " + Num(d[0]) + " (0 send, 1 receive)");
   if (!IntIn(d[4], 0, 2147483647.0)) throw Napi::RangeError::New(env, post() + " names peer " + Num(d[4]));
@@ -565,9 +560,9 @@ void Post(Napi::Env env, const char* fn, int64_t k, const double* d, const Mem* 
 }
 
 // The memory index of post k, checked: 0 - 2.
-int PostMemory(Napi::Env env, const char* fn, int64_t k, const double* d) {
+int PostMemory(Napi::Env env, int64_t k, const double* d) {
   if (!(d[1] == 0 || d[1] == 1 || d[1] == 2))
-    throw Napi::RangeError::New(env, std::string(fn) + ": post " + std::to_string(k) + " names memory " + Num(d[1]));
+    throw Napi::RangeError::New(env, "runProgress: post " + std::to_string(k) + " names memory " + Num(d[1]));
   return static_cast<int>(d[1]);
 }
 
@@ -655,41 +650,29 @@ int TestUntil(Napi::Env env, int32_t* ids, size_t n, int32_t* out, const Until& 
   return total;
 }
 
-// progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs = 0
-//          [, posts, desc: Float64Array, m0, m1, m2, comm]) -> completed:
-// first posts `posts` new transfers, if given (the fast path's: a step's isend and irecv reach MPI
-// in the same Node-API call as their first test), then runs MPI_Testsome over the first
-// `count + posts` requests (its incount, array_of_requests) until one completes or budgetUs have
-// passed, so one call moves a batch of transfers without giving the event loop a turn per
-// message, yet never holds it much longer than the budget. Between tries it spins, or yields the
-// core (sched_yield) when yieldCpu (the ranks outnumber the cores), or, with sleepUs > 0, sleeps
-// that long (nanosleep) so a rank that has waited long leaves its core to others
-// (src/backends/mpi/progress.ts says when). Writes 4 entries per completed request into `out`
-// (room for 4 x (count + posts)): [position in requests, bytes, tag, error code (MPI_SUCCESS = 0)].
-// Nothing is allocated per call (V8 makes a new typed array slowly), which is most of a small
-// step's cost. Completed handles are freed. The one MPI_Testsome of the binding: every wait goes
-// through it.
-// A post is 6 entries of desc: [kind (0 MPI_Isend, 1 MPI_Irecv), memory (0 - 2: m0, m1, m2),
-// byte offset in it, bytes, peer, tag], on communicator handle `comm`; its request handle is
-// written to requests[count + k] as it is posted (one that fails leaves the rest as they were
-// and throws). Unlike isend/irecv, a post does not keep its memory alive: the caller holds
-// m0 - m2 until each of its requests completes or is cancelled (the plan runner keeps them in
-// the run, and in a list of stranded memories where a failed run leaves a send to MPI).
+// progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs = 0)
+//   -> completed: runs MPI_Testsome over the first `count` requests (its incount,
+// array_of_requests) until one completes or budgetUs have passed, so one call moves a batch of
+// transfers without giving the event loop a turn per message, yet never holds it much longer than
+// the budget. Between tries it spins, or yields the core (sched_yield) when yieldCpu (the ranks
+// outnumber the cores), or, with sleepUs > 0, sleeps that long (nanosleep) so a rank that has
+// waited long leaves its core to others (src/backends/mpi/progress.ts says when). Writes 4
+// entries per completed request into `out` (room for 4 x count): [position in requests, bytes,
+// tag, error code (MPI_SUCCESS = 0)]. Nothing is allocated per call. Completed handles are freed.
+// With runProgress (below, the plan runner's), the binding's only MPI_Testsome (TestUntil):
+// every wait goes through one of them.
 Napi::Value Progress(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 5 || !info[0].IsNumber() || !info[1].IsTypedArray() || !info[2].IsTypedArray() ||
       !info[3].IsNumber())
-    throw Napi::TypeError::New(
-        env, "progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs[, posts, desc, m0, m1, m2, comm])");
+    throw Napi::TypeError::New(env, "progress(count, requests: Int32Array, out: Int32Array, budgetUs, yieldCpu, sleepUs)");
   Napi::Int32Array ids = info[1].As<Napi::Int32Array>();
   Napi::Int32Array out = info[2].As<Napi::Int32Array>();
   const int64_t count = info[0].As<Napi::Number>().Int64Value();
-  const int64_t posts = info.Length() > 6 && info[6].IsNumber() ? info[6].As<Napi::Number>().Int64Value() : 0;
-  if (count < 0 || posts < 0 || static_cast<size_t>(count + posts) > ids.ElementLength())
-    throw Napi::RangeError::New(env, "progress: count " + std::to_string(count) +
-                                         (posts != 0 ? " + posts " + std::to_string(posts) : std::string()) +
-                                         " is outside the requests array (" + std::to_string(ids.ElementLength()) + ")");
-  const size_t n = static_cast<size_t>(count + posts);
+  if (count < 0 || static_cast<size_t>(count) > ids.ElementLength())
+    throw Napi::RangeError::New(env, "progress: count " + std::to_string(count) + " is outside the requests array (" +
+                                         std::to_string(ids.ElementLength()) + ")");
+  const size_t n = static_cast<size_t>(count);
   if (out.ElementLength() < 4 * n)
     throw Napi::RangeError::New(env, "progress: out holds " + std::to_string(out.ElementLength()) +
                                          " entries, fewer than 4 per request (" + std::to_string(4 * n) + ")");
@@ -700,29 +683,7 @@ Napi::Value Progress(const Napi::CallbackInfo& info) {
   const double sleepUs = info.Length() > 5 && info[5].IsNumber() ? info[5].As<Napi::Number>().DoubleValue() : 0;
   if (!(sleepUs >= 0) || sleepUs > 1e6)
     throw Napi::RangeError::New(env, "progress: sleepUs " + std::to_string(sleepUs) + " is outside [0, 1e6]");
-  if (posts > 0) {
-    if (info.Length() < 12 || !info[7].IsTypedArray() ||
-        info[7].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
-      throw Napi::TypeError::New(env, "progress: posts need desc: Float64Array, m0, m1, m2 and comm");
-    Napi::Float64Array desc = info[7].As<Napi::Float64Array>();
-    if (desc.ElementLength() < 6 * static_cast<size_t>(posts))
-      throw Napi::RangeError::New(env, "progress: desc holds " + std::to_string(desc.ElementLength()) +
-                                           " entries, fewer than 6 per post (" + std::to_string(6 * posts) + ")");
-    const MPI_Comm comm = Comm(info, 11);
-    Mem mems[3] = {};
-    bool have[3] = {false, false, false};
-    for (int64_t k = 0; k < posts; k++) {
-      const double* d = desc.Data() + 6 * k;
-      const int mem = PostMemory(env, "progress", k, d);
-      if (!have[mem]) {
-        mems[mem] = MemArg(info, 8 + mem);
-        have[mem] = true;
-      }
-      Post(env, "progress", k, d, mems, comm, ids.Data() + count + k);
-    }
-  }
-  const int64_t want = info.Length() > 12 && info[12].IsNumber() ? info[12].As<Napi::Number>().Int64Value() : 1;
-  const Until until{budgetUs, yieldCpu, sleepUs, static_cast<int>(std::min<int64_t>(want, 1 << 30)), nullptr};
+  const Until until{budgetUs, yieldCpu, sleepUs, 1, nullptr};
   return Napi::Number::New(env, TestUntil(env, ids.Data(), n, out.Data(), until));
 }
 
@@ -813,7 +774,7 @@ Napi::Value RunProgress(const Napi::CallbackInfo& info) {
     bool have[3] = {false, false, false};
     for (int64_t k = 0; k < static_cast<int64_t>(posts); k++) {
       const double* d = r.desc + 6 * k;
-      const int mem = PostMemory(env, "runProgress", k, d);
+      const int mem = PostMemory(env, k, d);
       if (!have[mem]) {
         void* data = nullptr;
         size_t length = 0;
@@ -826,7 +787,7 @@ Napi::Value RunProgress(const Napi::CallbackInfo& info) {
         mems[mem] = {static_cast<uint8_t*>(data), length, static_cast<size_t>(lo), static_cast<size_t>(hi)};
         have[mem] = true;
       }
-      Post(env, "runProgress", k, d, mems, comm, r.ids + static_cast<size_t>(count) + k);
+      Post(env, k, d, mems, comm, r.ids + static_cast<size_t>(count) + k);
     }
   }
   const double minDone = c[5] >= 1 ? std::min(c[5], 1e9) : 1;

@@ -170,14 +170,14 @@ async function timeEach(run: () => unknown, batch: number, e: Float64Array, at: 
 /**
  * The calls of timeInterleaved, and nothing else: the warm-up runs the same loop, without the
  * reductions of statistics that would run between it and the first timed call. Returns each
- * variant's time per call of every round and, where `eachCall`, every call's time.
+ * variant's time per call of every round and, on a host engine, every call's time.
  */
 async function runInterleaved(
   bc: BenchComm,
   variants: readonly Variant[],
   iters: number,
-  eachCall: boolean,
 ): Promise<{ perRound: number[][]; each: Float64Array[]; calls: number[] }> {
+  const eachCall = bc.engine === "MPI";
   const calls = roundSizes(iters, ROUNDS);
   const perRound = variants.map(() => [] as number[]);
   const each = variants.map(() => new Float64Array(eachCall ? iters : 0));
@@ -208,14 +208,13 @@ async function runInterleaved(
  * promise only says it is queued, so there only the rounds are timed.
  */
 async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<Timed[]> {
-  const eachCall = bc.engine === "MPI";
-  const { perRound, each, calls } = await runInterleaved(bc, variants, iters, eachCall);
+  const { perRound, each, calls } = await runInterleaved(bc, variants, iters);
   const out: Timed[] = [];
   for (const [k, rounds] of perRound.entries()) {
     const worst: number[] = [];
     for (const t of rounds) worst.push(await bc.maxOverRanks(t));
     const timed = { rounds: spread(worst, calls) };
-    out.push(eachCall ? { ...timed, each: await bc.maxOverRanksEach(each[k] as Float64Array) } : timed);
+    out.push(bc.engine === "MPI" ? { ...timed, each: await bc.maxOverRanksEach(each[k] as Float64Array) } : timed);
   }
   return out;
 }
@@ -305,11 +304,11 @@ export async function measure(
     await prepare(bc, p, outBufs);
     const warmup = warmupCalls(o.warmupIters, size);
     if (last) {
-      await runInterleaved(bc, variants.slice(0, builtinAt), Math.max(warmup, o.iters), bc.engine === "MPI");
+      await runInterleaved(bc, variants.slice(0, builtinAt), Math.max(warmup, o.iters));
       await comm.synchronize();
       handPeak = await bc.maxOverRanks(maxRss() - baseline);
     }
-    await runInterleaved(bc, variants, warmup, bc.engine === "MPI");
+    await runInterleaved(bc, variants, warmup);
 
     const us = await timeInterleaved(bc, variants, o.iters);
     const measured: Measurement[] = [];

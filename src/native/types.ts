@@ -89,13 +89,8 @@ export interface NativeMpi {
    * (between tries: spinning, sched_yield when yieldCpu, or nanosleep(sleepUs) when sleepUs > 0);
    * returns how many completed and writes 4 entries each into `out` (room for 4 x count):
    * [position in requests, bytes, tag, error code (0 = success)]. Allocates nothing. Completed
-   * handles are freed. The binding's only MPI_Testsome: every wait of the mpi backend uses it.
-   * With `posts`, it first posts that many transfers, 6 entries each of `desc` ([0 isend or 1
-   * irecv, memory 0 - 2 (m0, m1, m2), byte offset, bytes, peer, tag] on communicator `comm`),
-   * writing their handles to requests[count ..] and testing them with the rest; such a post does
-   * not keep its memory alive (the caller does, until it completes or is cancelled). With
-   * `minDone`, it gathers that many completions (at most count + posts) before it returns, unless
-   * the budget passes first.
+   * handles are freed. The wait of the mpi backend's point-to-point operations (runProgress is
+   * the plan runner's).
    */
   progress(
     count: number,
@@ -104,17 +99,12 @@ export interface NativeMpi {
     budgetUs: number,
     yieldCpu: boolean,
     sleepUs?: number,
-    posts?: number,
-    desc?: Float64Array,
-    m0?: NativeBuf,
-    m1?: NativeBuf,
-    m2?: NativeBuf,
-    comm?: number,
-    minDone?: number,
   ): number;
   /**
-   * Binds a plan run's arrays for runProgress, once: `requests`, `out` and `desc` as progress()
-   * takes them, `wake` a byte per request position (set: that request's completion releases
+   * Binds a plan run's arrays for runProgress, once: `requests` and `out` as progress() takes
+   * them, `desc` its posts, 6 entries each ([0 isend or 1 irecv, memory 0 - 2 (m0, m1, m2), byte
+   * offset, bytes, peer, tag]; a post's handle goes to requests[count + k], and its memory is kept
+   * alive by the caller, not the post, until it completes or is cancelled), `wake` a byte per request position (set: that request's completion releases
    * work), `ctrl` a call's numbers [count, posts, budgetUs, yieldCpu (0/1), sleepUs, minDone,
    * useWake (0/1)] and per memory 0 - 2 the bytes [lo, hi) of its buffer posts may touch (13 in
    * all), on communicator `comm`. The handle holds the arrays while it lives.
@@ -128,11 +118,12 @@ export interface NativeMpi {
     comm: number,
   ): NativeRun;
   /**
-   * progress() for a bound run: its numbers in the bound ctrl, its posts' memories the
-   * ArrayBuffers m0 - m2 (desc's byte offsets count from each buffer's start, each post checked
-   * against its memory's [lo, hi) in ctrl); with useWake it
-   * also returns as soon as a request whose wake byte is set completes. One Node-API call per
-   * memory posted into and none per array, where progress() costs a type search per array.
+   * For a bound run: posts ctrl's `posts` transfers, then progress() over count + posts requests,
+   * its numbers in the bound ctrl and its posts' memories the ArrayBuffers m0 - m2 (desc's byte
+   * offsets count from each buffer's start, each post checked against its memory's [lo, hi) in
+   * ctrl); returns after minDone completions or, with useWake, as soon as a request whose wake
+   * byte is set completes. One Node-API call per memory posted into and none per array, where a
+   * TypedArray argument costs a type search.
    */
   runProgress(run: NativeRun, m0: ArrayBuffer, m1: ArrayBuffer, m2: ArrayBuffer): number;
   /** The code of a local reduction for localReduce (dtype and combine by name); throws for one that does not exist. */
