@@ -30,6 +30,7 @@ import { type DataBuffer, type HostBuffer, isHostBuffer, type View } from "../..
 import { type DType, dtypeInfo, type TypedArray } from "../../core/dtype.js";
 import { EngineError, TimeoutError } from "../../core/errors.js";
 import { combineOf } from "../../core/op.js";
+import { toEngineError } from "../../native/load.js";
 import { scaleHost } from "../../native/reduce.js";
 import type { NativeMpi, NativeRun } from "../../native/types.js";
 import { nextToPost, release, type Scheduling, scheduling } from "../../schedule/dataflow.js";
@@ -389,12 +390,17 @@ class Run implements Driven {
     ctrl[3] = yieldCpu ? 1 : 0;
     ctrl[4] = sleepUs;
     this.wanted();
-    return this.comm.proc.mpi.runProgress(
-      this.bound,
-      bufs[0] as ArrayBuffer,
-      bufs[1] as ArrayBuffer,
-      bufs[2] as ArrayBuffer,
-    );
+    try {
+      return this.comm.proc.mpi.runProgress(
+        this.bound,
+        bufs[0] as ArrayBuffer,
+        bufs[1] as ArrayBuffer,
+        bufs[2] as ArrayBuffer,
+      );
+    } catch (e) {
+      // MPI's own errors (a post's MPI_Isend/MPI_Irecv, MPI_Testsome) as EngineError naming the rank and call.
+      throw toEngineError(e, `rank ${this.comm.rank}: ${this.options.label}`);
+    }
   }
 
   /** Sets when the native call may return: waitRule over the transfers in flight. */
