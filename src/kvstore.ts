@@ -58,6 +58,11 @@ export function ownerOf(key: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/** Why rank `rank` may not write `key` (set, setIfAbsent, add, delete), or null where it may. */
+export function writeRefusal(rank: number, key: string): string | null {
+  return ownerOf(key) === rank ? null : `rank ${rank} may write only keys under rank/${rank}/, not '${key}'`;
+}
+
 export function encodeAbort(a: AbortRecord): Buffer {
   return Buffer.from(JSON.stringify({ rank: a.rank, reason: a.reason }));
 }
@@ -199,11 +204,22 @@ function full(key: string, why: string): InvalidArgumentError {
 
 /** The store's semantics without a socket: for the sim backend (one process), tests, and the server's own use. */
 export class MemoryStore implements KVStore {
+  /**
+   * `writer`: the rank this store speaks for, where ranks share one table (tests of several ranks
+   * in one process); its writes are then held to the TCP store's rule (writeRefusal).
+   */
   constructor(
     readonly table = new KeyTable(),
     private readonly defaultTimeoutMs = 300_000,
+    private readonly writer?: number,
   ) {}
+  /** Throws as the TCP store's client does where the server refuses the write. */
+  private mayWrite(op: string, key: string): void {
+    const refused = this.writer === undefined ? null : writeRefusal(this.writer, key);
+    if (refused) throw new InvalidArgumentError({ op: `store ${op} ${key}` }, refused);
+  }
   async set(key: string, value: string | Uint8Array): Promise<void> {
+    this.mayWrite("set", key);
     this.table.set(key, Buffer.from(toBuffer(value)));
   }
   async get(key: string, timeoutMs = this.defaultTimeoutMs): Promise<Buffer> {
@@ -216,15 +232,18 @@ export class MemoryStore implements KVStore {
     );
   }
   async add(key: string, delta: number): Promise<number> {
+    this.mayWrite("add", key);
     return this.table.add(key, delta);
   }
   async setIfAbsent(key: string, value: string | Uint8Array): Promise<Buffer> {
+    this.mayWrite("setIfAbsent", key);
     return this.table.setIfAbsent(key, Buffer.from(toBuffer(value)));
   }
   async check(keys: readonly string[]): Promise<boolean> {
     return keys.every((k) => this.table.has(k));
   }
   async delete(key: string): Promise<boolean> {
+    this.mayWrite("delete", key);
     return this.table.delete(key);
   }
   async abort(rank: number, reason: string): Promise<AbortRecord> {

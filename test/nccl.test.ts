@@ -26,7 +26,7 @@ import {
 import { allReduce } from "../src/collectives/api.js";
 import { tensor, view } from "../src/core/buffer.js";
 import { EngineError, InvalidArgumentError, TimeoutError } from "../src/core/errors.js";
-import { MemoryStore } from "../src/kvstore.js";
+import { MemoryStore, ownKey } from "../src/kvstore.js";
 import { loadNative, tryLoad } from "../src/native/load.js";
 import { resetNcclSearchCache } from "../src/native/nccl.js";
 import type { NativeNccl } from "../src/native/types.js";
@@ -502,10 +502,10 @@ describe("the backend on the fake engine (no GPU)", () => {
       if (c.rank === 1) {
         await c.send(view(await toDevice(c, tensor("int32", [41, 42]))), 0); // enqueued, not delivered
         c.destroy();
-        await store.set("test/rank1-destroyed", "1");
+        await store.set(ownKey(1, "test/destroyed"), "1");
         return { fake, handle: c.handle };
       }
-      await store.get("test/rank1-destroyed");
+      await store.get(ownKey(1, "test/destroyed"));
       const r = c.alloc("int32", 2);
       await c.recv(view(r), 1);
       expect([...(await readDevice(view(r)))]).toEqual([41, 42]);
@@ -523,16 +523,16 @@ describe("the backend on the fake engine (no GPU)", () => {
         const x = await toDevice(c, tensor("int32", [c.rank + 7]));
         if (c.rank === 0) {
           if (!failing) await c.recv(view(x), 1); // posted before rank 1 exits
-          await store.set("test/posted", "1");
-          await store.get("test/exited");
+          await store.set(ownKey(0, "test/posted"), "1");
+          await store.get(ownKey(1, "test/exited"));
           if (!failing) expect([...(await readDevice(view(x)))]).toEqual([8]);
           return undefined;
         }
-        await store.get("test/posted");
+        await store.get(ownKey(0, "test/posted"));
         await c.send(view(x), 0); // enqueued; delivered only if rank 0 receives
         c.destroy();
         c.device.close(failing);
-        await store.set("test/exited", "1");
+        await store.set(ownKey(1, "test/exited"), "1");
         return { fake, handle: c.handle };
       });
       expect(one!.fake.finalized).toEqual([one!.handle]);

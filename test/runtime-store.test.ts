@@ -8,7 +8,7 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { InvalidArgumentError, TimeoutError } from "../src/core/errors.js";
-import { ABORT_KEY, deadKey, joinedKey, type KVStore, leftKey, parseAbort } from "../src/kvstore.js";
+import { ABORT_KEY, deadKey, joinedKey, KeyTable, type KVStore, leftKey, parseAbort } from "../src/kvstore.js";
 import {
   encodeFrame,
   MAGIC,
@@ -172,8 +172,8 @@ describe("who may do what", () => {
     await expect(client(8)).rejects.toThrow(/rank "8" is not a rank of this job \(0\.\.7\)/);
   });
 
-  it("a rank writes only its own keys; job/ keys are the store's; the error names both", async () => {
-    const c = await client(1);
+  /** What rank 1 may not write, and the error it gets: the same from the TCP store and an in-process one. */
+  async function refusesOthersKeys(c: KVStore): Promise<void> {
     await expect(c.set("rank/2/done", "1")).rejects.toThrow(
       new InvalidArgumentError(
         { op: "store set rank/2/done" },
@@ -183,8 +183,19 @@ describe("who may do what", () => {
     await expect(c.set(ABORT_KEY, "forged")).rejects.toThrow(/may write only keys under rank\/1\//);
     await expect(c.delete(joinedKey(0))).rejects.toThrow(/may write only keys under rank\/1\//);
     await expect(c.add("barrier/shared", 1)).rejects.toThrow(/may write only keys under rank\/1\//);
-    await c.set("rank/1/x", "mine"); // and the connection still serves
+    await c.set("rank/1/x", "mine"); // and the store still serves
+  }
+
+  it("a rank writes only its own keys; job/ keys are the store's; the error names both", async () => {
+    await refusesOthersKeys(await client(1));
     expect(server.rejected.get("write outside its own keys")).toBe(4);
+  });
+
+  it("an in-process store speaking for rank 1 (tests of several ranks in one process) holds it to the same rule", async () => {
+    const table = new KeyTable();
+    await refusesOthersKeys(new MemoryStore(table, 1000, 1));
+    expect(table.read("rank/1/x")?.toString()).toBe("mine");
+    await new MemoryStore(table, 1000).set("anything/at/all", "1"); // speaking for no rank: the server's own use
   });
 
   it("an abort carries the rank of the connection that sent it, whatever rank it claims", async () => {

@@ -9,6 +9,7 @@ import { tensor, view, zeros } from "../../src/core/buffer.js";
 import { DTYPES, dtypeInfo, fromValues, toValues } from "../../src/core/dtype.js";
 import { AbortError, InvalidArgumentError, TimeoutError } from "../../src/core/errors.js";
 import { reduceArrays, scaleArrays } from "../../src/core/op.js";
+import { ownKey } from "../../src/kvstore.js";
 import { findLayer } from "../../src/runtime/guard.js";
 import { check, expectReject } from "../support/check.js";
 
@@ -207,7 +208,8 @@ export const TIMEOUT_CASE: [string, (c: Comm, setTimeoutMs: (ms: number) => void
   async (c, setTimeoutMs) => {
     const nccl = findLayer(c, (x): x is NcclComm => x instanceof NcclComm);
     check(nccl, "an NcclComm underneath");
-    const released = `${nccl.key}/timeout-case/done`;
+    // Rank 0 releases the others; a rank writes only its own keys in the store (rank/<r>/...).
+    const released = ownKey(0, `${nccl.key}/timeout-case/done`);
     if (c.rank !== 0) {
       await nccl.proc.store.get(released, 120_000);
       return;

@@ -24,7 +24,7 @@ import type { NcclComm } from "../../src/backends/nccl/comm.js";
 import { initNccl } from "../../src/backends/nccl/index.js";
 import { type DType, dtypeInfo, type TypedArray } from "../../src/core/dtype.js";
 import { type Combine, reduceArrays, scaleArrays, sumScaling } from "../../src/core/op.js";
-import { MemoryStore } from "../../src/kvstore.js";
+import { KeyTable, MemoryStore } from "../../src/kvstore.js";
 import {
   type DevicePtr,
   type NativeBuf,
@@ -811,7 +811,8 @@ export async function runFakeRanks<T>(
 ): Promise<T[]> {
   const world = new FakeNcclWorld(o);
   const timeoutMs = o.timeoutMs ?? 30_000;
-  const store = new MemoryStore(undefined, timeoutMs);
+  // One table, each rank's view held to the TCP store's rule (a rank writes only rank/<r>/...).
+  const table = new KeyTable();
   const natives = Array.from({ length: n }, () => world.native());
   const comms = await Promise.all(
     natives.map((native, rank) =>
@@ -819,7 +820,7 @@ export async function runFakeRanks<T>(
         rank,
         size: n,
         localRank: rank,
-        store,
+        store: new MemoryStore(table, timeoutMs, rank),
         native,
         timeoutMs,
         onAbort: (e) => o.onAbort?.(rank, e),

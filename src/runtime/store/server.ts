@@ -28,9 +28,9 @@ import {
   type KVStore,
   leftKey,
   MemoryStore,
-  ownerOf,
   parseAbort,
   type TableLimits,
+  writeRefusal,
 } from "../../kvstore.js";
 import {
   BUSY,
@@ -354,8 +354,7 @@ export class StoreServer {
 
   /** A rank may write only its own namespace; a launcher nothing but aborts. */
   private mayWrite(role: Role, key: string): string | null {
-    if (role.kind === "rank" && ownerOf(key) === role.rank) return null;
-    if (role.kind === "rank") return `rank ${role.rank} may write only keys under rank/${role.rank}/, not '${key}'`;
+    if (role.kind === "rank") return writeRefusal(role.rank, key);
     return `the launcher of node ${role.node} writes no keys (only aborts), not '${key}'`;
   }
 
