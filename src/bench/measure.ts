@@ -301,14 +301,23 @@ export async function measure(
     // docs/performance.md). At the largest size the hand-rolled variants first run alone, as
     // the memory probe: as many calls as the timed loop makes, then the RSS high-water mark
     // before the built-in has run there.
+    // The first warm-up calls are timed (max over ranks, so every rank makes as many calls) and
+    // bound the rest by WARMUP_BUDGET_MS a variant.
     await prepare(bc, p, outBufs);
-    const warmup = warmupCalls(o.warmupIters, size);
+    const hands = variants.slice(0, builtinAt);
+    const probed = last ? hands : variants;
+    const probe = Math.max(1, o.warmupIters);
+    const t0 = performance.now();
+    await runInterleaved(bc, probed, probe);
+    await comm.synchronize();
+    const perCallUs = await bc.maxOverRanks(((performance.now() - t0) * 1000) / (probe * probed.length));
+    const warmup = warmupCalls(o.warmupIters, size, perCallUs);
     if (last) {
-      await runInterleaved(bc, variants.slice(0, builtinAt), Math.max(warmup, o.iters));
+      await runInterleaved(bc, hands, Math.max(0, Math.max(warmup, o.iters) - probe));
       await comm.synchronize();
       handPeak = await bc.maxOverRanks(maxRss() - baseline);
     }
-    await runInterleaved(bc, variants, warmup);
+    await runInterleaved(bc, variants, last ? warmup : Math.max(0, warmup - probe));
 
     const us = await timeInterleaved(bc, variants, o.iters);
     const measured: Measurement[] = [];

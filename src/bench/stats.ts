@@ -52,11 +52,19 @@ export const ROUNDS = 10;
  * every run), after 400 none (docs/performance.md, "Stalls from the JIT, again"). So 10,000 up to
  * 64 KiB (at most about a second a variant: several at 64 KiB with three algorithms, each out of
  * and in place), and above it as many as move WARMUP_BYTES (512 at 512 KiB, 8 at 32 MiB).
+ * Given `perCallUs` (a variant's call, measured), no more than fit in WARMUP_BUDGET_MS a variant:
+ * where a call takes milliseconds (NCCL between ranks sharing a GPU over sockets: 2 - 3 ms at
+ * 1 KiB) 10,000 calls would take minutes a size, and the JIT's compiles, of 1 - 25 ms, no longer
+ * stand out against a call.
  */
-export function warmupCalls(warmup: number, bytes: number): number {
-  if (bytes <= 64 * 1024) return Math.max(warmup, 10_000);
-  return Math.max(warmup, Math.ceil(WARMUP_BYTES / bytes));
+export function warmupCalls(warmup: number, bytes: number, perCallUs = 0): number {
+  const wanted = bytes <= 64 * 1024 ? 10_000 : Math.ceil(WARMUP_BYTES / bytes);
+  const fit = perCallUs > 0 ? Math.floor((WARMUP_BUDGET_MS * 1000) / perCallUs) : wanted;
+  return Math.max(warmup, Math.min(wanted, fit));
 }
+
+/** Wall time a size's warm-up may give each variant, ms (warmupCalls): 10,000 calls of 50 µs. */
+export const WARMUP_BUDGET_MS = 500;
 
 /** Bytes a size's warm-up moves at least, above 64 KiB (warmupCalls). */
 export const WARMUP_BYTES = 256 * 1024 * 1024;
