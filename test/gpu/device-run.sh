@@ -17,12 +17,14 @@
 #           break the build), fails loudly where a GPU is present but the addon has no CUDA, and
 #           records the date, GPU, driver, CUDA and NCCL. Every other phase runs it first.
 #   verify  cclab verify --backend nccl -n N for N in 2 3 4, one launch each (CCLAB_VERIFY_S cap)
-#   bench   cclab bench --backend nccl -n 2, 1K..256M, hand-rolled beside NCCL's own (CCLAB_BENCH_S cap each)
+#   bench   cclab bench --backend nccl -n 2, 1K..256M (CCLAB_BENCH_MAX, factor CCLAB_BENCH_FACTOR),
+#           hand-rolled beside NCCL's own (CCLAB_BENCH_S cap each)
+#   enqueue host time per enqueued step (test/gpu/enqueue-cost.ts)
 #   suite   test/gpu/run.ts: the npm run test:gpu checks without vitest
 # NCCL_DEBUG=WARN (unless set) puts NCCL's own reasons in the logs.
 # Back in $OUT (the tool returns at most 8 files): summary.txt (every step, its command and exit
 # status), record.md (the section to paste into docs/gpu.md: environment, commands, verify
-# tables, bench tables), build.txt, verify.txt, bench.txt, gpu.txt. Without $OUT: .device/out.
+# tables, bench tables), build.txt, verify.txt, bench.txt, enqueue.txt, gpu.txt. Without $OUT: .device/out.
 # Exit status: 0 if every step passed, else the last failing step's (3: addon without CUDA).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -164,13 +166,22 @@ bench() {
   for spec in ${CCLAB_BENCH_SET:-allreduce:ring allgather:ring reducescatter:ring broadcast:auto alltoall:pairwise}; do
     coll="${spec%%:*}" alg="${spec#*:}"
     local cmd=(node src/cli/bin.js bench "$coll" --algorithm "$alg" --backend nccl -n "${CCLAB_BENCH_NP:-2}"
-      -b 1K -e "${CCLAB_BENCH_MAX:-256M}" -f 2 --iters "${CCLAB_BENCH_ITERS:-10}" -w 2 --no-progress)
+      -b 1K -e "${CCLAB_BENCH_MAX:-256M}" -f "${CCLAB_BENCH_FACTOR:-2}" --iters "${CCLAB_BENCH_ITERS:-10}" -w 2 --no-progress)
     step "bench $coll" 45 "${CCLAB_BENCH_S:-100}" bench.txt "${cmd[@]}"
     rc=$?
     md "" "\`cclab ${cmd[*]:2}\`: exit $rc" '```'
     cat "$out/step.out" >> "$out/record.md"
     md '```'
   done
+}
+
+# Host time per enqueued step (test/gpu/enqueue-cost.ts: 1 KiB all-reduces, NCCL groups counted).
+enqueue() {
+  step "enqueue cost" 30 "${CCLAB_ENQUEUE_S:-60}" enqueue.txt \
+    node src/cli/bin.js run -n 2 --backend nccl test/gpu/enqueue-cost.ts 500
+  md "" "\`cclab run -n 2 --backend nccl test/gpu/enqueue-cost.ts 500\`: exit $?" '```'
+  grep -E '^(\[rank 0\] )?enqueue ' "$out/step.out" >> "$out/record.md"
+  md '```'
 }
 
 suite() {
@@ -187,8 +198,8 @@ setup
 for p in "${phases[@]}"; do
   case "$p" in
     setup) ;;
-    verify | bench | suite) "$p" ;;
-    *) log "unknown phase '$p' (setup, verify, bench, suite)"; status=2 ;;
+    verify | bench | enqueue | suite) "$p" ;;
+    *) log "unknown phase '$p' (setup, verify, bench, enqueue, suite)"; status=2 ;;
   esac
 done
 rm -f "$out/step.out"
