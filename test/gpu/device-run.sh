@@ -4,10 +4,10 @@
 # all-gather, reduce-scatter, broadcast and all-to-all from 1K to 256M, and the GPU suite, and
 # writes what docs/gpu.md records. First, on the development machine, in the repository root:
 #   bash test/gpu/device-prep.sh     # node and the production node_modules into .device/ (git-ignored)
-# then one device-tool call per line (each within the tool's 10 minutes; 30 minutes a session):
+# then, for a whole loan in one call (15 minutes of device time, starts included):
+#   run(carry=[".device"], timeout_s=600, command="OUT=$OUT bash test/gpu/device-loan.sh")
+# or single phases, one device-tool call each:
 #   run(carry=[".device"], timeout_s=600, command="bash test/gpu/device-run.sh setup verify")
-#   run(carry=[".device"], timeout_s=600, command="bash test/gpu/device-run.sh bench")
-#   run(carry=[".device"], timeout_s=600, command="bash test/gpu/device-run.sh suite")
 # A warm machine keeps node, node_modules and the build between calls; a fresh one sets up again.
 #
 # Phases, run in the order given (default: setup verify bench); each starts only with enough of
