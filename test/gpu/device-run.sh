@@ -175,13 +175,18 @@ bench() {
   done
 }
 
-# Host time per enqueued step (test/gpu/enqueue-cost.ts: 1 KiB all-reduces, NCCL groups counted).
+# Host time per enqueued step (test/gpu/enqueue-cost.ts: 1 KiB all-reduces, NCCL groups counted),
+# with cclab's default non-blocking communicators (each group polled until NCCL has enqueued it)
+# and with CCLAB_NCCL_BLOCKING=1 (ncclGroupEnd returns once enqueued): what the polling costs.
 enqueue() {
-  step "enqueue cost" 30 "${CCLAB_ENQUEUE_S:-60}" enqueue.txt \
-    node src/cli/bin.js run -n 2 --backend nccl test/gpu/enqueue-cost.ts 500
-  md "" "\`cclab run -n 2 --backend nccl test/gpu/enqueue-cost.ts 500\`: exit $?" '```'
-  grep -E '^(\[rank 0\] )?enqueue ' "$out/step.out" >> "$out/record.md"
-  md '```'
+  local blocking
+  for blocking in 0 1; do
+    step "enqueue cost (CCLAB_NCCL_BLOCKING=$blocking)" 30 "${CCLAB_ENQUEUE_S:-60}" enqueue.txt \
+      env CCLAB_NCCL_BLOCKING=$blocking node src/cli/bin.js run -n 2 --backend nccl test/gpu/enqueue-cost.ts 500
+    md "" "\`CCLAB_NCCL_BLOCKING=$blocking cclab run -n 2 --backend nccl test/gpu/enqueue-cost.ts 500\`: exit $?" '```'
+    grep -E '^(\[rank 0\] )?enqueue ' "$out/step.out" >> "$out/record.md"
+    md '```'
+  done
 }
 
 suite() {
