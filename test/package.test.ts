@@ -139,6 +139,19 @@ export async function main(comm) { const a = new Float64Array([comm.rank]); awai
     expect(out.match(/sum 3/g)?.length).toBe(3);
   });
 
+  it("finds its own files from dist/: bench --floors's C source ships and resolves inside the package", () => {
+    // dist/src/bench/ is three folders below the package root, src/bench/ two: a path made by
+    // walking up a fixed count pointed into dist/ and made --floors fail in every installed copy.
+    const floors = join(app, "node_modules", "cclab", "dist", "src", "bench", "floors.js");
+    const out = run(process.execPath, [
+      "--input-type=module",
+      "-e",
+      `const m = await import(${JSON.stringify(`file://${floors}`)}); console.log(m.FLOORS_SOURCE);`,
+    ]);
+    expect(out.trim()).toBe(join(app, "node_modules", "cclab", "native", "floors.c"));
+    expect(existsSync(out.trim())).toBe(true);
+  });
+
   it("a strict tsc consumer compiles against the .d.ts files, skipLibCheck off", () => {
     writeFileSync(
       join(app, "tsconfig.json"),

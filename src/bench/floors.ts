@@ -6,10 +6,10 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
 import { mpirunCommand } from "../backends/mpi/index.js";
 import { UnavailableError } from "../core/errors.js";
+import { PACKAGE_ROOT } from "../native/root.js";
 
 export interface Floors {
   /** Message size of the bandwidth figures, bytes. */
@@ -27,9 +27,10 @@ export interface Floors {
 /** How the launching process hands the measured floors to the ranks mpirun starts. */
 export const FLOORS_ENV = "CCLAB_BENCH_FLOORS";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const SOURCE = join(ROOT, "native", "floors.c");
-const BINARY = join(ROOT, "build", "floors");
+/** The floors program's source: native/floors.c at the package's root (a clone's or an installed package's). */
+export const FLOORS_SOURCE = join(PACKAGE_ROOT, "native", "floors.c");
+const SOURCE = FLOORS_SOURCE;
+const BINARY = join(PACKAGE_ROOT, "build", "floors");
 
 /** Builds native/floors.c with mpicc when the binary is missing or older than the source. */
 function build(): string {
