@@ -53,10 +53,11 @@ describe("bench statistics", () => {
     expect(warmupCalls(5, 512 * 1024)).toBe(512);
     // A measured call bounds the warm-up to WARMUP_BUDGET_MS a variant, never under the -w count.
     expect(warmupCalls(5, 1024, 2)).toBe(10_000);
-    expect(warmupCalls(5, 1024, 2500)).toBe(200);
-    expect(warmupCalls(5, 512 * 1024, 2500)).toBe(200);
+    expect(warmupCalls(5, 64 * 1024, 200)).toBe(10_000);
+    expect(warmupCalls(5, 1024, 2500)).toBe(800);
+    expect(warmupCalls(5, 512 * 1024, 5000)).toBe(400);
     expect(warmupCalls(5, 512 * 1024, 200)).toBe(512);
-    expect(warmupCalls(5, 1024, 1e6)).toBe(5);
+    expect(warmupCalls(5, 1024, 1e7)).toBe(5);
     expect(warmupCalls(5, 32 * 1024 * 1024)).toBe(8);
     expect(warmupCalls(5, 256 * 1024 * 1024)).toBe(5);
     expect(warmupCalls(20_000, 1024)).toBe(20_000);

@@ -307,10 +307,11 @@ export async function measure(
     const hands = variants.slice(0, builtinAt);
     const probed = last ? hands : variants;
     const probe = Math.max(1, o.warmupIters);
-    const t0 = performance.now();
-    await runInterleaved(bc, probed, probe);
-    await comm.synchronize();
-    const perCallUs = await bc.maxOverRanks(((performance.now() - t0) * 1000) / (probe * probed.length));
+    // A variant's call: the fastest of its rounds (each timed after its barrier, so no barrier in
+    // it; the first calls of a size, of a new plan and cold code, are many times slower than the
+    // rest); the slowest variant's, on the slowest rank.
+    const first = await runInterleaved(bc, probed, probe);
+    const perCallUs = await bc.maxOverRanks(Math.max(...first.perRound.map((r) => spread(r, first.calls).min)));
     const warmup = warmupCalls(o.warmupIters, size, perCallUs);
     if (last) {
       await runInterleaved(bc, hands, Math.max(0, Math.max(warmup, o.iters) - probe));
