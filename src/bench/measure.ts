@@ -38,6 +38,15 @@ import type {
   MemoryReport,
 } from "./types.js";
 
+/** Warm-up calls a variant makes with rank 0 late (runStaggered), and how late, µs: past the first native wait's 100 µs. */
+const STAGGERED_CALLS = 20;
+const LATE_US = 500;
+/**
+ * The warm-up's calls of the timing loop (runInterleaved) a size, its calls shared out among them
+ * (docs/performance.md, "The timing loop's own compile").
+ */
+const WARMUP_PASSES = 20;
+
 /** The built-in's name in the engine's API, for the header. */
 export function builtinName(engine: "MPI" | "NCCL", c: BenchCollective): string {
   const b = specOf(c).builtin;
@@ -164,6 +173,31 @@ async function timeEach(run: () => unknown, batch: number, e: Float64Array, at: 
     const now = performance.now();
     e[at + i] = (now - t) * 1000;
     t = now;
+  }
+}
+
+/**
+ * Warm-up calls with rank 0 arriving `lateUs` late to each, on a host engine: every other rank's
+ * call then waits past its first native wait, turns the event loop without a completion and
+ * completes after it, so V8 has seen those paths before it optimizes the functions they run
+ * through. Otherwise the first late peer in the timed calls deoptimizes them (TurboFan compiled
+ * the branch it had never seen as a deoptimization), and their recompiling, on every rank at
+ * once, took calls of 3 - 24 ms at the same round of every run (n = 4, 8 KiB, recursive
+ * doubling; docs/performance.md, "Deoptimized by the first late peer").
+ */
+async function runStaggered(bc: BenchComm, variants: readonly Variant[], calls: number, lateUs: number): Promise<void> {
+  if (bc.engine !== "MPI") return;
+  const late = bc.comm.rank === 0;
+  for (const v of variants) {
+    await bc.barrier();
+    for (let i = 0; i < calls; i++) {
+      if (late) {
+        const until = performance.now() + lateUs / 1000;
+        while (performance.now() < until) {}
+      }
+      await v.run();
+    }
+    await bc.comm.synchronize();
   }
 }
 
@@ -313,12 +347,19 @@ export async function measure(
     const first = await runInterleaved(bc, probed, probe);
     const perCallUs = await bc.maxOverRanks(Math.max(...first.perRound.map((r) => spread(r, first.calls).min)));
     const warmup = warmupCalls(o.warmupIters, size, perCallUs);
+    await runStaggered(bc, probed, STAGGERED_CALLS, LATE_US);
     if (last) {
       await runInterleaved(bc, hands, Math.max(0, Math.max(warmup, o.iters) - probe));
       await comm.synchronize();
       handPeak = await bc.maxOverRanks(maxRss() - baseline);
     }
-    await runInterleaved(bc, variants, last ? warmup : Math.max(0, warmup - probe));
+    // In WARMUP_PASSES calls of the loop, not one: V8 optimizes runInterleaved itself (an async
+    // function with few turns of its own loop a call) only after many of its turns, and its
+    // TurboFan job (26 - 30 ms, on all 4 ranks at once at n = 4) otherwise fell in the timed calls.
+    const rest = last ? warmup : Math.max(0, warmup - probe);
+    for (let w = 0; w < WARMUP_PASSES; w++) {
+      await runInterleaved(bc, variants, Math.floor(rest / WARMUP_PASSES) + (w < rest % WARMUP_PASSES ? 1 : 0));
+    }
 
     const us = await timeInterleaved(bc, variants, o.iters);
     const measured: Measurement[] = [];
