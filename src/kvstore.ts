@@ -247,6 +247,8 @@ export class MemoryStore implements KVStore {
     return this.table.delete(key);
   }
   async abort(rank: number, reason: string): Promise<AbortRecord> {
-    return parseAbort(this.table.setIfAbsent(ABORT_KEY, encodeAbort({ rank, reason })));
+    // Speaking for a rank, the abort carries that rank, whatever the caller claims (as the TCP store stamps it).
+    const by = this.writer ?? rank;
+    return parseAbort(this.table.setIfAbsent(ABORT_KEY, encodeAbort({ rank: by, reason })));
   }
 }

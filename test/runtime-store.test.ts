@@ -196,6 +196,8 @@ describe("who may do what", () => {
     await refusesOthersKeys(new MemoryStore(table, 1000, 1));
     expect(table.read("rank/1/x")?.toString()).toBe("mine");
     await new MemoryStore(table, 1000).set("anything/at/all", "1"); // speaking for no rank: the server's own use
+    // Its abort carries rank 1, whatever rank it claims, as the TCP store stamps a connection's.
+    expect(await new MemoryStore(table, 1000, 1).abort(5, "forged")).toEqual({ rank: 1, reason: "forged" });
   });
 
   it("an abort carries the rank of the connection that sent it, whatever rank it claims", async () => {

@@ -38,7 +38,10 @@ import type {
   MemoryReport,
 } from "./types.js";
 
-/** Warm-up calls a variant makes with rank 0 late (runStaggered), and how late, µs: past the first native wait's 100 µs. */
+/**
+ * Warm-up calls a variant makes with rank 0 late (runStaggered), up to 64 KiB (where the warm-up
+ * is 10,000 calls anyway), and how late, µs: past the first native wait's 100 µs.
+ */
 const STAGGERED_CALLS = 20;
 const LATE_US = 500;
 /**
@@ -347,7 +350,7 @@ export async function measure(
     const first = await runInterleaved(bc, probed, probe);
     const perCallUs = await bc.maxOverRanks(Math.max(...first.perRound.map((r) => spread(r, first.calls).min)));
     const warmup = warmupCalls(o.warmupIters, size, perCallUs);
-    await runStaggered(bc, probed, STAGGERED_CALLS, LATE_US);
+    if (size <= 64 * 1024) await runStaggered(bc, probed, STAGGERED_CALLS, LATE_US);
     if (last) {
       await runInterleaved(bc, hands, Math.max(0, Math.max(warmup, o.iters) - probe));
       await comm.synchronize();
@@ -356,9 +359,11 @@ export async function measure(
     // In WARMUP_PASSES calls of the loop, not one: V8 optimizes runInterleaved itself (an async
     // function with few turns of its own loop a call) only after many of its turns, and its
     // TurboFan job (26 - 30 ms, on all 4 ranks at once at n = 4) otherwise fell in the timed calls.
+    // On NCCL a call only enqueues and every round's barrier costs milliseconds: one pass there.
     const rest = last ? warmup : Math.max(0, warmup - probe);
-    for (let w = 0; w < WARMUP_PASSES; w++) {
-      await runInterleaved(bc, variants, Math.floor(rest / WARMUP_PASSES) + (w < rest % WARMUP_PASSES ? 1 : 0));
+    const passes = bc.engine === "MPI" ? Math.min(WARMUP_PASSES, rest) : 1;
+    for (let w = 0; w < passes; w++) {
+      await runInterleaved(bc, variants, Math.floor(rest / passes) + (w < rest % passes ? 1 : 0));
     }
 
     const us = await timeInterleaved(bc, variants, o.iters);

@@ -5,7 +5,7 @@
  * them (a call's promise resolves once its steps are enqueued on the stream, not when they ran),
  * counts the NCCL groups they enqueued (one per step: ncclGroupStart .. ncclGroupEnd around its
  * sends and receives) by wrapping the addon's groupEnd, and prints the host µs per step and per
- * call; then synchronizes and checks the result. Rank 0 prints; every rank's figure is its own.
+ * call, then the time until the device finished them. Rank 0 prints; every rank's figure is its own.
  */
 import { NcclComm } from "../../src/backends/nccl/index.js";
 import { allReduce } from "../../src/collectives/api.js";
@@ -36,6 +36,8 @@ export async function main(comm: Comm, args: string[]): Promise<void> {
     await comm.synchronize();
     const wallUs = (performance.now() - t0) * 1000;
     await nccl.builtin.barrier();
+    if (groups === 0)
+      throw new Error(`enqueue-cost: ${algorithm} enqueued no NCCL group (is groupEnd still the addon's?)`);
     if (comm.rank === 0) {
       console.log(
         `enqueue ${algorithm}: ${calls} calls of 1 KiB on ${comm.size} ranks, ${groups} steps: ` +
