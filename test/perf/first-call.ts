@@ -9,27 +9,16 @@
  */
 import { initMpi } from "../../src/backends/mpi/index.js";
 import { loopStats as w } from "../../src/backends/mpi/progress.js";
-import { allocate, invoke } from "../../src/collectives/dispatch.js";
-import { findAlgorithm } from "../../src/schedule/registry.js";
-import { makeCall, rankCall, specOf } from "../../src/specs/index.js";
+import { allReduceCall } from "./allreduce-call.js";
 
 const comm = await initMpi();
 const bytes = Number(process.argv[2] ?? 1024);
 const rounds = Number(process.argv[3] ?? 400);
 const per = Number(process.argv[4] ?? 20);
 const sequences = process.argv.length > 5 ? process.argv.slice(5) : ["ring", "mpi,ring", "rd,ring"];
-const call = makeCall({ collective: "allreduce", size: comm.size, count: bytes / 4, dtype: "float32" });
-const mine = rankCall(call, comm.rank);
-const bufs = allocate(comm, mine);
+const ar = allReduceCall(comm, bytes, "first-call");
 const names: Record<string, string> = { ring: "ring", rd: "recursive_doubling", seg: "segmented_ring" };
-const variant = (v: string): (() => unknown) => {
-  if (v === "mpi") {
-    const x = { call: mine, input: bufs.input, output: bufs.output };
-    return () => specOf("allreduce").builtin.run(comm.builtin.spec, x);
-  }
-  const alg = findAlgorithm("allreduce", names[v] ?? v, { op: "first-call" });
-  return () => invoke(comm, mine, alg.name, bufs);
-};
+const variant = (v: string): (() => unknown) => (v === "mpi" ? ar.builtin() : ar.hand(names[v] ?? v).run);
 
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] as number;
 const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / a.length;

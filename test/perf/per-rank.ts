@@ -11,24 +11,16 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { initMpi } from "../../src/backends/mpi/index.js";
-import { allocate, invoke } from "../../src/collectives/dispatch.js";
-import { findAlgorithm } from "../../src/schedule/registry.js";
-import { makeCall, rankCall, specOf } from "../../src/specs/index.js";
+import { allReduceCall } from "./allreduce-call.js";
 
 const comm = await initMpi();
 const bytes = Number(process.argv[2] ?? 1024);
 const per = Number(process.argv[3] ?? 200);
 const rounds = Number(process.argv[4] ?? 10);
-const mine = rankCall(
-  makeCall({ collective: "allreduce", size: comm.size, count: bytes / 4, dtype: "float32" }),
-  comm.rank,
-);
-const bufs = allocate(comm, mine);
-const alg = findAlgorithm("allreduce", "recursive_doubling", { op: "per-rank" });
-const x = { call: mine, input: bufs.input, output: bufs.output };
+const ar = allReduceCall(comm, bytes, "per-rank");
 const variants: [string, () => unknown][] = [
-  ["recursive_doubling", () => invoke(comm, mine, alg.name, bufs)],
-  ["MPI_Allreduce", () => specOf("allreduce").builtin.run(comm.builtin.spec, x)],
+  ["recursive_doubling", ar.hand("recursive_doubling").run],
+  ["MPI_Allreduce", ar.builtin()],
 ];
 const file = (r: number) => join(tmpdir(), `cclab-per-rank-${r}.json`);
 

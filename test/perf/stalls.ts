@@ -13,9 +13,7 @@
 import { PerformanceObserver } from "node:perf_hooks";
 import { initMpi } from "../../src/backends/mpi/index.js";
 import { loopStats as w } from "../../src/backends/mpi/progress.js";
-import { allocate, invoke } from "../../src/collectives/dispatch.js";
-import { findAlgorithm } from "../../src/schedule/registry.js";
-import { makeCall, rankCall } from "../../src/specs/index.js";
+import { allReduceCall } from "./allreduce-call.js";
 
 const comm = await initMpi();
 const algName = process.argv[2] ?? "ring";
@@ -23,11 +21,7 @@ const bytes = Number(process.argv[3] ?? 1024);
 const calls = Number(process.argv[4] ?? 2000);
 const rounds = Number(process.argv[5] ?? 10);
 const warmup = Number(process.argv[6] ?? 500);
-const alg = findAlgorithm("allreduce", algName, { op: "stalls" });
-const count = bytes / 4;
-const call = makeCall({ collective: "allreduce", size: comm.size, count, dtype: "float32" });
-const mine = rankCall(call, comm.rank);
-const bufs = allocate(comm, mine);
+const alg = allReduceCall(comm, bytes, "stalls").hand(algName);
 if (!comm.planRunner) throw new Error("stalls: this MPI comm offers no fast path");
 const mark = process.env.STALLS_MARK === "1";
 
@@ -43,7 +37,7 @@ const obs = new PerformanceObserver((list) => {
 });
 obs.observe({ entryTypes: ["gc"] });
 
-for (let i = 0; i < warmup; i++) await invoke(comm, mine, alg.name, bufs);
+for (let i = 0; i < warmup; i++) await alg.run();
 
 const start = new Float64Array(calls);
 const end = new Float64Array(calls);
@@ -61,7 +55,7 @@ while (i < calls) {
     const e0 = w.empty;
     w.maxGapMs = 0;
     start[i] = performance.now();
-    await invoke(comm, mine, alg.name, bufs);
+    await alg.run();
     end[i] = performance.now();
     turns[i] = w.turns - t0;
     slept[i] = w.sleeping - m0;
