@@ -46,7 +46,7 @@ const STAGGERED_CALLS = 20;
 const LATE_US = 500;
 /**
  * The warm-up's calls of the timing loop (runInterleaved) a size, its calls shared out among them
- * (docs/performance.md, "The timing loop's own compile").
+ * (docs/performance.md, "Where the rest of the slow calls came from": the timing loop's own compile).
  */
 const WARMUP_PASSES = 20;
 
@@ -183,10 +183,10 @@ async function timeEach(run: () => unknown, batch: number, e: Float64Array, at: 
  * Warm-up calls with rank 0 arriving `lateUs` late to each, on a host engine: every other rank's
  * call then waits past its first native wait, turns the event loop without a completion and
  * completes after it, so V8 has seen those paths before it optimizes the functions they run
- * through. Otherwise the first late peer in the timed calls deoptimizes them (TurboFan compiled
- * the branch it had never seen as a deoptimization), and their recompiling, on every rank at
- * once, took calls of 3 - 24 ms at the same round of every run (n = 4, 8 KiB, recursive
- * doubling; docs/performance.md, "Deoptimized by the first late peer").
+ * through (TurboFan makes a branch it never saw a deoptimization, taken by the first late peer).
+ * Without these calls, n = 4, 8 KiB: the ring's 20th timed call was slow (0.7 - 1.3 ms) in every
+ * run, as was a 1 KiB recursive doubling row in one of three (docs/performance.md, "Where the
+ * rest of the slow calls came from").
  */
 async function runStaggered(bc: BenchComm, variants: readonly Variant[], calls: number, lateUs: number): Promise<void> {
   if (bc.engine !== "MPI") return;
