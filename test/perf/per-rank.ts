@@ -2,9 +2,11 @@
  * Each rank's own call times, not the maximum over ranks bench takes (issue 26, n = 4 at 1 KiB):
  * rounds of back-to-back all-reduces after MPI_Barrier, alternating recursive doubling (through
  * invoke(), as bench calls it) and MPI_Allreduce, every call timed on its own on every rank; each
- * rank writes its series to $TMPDIR/cclab-per-rank-<rank>.json, and rank 0 then prints, for each,
- * the per-rank medians and means and the median of each call's maximum and average over ranks
- * (nccl-tests' -a 3 and its default -a 1). Not a test: run it by hand and say the load with it.
+ * rank writes its series and each call's end (on CLOCK_MONOTONIC, which the ranks share) to
+ * $TMPDIR/cclab-per-rank-<rank>.json, and rank 0 then prints, for each, the per-rank medians and
+ * means, the median of each call's maximum and average over ranks (nccl-tests' -a 3 and its
+ * default -a 1), how far apart the ranks leave a call and which rank is slowest, and every rank
+ * its context switches a call. Not a test: run it by hand and say the load with it.
  *   mpirun --oversubscribe -np 4 node --import tsx test/perf/per-rank.ts [bytes = 1024] [calls a round = 200] [rounds = 10]
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -32,22 +34,46 @@ for (let w = 0; w < 20; w++) {
   }
 }
 const series: Record<string, number[]> = Object.fromEntries(variants.map(([name]) => [name, []]));
+/** Each call's end on this rank, µs on performance.now()'s clock (shifted to CLOCK_MONOTONIC below). */
+const ends: Record<string, number[]> = Object.fromEntries(variants.map(([name]) => [name, []]));
+const switches: Record<string, number> = Object.fromEntries(variants.map(([name]) => [name, 0]));
 for (let k = 0; k < rounds; k++) {
   for (const [name, run] of variants) {
     await comm.builtin.barrier();
+    const ru0 = process.resourceUsage();
     let t = performance.now();
     for (let i = 0; i < per; i++) {
       await run();
       const now = performance.now();
       series[name]!.push((now - t) * 1000);
+      ends[name]!.push(now * 1000);
       t = now;
     }
+    const ru1 = process.resourceUsage();
+    switches[name]! +=
+      ru1.involuntaryContextSwitches -
+      ru0.involuntaryContextSwitches +
+      ru1.voluntaryContextSwitches -
+      ru0.voluntaryContextSwitches;
   }
 }
-writeFileSync(file(comm.rank), JSON.stringify(series));
+console.log(
+  `rank ${comm.rank} context switches a call: ${Object.entries(switches)
+    .map(([n, v]) => `${n} ${(v / (rounds * per)).toFixed(2)}`)
+    .join(", ")}`,
+);
+// performance.now() and process.hrtime() both read CLOCK_MONOTONIC, which every process on this
+// machine shares: the offset between them puts every rank's ends on one time line.
+const offset = Number(process.hrtime.bigint()) / 1000 - performance.now() * 1000;
+for (const name of Object.keys(ends)) ends[name] = ends[name]!.map((e) => e + offset);
+writeFileSync(file(comm.rank), JSON.stringify({ series, ends }));
 await comm.builtin.barrier();
 if (comm.rank === 0) {
-  const all = Array.from({ length: comm.size }, (_, r) => JSON.parse(readFileSync(file(r), "utf8")) as typeof series);
+  const read = Array.from(
+    { length: comm.size },
+    (_, r) => JSON.parse(readFileSync(file(r), "utf8")) as { series: typeof series; ends: typeof ends },
+  );
+  const all = read.map((x) => x.series);
   const median = (a: number[]) => [...a].sort((p, q) => p - q)[a.length >> 1] as number;
   const mean = (a: number[]) => a.reduce((s, v) => s + v, 0) / a.length;
   for (const [name] of variants) {
@@ -59,6 +85,26 @@ if (comm.rank === 0) {
       `${name} ${bytes} B, ${comm.size} ranks: per-rank medians ${ranks.map((r) => median(r).toFixed(1)).join(" ")} µs, ` +
         `means ${ranks.map((r) => mean(r).toFixed(1)).join(" ")}; median of each call's maximum over ranks ` +
         `${over((v) => Math.max(...v)).toFixed(1)}, of its average ${over(mean).toFixed(1)}`,
+    );
+    // How far apart the ranks leave a call: the median over calls of (last end - first end), and
+    // how often the rank slowest in one call is not the one slowest in the call before.
+    const endsOf = read.map((x) => x.ends[name]!);
+    const skew = Array.from({ length: calls }, (_, i) => {
+      const e = endsOf.map((r) => r[i]!);
+      return Math.max(...e) - Math.min(...e);
+    });
+    const slowest = Array.from({ length: calls }, (_, i) => {
+      const v = ranks.map((r) => r[i]!);
+      return v.indexOf(Math.max(...v));
+    });
+    let moved = 0;
+    for (let i = 1; i < calls; i++) if (slowest[i] !== slowest[i - 1]) moved++;
+    const sorted = [...skew].sort((p, q) => p - q);
+    console.log(
+      `  ranks leave a call apart by (last end - first end): median ${median(skew).toFixed(1)} µs, ` +
+        `p90 ${sorted[Math.floor(0.9 * calls)]!.toFixed(1)}; slowest rank changes from one call to the next in ` +
+        `${((100 * moved) / (calls - 1)).toFixed(0)}% of calls; slowest per rank ` +
+        `${ranks.map((_, r) => slowest.filter((x) => x === r).length).join(" ")}`,
     );
   }
 }
