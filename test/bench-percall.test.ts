@@ -1,16 +1,20 @@
 /**
  * cclab bench's per-call timing (issue 26): the p99 by nearest rank, the per-call mean that a
- * single stall moves, and on MPI the table's p99 column and --json's per-call series for sizes up
- * to 1 MiB (none above).
+ * single stall moves, each time taken across ranks as nccl-tests' -a says (on the fake NCCL
+ * engine's ranks, in process), and on MPI the table's p99 column, the header's -a and --json's
+ * per-call series for sizes up to 1 MiB (none above).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { perCall, quantile, ratios, SERIES_MAX_BYTES } from "../src/bench/stats.js";
+import { readDevice, writeDevice } from "../src/backends/nccl/index.js";
+import { benchCommOf } from "../src/bench/measure.js";
+import { AVERAGES, perCall, quantile, ratios, SERIES_MAX_BYTES } from "../src/bench/stats.js";
 import type { BenchResult } from "../src/bench/types.js";
 import { mpiSkipReason } from "./support/mpi.js";
+import { runFakeRanks } from "./support/nccl-fake.js";
 
 describe("per-call figures", () => {
   // 199 calls of 8 µs and one that waited 4 ms on a descheduled peer.
@@ -41,6 +45,39 @@ describe("per-call figures", () => {
 
   it("the ratio compares per-call medians, and nccl-tests' means beside", () => {
     expect(ratios({ median: 8, mean: 27.96 }, { median: 4, mean: 4.2 })).toEqual({ median: 0.5, mean: 4.2 / 27.96 });
+  });
+});
+
+describe("across ranks, as nccl-tests' -a", () => {
+  it("0 rank 0's, 1 the mean, 2 the minimum, 3 the maximum, element by element", async () => {
+    // Rank r's times: call 0 took 10 + r µs, call 1 40 - 10 r (rank 3: 10), call 2 -5 on rank 2 only.
+    const mine = (r: number) => Float64Array.from([10 + r, 40 - 10 * r, r === 2 ? -5 : 7]);
+    const got = await runFakeRanks(4, async (c) => {
+      const bc = benchCommOf(c, "NCCL", { write: (d, s) => writeDevice(d, s), read: (v) => readDevice(v) });
+      const out: number[][] = [];
+      for (const a of AVERAGES) out.push(Array.from(await bc.acrossRanks(mine(c.rank), a)));
+      return out;
+    });
+    for (const perRank of got) {
+      expect(perRank).toEqual([
+        [10, 40, 7],
+        [11.5, 25, (7 * 3 - 5) / 4],
+        [10, 10, -5],
+        [13, 40, 7],
+      ]);
+    }
+  });
+
+  it("-a outside 0 - 3 is refused, naming the flag", () => {
+    const r = spawnSync(process.execPath, ["src/cli/bin.js", "bench", "-a", "4"], { encoding: "utf8" });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/argument '-a': must be an integer in \[0, 3\], got 4/);
+    // On sim there is nothing to take across ranks: said, not ignored.
+    const sim = spawnSync(process.execPath, ["src/cli/bin.js", "bench", "-a", "3", "--no-progress"], {
+      encoding: "utf8",
+    });
+    expect(sim.status).not.toBe(0);
+    expect(sim.stderr).toMatch(/argument '-a': takes measured times across ranks/);
   });
 });
 
@@ -80,7 +117,9 @@ describe.skipIf(noMpi !== "")("cclab bench --backend mpi: p99 and the per-call s
     );
     expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/#.*\bmin +median +p99 +max\b/);
+    expect(r.stdout).toMatch(/each call's time the mean over ranks, as nccl-tests' -a 1/);
     const result = JSON.parse(readFileSync(json, "utf8")) as BenchResult;
+    expect(result.average).toBe(1);
     expect(result.rows.map((row) => row.size)).toEqual([512 * 1024, 2 * 1024 * 1024]);
     for (const row of result.rows) {
       for (const m of [row.outOfPlace, row.inPlace, row.builtin]) {

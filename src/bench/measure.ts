@@ -1,7 +1,7 @@
 /**
  * The timing loop for process backends (mpi, nccl), the same on every rank, as nccl-tests'
- * BenchTime: per size, warm-up calls, then back-to-back calls timed after a barrier with the
- * maximum over ranks as the time — for the hand-rolled algorithm out of place and in place and
+ * BenchTime: per size, warm-up calls, then back-to-back calls timed after a barrier, the time
+ * taken across ranks as its -a says (the mean by default) — for the hand-rolled algorithm out of place and in place and
  * for the engine's own collective out of place, interleaved in rounds so drifting load on a
  * shared machine hits all three alike. Then, per variant, the inputs are reset, outputs set to
  * a sentinel, one more call is made and every output element is checked against the oracle.
@@ -18,6 +18,7 @@ import { countWrong, expectedOutput, fillPeriodic, type Patterns, patterns } fro
 import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
 import { type BenchProgress, benchAlgorithms, benchCall, resolveAlgorithm } from "./plan.js";
 import {
+  type Average,
   type PerCall,
   perCall,
   ROUNDS,
@@ -95,17 +96,20 @@ export function benchCommOf(comm: CommWithBuiltin, engine: "MPI" | "NCCL", devic
     await comm.synchronize();
     return read(one, (h) => h[0] as number);
   };
-  const maxOverRanksEach = async (xs: Float64Array): Promise<Float64Array> => {
+  // nccl-tests' -a with the engine's all-reduce: rank 0's value (the others give -Infinity to a
+  // max), the mean (a sum / size), the minimum, the maximum.
+  const acrossRanks = async (xs: Float64Array, how: Average): Promise<Float64Array> => {
     const v = view(comm.alloc("float64", xs.length));
-    await write(v, (h) => (h as Float64Array).set(xs));
-    await comm.builtin.allreduce(null, v, { name: "max" });
+    const mine = how !== 0 || comm.rank === 0;
+    await write(v, (h) => (mine ? (h as Float64Array).set(xs) : h.fill(Number.NEGATIVE_INFINITY as never)));
+    await comm.builtin.allreduce(null, v, { name: how === 1 ? "sum" : how === 2 ? "min" : "max" });
     await comm.synchronize();
-    return read(v, (h) => Float64Array.from(h as Float64Array));
+    return read(v, (h) => Float64Array.from(h as Float64Array, (x) => (how === 1 ? x / comm.size : x)));
   };
   return {
     comm,
     engine,
-    maxOverRanksEach,
+    acrossRanks,
     barrier: async () => {
       await comm.builtin.barrier();
       await comm.synchronize();
@@ -237,21 +241,25 @@ async function runInterleaved(
 /**
  * Times `iters` calls of each variant in ROUNDS interleaved rounds (hand-rolled out of place, in
  * place, built-in, then again): each round is a batch of back-to-back calls after a barrier, as
- * nccl-tests times one batch, and its time per call is the maximum over ranks. On a shared
+ * nccl-tests times one batch, and its time per call is taken across ranks as -a says. On a shared
  * machine the ratio between variants then reflects the algorithms, not which one ran while
  * something else did, and the spread over rounds (stats.ts) shows how steady it was. On a host
  * engine (MPI: a call is done when its promise is) each call is also timed on its own, from the
  * end of the one before (nccl-tests' -I), into an array made before the rounds; on NCCL a call's
  * promise only says it is queued, so there only the rounds are timed.
  */
-async function timeInterleaved(bc: BenchComm, variants: readonly Variant[], iters: number): Promise<Timed[]> {
+async function timeInterleaved(
+  bc: BenchComm,
+  variants: readonly Variant[],
+  iters: number,
+  how: Average,
+): Promise<Timed[]> {
   const { perRound, each, calls } = await runInterleaved(bc, variants, iters);
   const out: Timed[] = [];
   for (const [k, rounds] of perRound.entries()) {
-    const worst: number[] = [];
-    for (const t of rounds) worst.push(await bc.maxOverRanks(t));
-    const timed = { rounds: spread(worst, calls) };
-    out.push(bc.engine === "MPI" ? { ...timed, each: await bc.maxOverRanksEach(each[k] as Float64Array) } : timed);
+    const across = await bc.acrossRanks(Float64Array.from(rounds), how);
+    const timed = { rounds: spread(Array.from(across), calls) };
+    out.push(bc.engine === "MPI" ? { ...timed, each: await bc.acrossRanks(each[k] as Float64Array, how) } : timed);
   }
   return out;
 }
@@ -366,7 +374,7 @@ export async function measure(
       await runInterleaved(bc, variants, Math.floor(rest / passes) + (w < rest % passes ? 1 : 0));
     }
 
-    const us = await timeInterleaved(bc, variants, o.iters);
+    const us = await timeInterleaved(bc, variants, o.iters, o.average ?? 1);
     const measured: Measurement[] = [];
     for (const [k, v] of variants.entries()) {
       await prepare(bc, p, v.bufs);

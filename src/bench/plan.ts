@@ -12,6 +12,7 @@ import { findAlgorithm } from "../schedule/registry.js";
 import { makeCall } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import { loadAlgorithmFile } from "../verify/load.js";
+import { AVERAGES } from "./stats.js";
 import type { BenchOptions } from "./types.js";
 
 const loaded = new Set<string>();
@@ -32,6 +33,9 @@ export function checkOptions(o: BenchOptions): void {
     throw new RangeError(`-r/--root must be a rank in [0, ${o.nranks}), got ${o.root}`);
   }
   checkOpFitsDType(o.op, o.dtype, { op: "bench", arg: "-o/--op" });
+  if (o.average !== undefined && !(AVERAGES as readonly number[]).includes(o.average)) {
+    throw new RangeError(`-a/--average must be 0 (rank 0's), 1 (mean), 2 (min) or 3 (max), got ${o.average}`);
+  }
 }
 
 /** The algorithm's name for this size ('auto' picks as the front API would). */

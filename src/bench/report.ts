@@ -13,7 +13,7 @@
  */
 import { bytesText } from "../viz/svg.js";
 import { floorsLine } from "./floors.js";
-import { ROUNDS } from "./stats.js";
+import { AVERAGE_TEXT, ROUNDS } from "./stats.js";
 import type { BenchResult, BenchRow, Measurement } from "./types.js";
 
 /** nccl-tests' time format: 2 decimals below 100 µs, 1 below 10 ms, none above. */
@@ -133,10 +133,12 @@ export function headLines(result: BenchResult, sizes: { min: number; max: number
       `# sim: times from the alpha-beta model, not measured (${modelText(result)}); each size up to ${bytesText(result.simMaxBytes ?? 0)} is executed once on the simulator to count #wrong, larger sizes are modelled only (#wrong N/A)`,
     );
   } else {
+    const a = result.average ?? 1;
+    const across = `${AVERAGE_TEXT[a]}, as nccl-tests' -a ${a}`;
     out.push(
-      `# time: wall clock per call, nccl-tests' mean over ${result.iters} calls timed in ${Math.min(ROUNDS, result.iters)} rounds of back-to-back calls after a barrier (each round's time the maximum over ranks), rounds interleaving out of place, in place and built-in; at least ${result.warmupIters} warm-up calls each (10000 up to 64 KiB, above it as many as move 256 MiB, for the JIT; at most as many as fit in 2 s a variant), through the timing loop itself`,
+      `# time: wall clock per call, nccl-tests' mean over ${result.iters} calls timed in ${Math.min(ROUNDS, result.iters)} rounds of back-to-back calls after a barrier (each round's time ${across}), rounds interleaving out of place, in place and built-in; at least ${result.warmupIters} warm-up calls each (10000 up to 64 KiB, above it as many as move 256 MiB, for the JIT; at most as many as fit in 2 s a variant), through the timing loop itself`,
       result.backend === "mpi"
-        ? `# per call: every out-of-place call timed on its own (as nccl-tests' -I), each call's time the maximum over ranks: min, median, p99, max; built-in: ${result.builtinName} on the same buffers in the same run, out of place (its median per call); --json has every call's time for sizes up to 1 MiB`
+        ? `# per call: every out-of-place call timed on its own (as nccl-tests' -I), each call's time ${across}: min, median, p99, max; built-in: ${result.builtinName} on the same buffers in the same run, out of place (its median per call); --json has every call's time for sizes up to 1 MiB`
         : `# per call: the out-of-place rounds' min, median and max per call (calls are stream-ordered, so not timed one by one; no p99); built-in: ${result.builtinName} on the same buffers in the same run, out of place (its median)`,
       "# ratio = hand-rolled out-of-place algbw / built-in algbw, from the medians (steady against a rare stall) and from the means (nccl-tests')",
     );

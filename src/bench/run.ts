@@ -32,6 +32,7 @@ export function resultOf(
     iters: o.iters,
     warmupIters: o.warmupIters,
     timing: sim ? "model" : "measured",
+    ...(sim ? {} : { average: o.average ?? 1 }),
     builtinName: extra.builtinName,
     ...(sim ? { model: { alpha: o.alpha, beta: o.beta, gamma: o.gamma }, simMaxBytes: o.simMaxBytes } : {}),
     ...(sim && o.network ? { network: simNetwork(o.network, o.nranks) } : {}),

@@ -1,12 +1,29 @@
 /**
  * What a row's timings say on a shared machine. Each variant is timed in rounds (a batch of
- * back-to-back calls after a barrier, the maximum over ranks of the batch's mean per call), and on
- * host engines every call of a round is also timed on its own (the maximum over ranks per call).
+ * back-to-back calls after a barrier, the batch's mean per call taken across ranks as -a says),
+ * and on host engines every call of a round is also timed on its own (each call's time across
+ * ranks as -a says).
  * A rare stall (a rank spinning while its peer is off the CPU) moves the mean, not the median;
  * the per-call p99 and max show how rare and how long. So every row reports the per-call min,
  * median, p99 and max beside nccl-tests' mean (all calls' total time / calls), and the ratio
  * column compares medians; the mean ratio is printed beside it.
  */
+
+/**
+ * How a time is taken across ranks, nccl-tests' -a: 0 rank 0's, 1 the mean over ranks (its
+ * default), 2 the minimum, 3 the maximum. With 1 a call's time is what a rank waits on average;
+ * with 3 the slowest rank's, where one rank's delay late in call i and its peers' wait for it in
+ * call i + 1 both count (docs/performance.md, "Across ranks: nccl-tests' -a").
+ */
+export type Average = 0 | 1 | 2 | 3;
+export const AVERAGES: readonly Average[] = [0, 1, 2, 3];
+/** What the header says of each -a. */
+export const AVERAGE_TEXT: Readonly<Record<Average, string>> = {
+  0: "rank 0's",
+  1: "the mean over ranks",
+  2: "the minimum over ranks",
+  3: "the maximum over ranks",
+};
 
 export interface Spread {
   /** Microseconds per call: the fastest, middle and slowest round. */

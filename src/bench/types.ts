@@ -10,7 +10,7 @@ import type { ReduceOp } from "../core/op.js";
 import type { NetworkRequest } from "../model/request.js";
 import { COLLECTIVES, type Collective, specOf } from "../specs/index.js";
 import type { Floors } from "./floors.js";
-import type { PerCall, Spread } from "./stats.js";
+import type { Average, PerCall, Spread } from "./stats.js";
 
 export const BENCH_BACKENDS = ["sim", "mpi", "nccl"] as const;
 export type BenchBackend = (typeof BENCH_BACKENDS)[number];
@@ -54,18 +54,20 @@ export interface BenchOptions {
   readonly network?: NetworkRequest;
   /** mpi: measure the machine's floors in C first (floors.ts) and print them above the table. */
   readonly floors?: boolean;
+  /** mpi, nccl: how times are taken across ranks (nccl-tests' -a; stats.ts); default 1, the mean. */
+  readonly average?: Average;
 }
 
 /** One timed variant of one size. `wrong` is null where the data was not checked. */
 export interface Measurement {
-  /** Microseconds per call (max over ranks), or the model's time on sim. */
+  /** Microseconds per call (across ranks as BenchResult.average says), or the model's time on sim. */
   readonly timeUs: number;
   readonly algbw: number;
   readonly busbw: number;
   readonly wrong: number | null;
   /** Measured backends: the rounds' min, median and max, and the mean (timeUs), µs per call. */
   readonly spread?: Spread;
-  /** Host engines (mpi): every call timed on its own, the maximum over ranks per call. */
+  /** Host engines (mpi): every call timed on its own, each call's time across ranks as BenchResult.average says. */
   readonly perCall?: PerCall;
   /** Sizes up to SERIES_MAX_BYTES (1 MiB): those per-call times in call order, µs (rounds one after another). */
   readonly series?: readonly number[];
@@ -114,8 +116,10 @@ export interface BenchResult {
   readonly root: number;
   readonly iters: number;
   readonly warmupIters: number;
-  /** 'model': sim times come from the alpha-beta model; 'measured': wall-clock, max over ranks. */
+  /** 'model': sim times come from the alpha-beta model; 'measured': wall-clock, across ranks as `average` says. */
   readonly timing: "model" | "measured";
+  /** Measured: how times were taken across ranks (nccl-tests' -a: 0 rank 0's, 1 mean, 2 min, 3 max). */
+  readonly average?: Average;
   /** e.g. 'MPI_Allreduce'; null on sim. */
   readonly builtinName: string | null;
   readonly model?: { readonly alpha: number; readonly beta: number; readonly gamma: number };
@@ -159,8 +163,8 @@ export interface BenchComm {
   maxOverRanks(x: number): Promise<number>;
   /** The sum of x over ranks (wrong-element counts). */
   sumOverRanks(x: number): Promise<number>;
-  /** The element-wise maximum over ranks (per-call times). */
-  maxOverRanksEach(xs: Float64Array): Promise<Float64Array>;
+  /** Each element taken across ranks as `how` says (nccl-tests' -a): the rounds' and the calls' times. */
+  acrossRanks(xs: Float64Array, how: Average): Promise<Float64Array>;
   /** Fills a view from host memory (a plain write on host backends, a copy to the device on nccl). */
   write(v: View, fill: (host: TypedArray) => void): Promise<void>;
   /** Reads a view into host memory and applies f. */

@@ -9,6 +9,7 @@ import { resolve } from "node:path";
 import { type Command, InvalidArgumentError as CommanderError, Option } from "commander";
 import { runBench } from "../bench/index.js";
 import { dtypeAlias, loadAlgorithms } from "../bench/plan.js";
+import type { Average } from "../bench/stats.js";
 import {
   BENCH_BACKENDS,
   BENCH_COLLECTIVES,
@@ -77,6 +78,7 @@ interface BenchFlags extends NetworkFlags {
   gamma: number;
   simMaxBytes: number;
   floors?: boolean;
+  average: number;
 }
 
 /** -o's files: .json gets the result, .svg or .html the chart. */
@@ -138,6 +140,12 @@ export function registerBench(program: Command): void {
     .addOption(jsonOption())
     .addOption(new Option("--chart <file.svg>", "the same as -o file.svg").hideHelp())
     .option("--no-progress", "no progress bar")
+    .option(
+      "-a, --average <0-3>",
+      "mpi, nccl: each time across ranks as nccl-tests' -a: 0 rank 0's, 1 the mean, 2 the minimum, 3 the maximum",
+      p.int("-a", 0, 3),
+      1,
+    )
     .option("--floors", "mpi: first measure this machine's floors in C (MPI ping-pong, Sendrecv, memcpy, float32 sum)")
     .option("--alpha <us>", "sim: latency per message, microseconds", p.number("--alpha"), 5)
     .option("--beta <x>", "sim: microseconds per byte, or a bandwidth like 25GB/s", parseBeta, betaFromGBps(25))
@@ -169,6 +177,11 @@ export function registerBench(program: Command): void {
           `models a network: use it with --backend sim, not ${f.backend}`,
         );
       refuseAlphaBeta("bench", givenOptions(cmd), network);
+      if (f.backend === "sim" && cmd.getOptionValueSource("average") === "cli")
+        throw new InvalidArgumentError(
+          { op: "bench", arg: "-a" },
+          "takes measured times across ranks (--backend mpi or nccl); sim's times are modelled, one per call",
+        );
       // With --algorithm-file and no --algorithm, bench the file's own algorithms (as explain,
       // trace and model do), not whatever 'auto' would pick among the built-ins.
       const algorithm =
@@ -187,6 +200,7 @@ export function registerBench(program: Command): void {
           stepFactor: f.stepfactor,
           iters: f.iters,
           warmupIters: f.warmup_iters,
+          average: f.average as Average,
           dtype,
           op: parseOp(f.op, { op: "bench", arg: "--op" }),
           root: f.root,

@@ -18,7 +18,7 @@ const JSON_SHAPES: Record<string, string> = {
     "{ collective, algorithm, nranks, bytes, count, dtype, segment, params, modelUs, formulaUs, ... } (one algorithm at one size; sweeps give their rows); with --topology { collective, algorithm, nranks, bytes, size, count, topology, engine, approximate, note, timeUs, algbw, busbw, criticalRank, linksUsed, links (top 100), ... }, sweeps { over, algorithms, rows: [{ nranks, size, results }], crossovers }",
   run: "{ exitCode, seconds, failure?, exits } (--json before the program: what follows the program is its own arguments)",
   bench:
-    "{ tool, collective, algorithm, backend, nranks, dtype, op, root, iters, warmupIters, timing, builtinName, model, simMaxBytes, rows, outOfBounds, builtinWrong, avgBusBw, memory, floors } (src/bench/types.ts BenchResult)",
+    "{ tool, collective, algorithm, backend, nranks, dtype, op, root, iters, warmupIters, timing, average, builtinName, model, simMaxBytes, rows, outOfBounds, builtinWrong, avgBusBw, memory, floors } (src/bench/types.ts BenchResult)",
   import:
     "{ file, collective, name, nranks, chunksPerLoop, threadblocks, channels, proto, inPlace, outOfPlace, rounds, chunksSent, notes, proved }",
   export: "{ output, collective, algorithm, nranks, chunksPerLoop, threadblocks, countMultiple, proved, sameMessages }",
