@@ -8,10 +8,13 @@
 # messages over many iterations and large ones over few, as the 2026-11-23 runs did).
 # CCLAB names the command (default: node src/cli/bin.js, the clone's sources through tsx); with
 # CCLAB="node dist/src/cli/cclab.js" (after npm run build) the ranks run the compiled package, as an
-# installed cclab does, without tsx's module-hooks thread beside each rank.
+# installed cclab does, without tsx's module-hooks thread beside each rank. BENCH_FLAGS adds flags
+# to every bench command (e.g. BENCH_FLAGS="-a 3": each time the maximum over ranks, bench's figure
+# before -a existed; the default is nccl-tests' -a 1, the mean).
 set -u
 out=${1:?usage: sh docs/bench/issue26.sh OUTPUT_DIRECTORY}
 cclab=${CCLAB:-node src/cli/bin.js}
+flags=${BENCH_FLAGS:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 run() {
   name=$1
@@ -26,7 +29,7 @@ run() {
 algs=ring,segmented_ring,recursive_doubling
 for r in 1 2; do
   for n in 2 4; do
-    run "n$n-200-run$r" $cclab bench --backend mpi -n $n --algorithm $algs -b 1K -e 32M -f 8 --iters 200 --floors --no-progress -o "$out/n$n-200-run$r.json"
-    run "n$n-2000-run$r" $cclab bench --backend mpi -n $n --algorithm $algs -b 1K -e 512K -f 8 --iters 2000 --no-progress
+    run "n$n-200-run$r" $cclab bench --backend mpi -n $n --algorithm $algs -b 1K -e 32M -f 8 --iters 200 --floors --no-progress $flags -o "$out/n$n-200-run$r.json"
+    run "n$n-2000-run$r" $cclab bench --backend mpi -n $n --algorithm $algs -b 1K -e 512K -f 8 --iters 2000 --no-progress $flags
   done
 done
