@@ -10,9 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readDevice, writeDevice } from "../src/backends/nccl/index.js";
-import { benchCommOf } from "../src/bench/measure.js";
-import { AVERAGES, perCall, quantile, ratios, SERIES_MAX_BYTES } from "../src/bench/stats.js";
-import type { BenchResult } from "../src/bench/types.js";
+import { benchCommOf, measure } from "../src/bench/measure.js";
+import { checkOptions, NO_PROGRESS } from "../src/bench/plan.js";
+import { headLines } from "../src/bench/report.js";
+import { resultOf } from "../src/bench/run.js";
+import { AVERAGES, type Average, perCall, quantile, ratios, SERIES_MAX_BYTES } from "../src/bench/stats.js";
+import type { BenchComm, BenchOptions, BenchResult } from "../src/bench/types.js";
+import { betaFromGBps } from "../src/schedule/model.js";
 import { mpiSkipReason } from "./support/mpi.js";
 import { runFakeRanks } from "./support/nccl-fake.js";
 
@@ -68,6 +72,66 @@ describe("across ranks, as nccl-tests' -a", () => {
     }
   });
 
+  const options = (over: Partial<BenchOptions>): BenchOptions => ({
+    collective: "allreduce",
+    algorithm: "ring",
+    backend: "nccl",
+    nranks: 2,
+    minBytes: 1024,
+    maxBytes: 1024,
+    stepFactor: 2,
+    iters: 3,
+    warmupIters: 1,
+    dtype: "float32",
+    op: { name: "sum" },
+    root: 0,
+    progress: false,
+    alpha: 5,
+    beta: betaFromGBps(25),
+    gamma: 0,
+    simMaxBytes: 4 * 1024 * 1024,
+    ...over,
+  });
+
+  it("the sweep takes every round's time across ranks as its -a says, and the header says which", async () => {
+    const wants: Record<Average, string> = {
+      0: "rank 0's, as nccl-tests' -a 0",
+      1: "the mean over ranks, as nccl-tests' -a 1",
+      2: "the minimum over ranks, as nccl-tests' -a 2",
+      3: "the maximum over ranks, as nccl-tests' -a 3",
+    };
+    for (const a of AVERAGES) {
+      const o = options({ average: a });
+      const asked = await runFakeRanks(2, async (c) => {
+        const bc = benchCommOf(c, "NCCL", { write: (d, s) => writeDevice(d, s), read: (v) => readDevice(v) });
+        const hows: Average[] = [];
+        const spy: BenchComm = {
+          ...bc,
+          acrossRanks: (xs, how) => {
+            hows.push(how);
+            return bc.acrossRanks(xs, how);
+          },
+        };
+        const run = await measure(spy, o, NO_PROGRESS);
+        expect(run.rows[0]?.outOfPlace.wrong).toBe(0);
+        return hows;
+      });
+      // Three variants (out of place, in place, built-in), each its rounds once, on both ranks.
+      for (const hows of asked) expect(hows).toEqual([a, a, a]);
+      const head = headLines(resultOf(o, [], { builtinName: "ncclAllReduce" }), { min: 1024, max: 1024, factor: 2 });
+      expect(head.find((l) => l.startsWith("# time:"))).toContain(`(each round's time ${wants[a]})`);
+      expect(resultOf(o, [], { builtinName: null }).average).toBe(a);
+    }
+    // Without -a: the mean, as nccl-tests.
+    expect(resultOf(options({}), [], { builtinName: null }).average).toBe(1);
+  });
+
+  it("a library caller's -a outside 0 - 3, or on sim, is refused", () => {
+    expect(() => checkOptions(options({ average: 4 as Average }))).toThrow(/-a\/--average must be 0 .* got 4/);
+    expect(() => checkOptions(options({ average: 3, backend: "sim" }))).toThrow(/sim's times are modelled/);
+    expect(() => checkOptions(options({ average: 3 }))).not.toThrow();
+  });
+
   it("-a outside 0 - 3 is refused, naming the flag", () => {
     const r = spawnSync(process.execPath, ["src/cli/bin.js", "bench", "-a", "4"], { encoding: "utf8" });
     expect(r.status).not.toBe(0);
@@ -84,7 +148,7 @@ describe("across ranks, as nccl-tests' -a", () => {
 const noMpi = mpiSkipReason("cclab bench per-call test");
 
 describe.skipIf(noMpi !== "")("cclab bench --backend mpi: p99 and the per-call series", () => {
-  it("prints p99 between median and max, and --json has every call's time up to 1 MiB only", () => {
+  it("prints p99 between median and max, -a 3 in the header and --json, and every call's time up to 1 MiB only", () => {
     const dir = mkdtempSync(join(tmpdir(), "cclab-percall-"));
     const json = join(dir, "bench.json");
     const iters = 12;
@@ -112,14 +176,16 @@ describe.skipIf(noMpi !== "")("cclab bench --backend mpi: p99 and the per-call s
         "-o",
         json,
         "--no-progress",
+        "-a",
+        "3",
       ],
       { encoding: "utf8", timeout: 120_000 },
     );
     expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/#.*\bmin +median +p99 +max\b/);
-    expect(r.stdout).toMatch(/each call's time the mean over ranks, as nccl-tests' -a 1/);
+    expect(r.stdout).toMatch(/each call's time the maximum over ranks, as nccl-tests' -a 3/);
     const result = JSON.parse(readFileSync(json, "utf8")) as BenchResult;
-    expect(result.average).toBe(1);
+    expect(result.average).toBe(3);
     expect(result.rows.map((row) => row.size)).toEqual([512 * 1024, 2 * 1024 * 1024]);
     for (const row of result.rows) {
       for (const m of [row.outOfPlace, row.inPlace, row.builtin]) {

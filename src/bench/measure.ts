@@ -161,7 +161,7 @@ interface Variant {
   run(): unknown;
 }
 
-/** One variant's timings: the rounds' spread, and on host engines every call's time (max over ranks). */
+/** One variant's timings: the rounds' spread, and on host engines every call's time (each taken across ranks as -a says). */
 interface Timed {
   readonly rounds: Spread;
   readonly each?: Float64Array;
@@ -299,7 +299,7 @@ export interface MeasuredRun {
   readonly builtinName: string;
 }
 
-/** Runs the whole sweep on this rank; every rank returns the same rows (times are maxima over ranks). */
+/** Runs the whole sweep on this rank; every rank returns the same rows (times taken across ranks as o.average says). */
 export async function measure(
   bc: BenchComm,
   o: BenchOptions,

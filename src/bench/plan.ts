@@ -36,6 +36,9 @@ export function checkOptions(o: BenchOptions): void {
   if (o.average !== undefined && !(AVERAGES as readonly number[]).includes(o.average)) {
     throw new RangeError(`-a/--average must be 0 (rank 0's), 1 (mean), 2 (min) or 3 (max), got ${o.average}`);
   }
+  if (o.average !== undefined && o.backend === "sim") {
+    throw new RangeError("-a/--average takes measured times across ranks (mpi, nccl); sim's times are modelled");
+  }
 }
 
 /** The algorithm's name for this size ('auto' picks as the front API would). */

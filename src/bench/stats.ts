@@ -90,8 +90,8 @@ export const WARMUP_BUDGET_MS = 2000;
 export const WARMUP_BYTES = 256 * 1024 * 1024;
 
 /**
- * Every call timed on its own (nccl-tests' -I): µs per call, each call's time the maximum over
- * ranks of that call's time on each rank. The mean is of these, so a stall in any call shows.
+ * Every call timed on its own (nccl-tests' -I): µs per call, each call's time taken across ranks
+ * as -a says (the mean by default). The mean is of these, so a stall in any call shows.
  */
 export interface PerCall {
   readonly min: number;

@@ -159,7 +159,7 @@ export interface BenchComm {
   /** 'MPI' or 'NCCL': prefixes the built-in's name in the header (MPI_Allreduce, ncclAllReduce). */
   readonly engine: "MPI" | "NCCL";
   barrier(): Promise<void>;
-  /** The maximum of x over ranks (timings, memory). */
+  /** The maximum of x over ranks (the warm-up's probe, which every rank must agree on; the memory figure). */
   maxOverRanks(x: number): Promise<number>;
   /** The sum of x over ranks (wrong-element counts). */
   sumOverRanks(x: number): Promise<number>;

@@ -200,7 +200,8 @@ export function registerBench(program: Command): void {
           stepFactor: f.stepfactor,
           iters: f.iters,
           warmupIters: f.warmup_iters,
-          average: f.average as Average,
+          // sim's times are modelled (an explicit -a was refused above): only measured runs take one.
+          average: f.backend === "sim" ? undefined : (f.average as Average),
           dtype,
           op: parseOp(f.op, { op: "bench", arg: "--op" }),
           root: f.root,
