@@ -16,7 +16,7 @@ import { headLines } from "../src/bench/report.js";
 import { resultOf } from "../src/bench/run.js";
 import { AVERAGES, type Average, perCall, quantile, ratios, SERIES_MAX_BYTES } from "../src/bench/stats.js";
 import type { BenchComm, BenchOptions, BenchResult } from "../src/bench/types.js";
-import { betaFromGBps } from "../src/schedule/model.js";
+import { benchOptions } from "./support/bench-options.js";
 import { mpiSkipReason } from "./support/mpi.js";
 import { runFakeRanks } from "./support/nccl-fake.js";
 
@@ -72,26 +72,9 @@ describe("across ranks, as nccl-tests' -a", () => {
     }
   });
 
-  const options = (over: Partial<BenchOptions>): BenchOptions => ({
-    collective: "allreduce",
-    algorithm: "ring",
-    backend: "nccl",
-    nranks: 2,
-    minBytes: 1024,
-    maxBytes: 1024,
-    stepFactor: 2,
-    iters: 3,
-    warmupIters: 1,
-    dtype: "float32",
-    op: { name: "sum" },
-    root: 0,
-    progress: false,
-    alpha: 5,
-    beta: betaFromGBps(25),
-    gamma: 0,
-    simMaxBytes: 4 * 1024 * 1024,
-    ...over,
-  });
+  // Two ranks of the fake engine, one 1 KiB size, three calls a variant.
+  const options = (over: Partial<BenchOptions>): BenchOptions =>
+    benchOptions({ backend: "nccl", nranks: 2, maxBytes: 1024, iters: 3, warmupIters: 1, ...over });
 
   it("the sweep takes every round's time across ranks as its -a says, and the header says which", async () => {
     const wants: Record<Average, string> = {

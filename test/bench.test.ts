@@ -21,33 +21,12 @@ import {
   sizeSweep,
 } from "../src/bench/index.js";
 import type { BenchOptions, BenchResult } from "../src/bench/types.js";
-import { betaFromGBps } from "../src/schedule/model.js";
+import { benchOptions } from "./support/bench-options.js";
 import { mpiSkipReason } from "./support/mpi.js";
 
 const BROKEN = "test/fixtures/bench/broken_allreduce.ts";
 
-function options(over: Partial<BenchOptions> = {}): BenchOptions {
-  return {
-    collective: "allreduce",
-    algorithm: "ring",
-    backend: "sim",
-    nranks: 4,
-    minBytes: 1024,
-    maxBytes: 64 * 1024,
-    stepFactor: 2,
-    iters: 20,
-    warmupIters: 5,
-    dtype: "float32",
-    op: { name: "sum" },
-    root: 0,
-    progress: false,
-    alpha: 5,
-    beta: betaFromGBps(25),
-    gamma: 0,
-    simMaxBytes: 4 * 1024 * 1024,
-    ...over,
-  };
-}
+const options = benchOptions;
 
 async function capture(o: BenchOptions): Promise<{ code: number; lines: string[]; err: string[] }> {
   const lines: string[] = [];
