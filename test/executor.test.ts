@@ -1,12 +1,14 @@
 /**
  * The executor's scratch pool: one scratch buffer per communicator and dtype, grown on demand,
- * so repeated collectives do not each leave a message-sized buffer behind.
+ * so repeated collectives do not each leave a message-sized buffer behind; and what it hands a
+ * plan runner (one views record rewritten per call, one options object per plan).
  */
 import { describe, expect, it } from "vitest";
 import { allReduce } from "../src/collectives/api.js";
 import type { Comm } from "../src/comm.js";
-import { tensor } from "../src/core/buffer.js";
+import { tensor, type View } from "../src/core/buffer.js";
 import type { DType } from "../src/core/dtype.js";
+import { execute, type PlanRunner, type PlanRunOptions, type PlanViews } from "../src/schedule/executor.js";
 import { spawn } from "../src/sim/index.js";
 
 /** Counts the element sizes this rank's comm allocates. */
@@ -54,5 +56,42 @@ describe("scratch pool", () => {
       return mine.filter((n) => n > 0);
     });
     for (const a of allocs) expect(a).toEqual([2, 2]);
+  });
+});
+
+describe("the views and options a plan runner is handed", () => {
+  it("each call's own views, read before runPlan returns; the record keeps no buffer alive after; one options object per plan", async () => {
+    await spawn(2, async (c) => {
+      const seen: { input: View; output: View; options: PlanRunOptions }[] = [];
+      let record: PlanViews | undefined;
+      // A runner that notes what it is handed and runs the plan through the executor's interpreter.
+      const runner: PlanRunner = {
+        runPlan(plan, views, options) {
+          record = views;
+          seen.push({ input: views.input, output: views.output, options });
+          return execute(c, plan, { input: views.input, output: views.output });
+        },
+      };
+      const comm = new Proxy(c, {
+        get(target, key, receiver) {
+          if (key === "planRunner") return runner;
+          const v = Reflect.get(target, key, receiver);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      const a = tensor("float32", [c.rank + 1, 10]);
+      const b = tensor("float32", [c.rank + 2, 20]);
+      await allReduce(comm, a, { algorithm: "ring" });
+      await allReduce(comm, b, { algorithm: "ring" });
+      expect(a.values()).toEqual([3, 20]);
+      expect(b.values()).toEqual([5, 40]);
+      expect(seen.map((s) => s.input.buffer)).toEqual([a, b]);
+      expect(seen.map((s) => s.output.buffer)).toEqual([a, b]);
+      // The same plan's calls share one immutable options object.
+      expect(seen[1]?.options).toBe(seen[0]?.options);
+      expect(seen[0]?.options.label).toBe("allreduce/ring");
+      // Cleared once runPlan returned: the record holds neither a nor b.
+      expect([record?.input, record?.output, record?.scratch]).toEqual([undefined, undefined, undefined]);
+    });
   });
 });

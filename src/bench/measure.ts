@@ -7,7 +7,7 @@
  * a sentinel, one more call is made and every output element is checked against the oracle.
  */
 
-import { type Buffers, invoke } from "../collectives/dispatch.js";
+import { type Buffers, invoker } from "../collectives/dispatch.js";
 import { HostBuffer, isHostBuffer, type View, view } from "../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
@@ -328,7 +328,7 @@ export async function measure(
       const bufs = viewsFor(mem, comm, o.collective, count, o.root, inPlace);
       const call = benchCall(o, n, count, inPlace, findAlgorithm(o.collective, alg, { op: "bench" }));
       const mine = rankCall(call, comm.rank);
-      return { bufs, result: bufs.output, run: () => invoke(comm, mine, alg, bufs) };
+      return { bufs, result: bufs.output, run: invoker(comm, mine, alg, bufs) };
     };
     const outBufs = viewsFor(mem, comm, o.collective, count, o.root, false);
     const b = builtinCall(comm, o, count, outBufs);

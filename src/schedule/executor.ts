@@ -50,7 +50,11 @@ export interface PlanRunOptions {
  * offer none, so the executor runs the plan through their p2p calls.
  */
 export interface PlanRunner {
-  /** The run's promise, or SETTLED itself where the whole run completed before returning. */
+  /**
+   * The run's promise, or SETTLED itself where the whole run completed before returning. `views`
+   * is read before runPlan returns and not kept (the executor hands every call the same record);
+   * `options` may be kept for the run.
+   */
   runPlan(plan: Plan, views: PlanViews, options: PlanRunOptions): Promise<void>;
 }
 
@@ -124,13 +128,32 @@ function scratchView(entry: Pooled, count: number): View {
   return (entry.last = view(entry.buffer, 0, count));
 }
 
-/** A plan's default label and the tag its transfers carry, made once per plan. */
-const metas = new WeakMap<Plan, { readonly label: string; readonly tag: CallTag }>();
-function metaOf(plan: Plan): { readonly label: string; readonly tag: CallTag } {
+/**
+ * A plan's default label, the tag its transfers carry and the plan runner's options with them
+ * (immutable, so every call of the plan hands the same object), made once per plan.
+ */
+interface Meta {
+  readonly label: string;
+  readonly tag: CallTag;
+  readonly runOptions: PlanRunOptions;
+}
+const metas = new WeakMap<Plan, Meta>();
+function metaOf(plan: Plan): Meta {
   let m = metas.get(plan);
-  if (!m) metas.set(plan, (m = { label: `${plan.alg.collective}/${plan.alg.name}`, tag: callTag(plan) }));
+  if (!m) {
+    const label = `${plan.alg.collective}/${plan.alg.name}`;
+    const tag = callTag(plan);
+    metas.set(plan, (m = { label, tag, runOptions: { label, call: tag } }));
+  }
   return m;
 }
+
+/**
+ * The views a plan runner is handed, one record rewritten per call: a runner reads them before
+ * runPlan returns (PlanRunner), and JavaScript runs one call's runPlan at a time.
+ */
+const EMPTY = undefined as unknown as View;
+const runnerViews: { input: View; output: View; scratch: View } = { input: EMPTY, output: EMPTY, scratch: EMPTY };
 
 /**
  * Runs rank plan.call.rank's plan over `comm` with the caller's buffers bound. Never throws: a
@@ -143,22 +166,32 @@ export function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOp
   const entry = plan.scratch > 0 ? takeScratch(comm, dtype, plan.scratch) : undefined;
   let running: Promise<void>;
   try {
-    const views: Record<BufferName, View> = {
-      input: bound.input ?? emptyView(comm, dtype),
-      output: bound.output ?? emptyView(comm, dtype),
-      scratch:
-        plan.scratch === 0
-          ? emptyView(comm, dtype)
-          : entry
-            ? scratchView(entry, plan.scratch)
-            : view(comm.alloc(dtype, plan.scratch)),
-    };
-    const meta = metaOf(plan);
-    const label = options.label ?? meta.label;
     const runner = comm.streamOrdered ? undefined : planRunnerOf(comm);
-    running = runner
-      ? runner.runPlan(plan, views, { label, call: meta.tag })
-      : (comm.streamOrdered ? inOrder : run)(comm, plan, views, label, meta.tag);
+    // The interpreter keeps its views for the run; a plan runner reads them at once (runnerViews).
+    const views: Record<BufferName, View> = runner ? runnerViews : { input: EMPTY, output: EMPTY, scratch: EMPTY };
+    views.input = bound.input ?? emptyView(comm, dtype);
+    views.output = bound.output ?? emptyView(comm, dtype);
+    views.scratch =
+      plan.scratch === 0
+        ? emptyView(comm, dtype)
+        : entry
+          ? scratchView(entry, plan.scratch)
+          : view(comm.alloc(dtype, plan.scratch));
+    const meta = metaOf(plan);
+    if (runner) {
+      try {
+        running = runner.runPlan(
+          plan,
+          views,
+          options.label === undefined ? meta.runOptions : { label: options.label, call: meta.tag },
+        );
+      } finally {
+        // Read by now: the record keeps no caller's memory alive until the next call.
+        runnerViews.input = runnerViews.output = runnerViews.scratch = EMPTY;
+      }
+    } else {
+      running = (comm.streamOrdered ? inOrder : run)(comm, plan, views, options.label ?? meta.label, meta.tag);
+    }
   } catch (e) {
     entry?.done();
     return Promise.reject(e);

@@ -5,7 +5,7 @@
  * and fast path), or MPI_Allreduce on the same buffers.
  */
 import type { MpiComm } from "../../src/backends/mpi/index.js";
-import { allocate, invoke } from "../../src/collectives/dispatch.js";
+import { allocate, invoker } from "../../src/collectives/dispatch.js";
 import { findAlgorithm } from "../../src/schedule/registry.js";
 import { makeCall, rankCall, specOf } from "../../src/specs/index.js";
 
@@ -19,7 +19,7 @@ export function allReduceCall(comm: MpiComm, bytes: number, tool: string) {
     /** One call of `algorithm` (a registered name), as bench calls it. */
     hand(algorithm: string): { readonly name: string; readonly run: () => Promise<void> } {
       const { name } = findAlgorithm("allreduce", algorithm, { op: tool });
-      return { name, run: () => invoke(comm, mine, name, bufs) };
+      return { name, run: invoker(comm, mine, name, bufs) };
     },
     /** One MPI_Allreduce on the same buffers, as bench's built-in row. */
     builtin(): () => unknown {
