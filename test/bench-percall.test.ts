@@ -16,6 +16,7 @@ import { headLines } from "../src/bench/report.js";
 import { resultOf } from "../src/bench/run.js";
 import { AVERAGES, type Average, perCall, quantile, ratios, SERIES_MAX_BYTES } from "../src/bench/stats.js";
 import type { BenchComm, BenchOptions, BenchResult } from "../src/bench/types.js";
+import { InvalidArgumentError } from "../src/core/errors.js";
 import { benchOptions } from "./support/bench-options.js";
 import { mpiSkipReason } from "./support/mpi.js";
 import { runFakeRanks } from "./support/nccl-fake.js";
@@ -110,8 +111,13 @@ describe("across ranks, as nccl-tests' -a", () => {
   });
 
   it("a library caller's -a outside 0 - 3, or on sim, is refused", () => {
-    expect(() => checkOptions(options({ average: 4 as Average }))).toThrow(/-a\/--average must be 0 .* got 4/);
-    expect(() => checkOptions(options({ average: 3, backend: "sim" }))).toThrow(/sim's times are modelled/);
+    expect(() => checkOptions(options({ average: 4 as Average }))).toThrow(InvalidArgumentError);
+    expect(() => checkOptions(options({ average: 4 as Average }))).toThrow(
+      /bench: argument '-a\/--average': must be 0 .* got 4/,
+    );
+    expect(() => checkOptions(options({ average: 3, backend: "sim" }))).toThrow(
+      /argument '-a\/--average': takes measured times across ranks .* sim's times are modelled/,
+    );
     expect(() => checkOptions(options({ average: 3 }))).not.toThrow();
   });
 

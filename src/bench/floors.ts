@@ -29,20 +29,20 @@ export const FLOORS_ENV = "CCLAB_BENCH_FLOORS";
 
 /** The floors program's source: native/floors.c at the package's root (a clone's or an installed package's). */
 export const FLOORS_SOURCE = join(PACKAGE_ROOT, "native", "floors.c");
-const SOURCE = FLOORS_SOURCE;
 const BINARY = join(PACKAGE_ROOT, "build", "floors");
 
 /** Builds native/floors.c with mpicc when the binary is missing or older than the source. */
 function build(): string {
-  if (!existsSync(SOURCE)) throw new UnavailableError(`--floors: ${SOURCE} is missing from this installation`);
-  if (existsSync(BINARY) && statSync(BINARY).mtimeMs >= statSync(SOURCE).mtimeMs) return BINARY;
+  if (!existsSync(FLOORS_SOURCE))
+    throw new UnavailableError(`--floors: ${FLOORS_SOURCE} is missing from this installation`);
+  if (existsSync(BINARY) && statSync(BINARY).mtimeMs >= statSync(FLOORS_SOURCE).mtimeMs) return BINARY;
   mkdirSync(dirname(BINARY), { recursive: true });
   try {
-    execFileSync("mpicc", ["-O2", "-o", BINARY, SOURCE], { stdio: ["ignore", "ignore", "pipe"] });
+    execFileSync("mpicc", ["-O2", "-o", BINARY, FLOORS_SOURCE], { stdio: ["ignore", "ignore", "pipe"] });
   } catch (e) {
     const why = (e as { stderr?: Buffer }).stderr?.toString().trim() || (e as Error).message;
     throw new UnavailableError(
-      `--floors needs mpicc to build ${SOURCE}: ${why} (apt-get install libopenmpi-dev gives it)`,
+      `--floors needs mpicc to build ${FLOORS_SOURCE}: ${why} (apt-get install libopenmpi-dev gives it)`,
     );
   }
   return BINARY;

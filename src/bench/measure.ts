@@ -19,6 +19,7 @@ import { algBandwidth, busBandwidth, shapeOf, sizeSweep } from "./metrics.js";
 import { type BenchProgress, benchAlgorithms, benchCall, resolveAlgorithm } from "./plan.js";
 import {
   type Average,
+  DEFAULT_AVERAGE,
   type PerCall,
   perCall,
   ROUNDS,
@@ -374,7 +375,7 @@ export async function measure(
       await runInterleaved(bc, variants, Math.floor(rest / passes) + (w < rest % passes ? 1 : 0));
     }
 
-    const us = await timeInterleaved(bc, variants, o.iters, o.average ?? 1);
+    const us = await timeInterleaved(bc, variants, o.iters, o.average ?? DEFAULT_AVERAGE);
     const measured: Measurement[] = [];
     for (const [k, v] of variants.entries()) {
       await prepare(bc, p, v.bufs);

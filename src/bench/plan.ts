@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import cliProgress from "cli-progress";
 import { chooseFor } from "../collectives/api.js";
 import type { DType } from "../core/dtype.js";
+import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType } from "../core/op.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { findAlgorithm } from "../schedule/registry.js";
@@ -33,11 +34,12 @@ export function checkOptions(o: BenchOptions): void {
     throw new RangeError(`-r/--root must be a rank in [0, ${o.nranks}), got ${o.root}`);
   }
   checkOpFitsDType(o.op, o.dtype, { op: "bench", arg: "-o/--op" });
+  const average = { op: "bench", arg: "-a/--average" };
   if (o.average !== undefined && !(AVERAGES as readonly number[]).includes(o.average)) {
-    throw new RangeError(`-a/--average must be 0 (rank 0's), 1 (mean), 2 (min) or 3 (max), got ${o.average}`);
+    throw new InvalidArgumentError(average, `must be 0 (rank 0's), 1 (mean), 2 (min) or 3 (max), got ${o.average}`);
   }
   if (o.average !== undefined && o.backend === "sim") {
-    throw new RangeError("-a/--average takes measured times across ranks (mpi, nccl); sim's times are modelled");
+    throw new InvalidArgumentError(average, "takes measured times across ranks (mpi, nccl); sim's times are modelled");
   }
 }
 

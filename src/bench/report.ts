@@ -13,7 +13,7 @@
  */
 import { bytesText } from "../viz/svg.js";
 import { floorsLine } from "./floors.js";
-import { AVERAGE_TEXT, ROUNDS } from "./stats.js";
+import { AVERAGE_TEXT, DEFAULT_AVERAGE, ROUNDS } from "./stats.js";
 import type { BenchResult, BenchRow, Measurement } from "./types.js";
 
 /** nccl-tests' time format: 2 decimals below 100 µs, 1 below 10 ms, none above. */
@@ -133,7 +133,7 @@ export function headLines(result: BenchResult, sizes: { min: number; max: number
       `# sim: times from the alpha-beta model, not measured (${modelText(result)}); each size up to ${bytesText(result.simMaxBytes ?? 0)} is executed once on the simulator to count #wrong, larger sizes are modelled only (#wrong N/A)`,
     );
   } else {
-    const a = result.average ?? 1;
+    const a = result.average ?? DEFAULT_AVERAGE;
     const across = `${AVERAGE_TEXT[a]}, as nccl-tests' -a ${a}`;
     out.push(
       `# time: wall clock per call, nccl-tests' mean over ${result.iters} calls timed in ${Math.min(ROUNDS, result.iters)} rounds of back-to-back calls after a barrier (each round's time ${across}), rounds interleaving out of place, in place and built-in; at least ${result.warmupIters} warm-up calls each (10000 up to 64 KiB, above it as many as move 256 MiB, for the JIT; at most as many as fit in 2 s a variant), through the timing loop itself`,

@@ -12,6 +12,7 @@ import { benchCommOf, builtinName, type DeviceTransfer, measure } from "./measur
 import { type BenchProgress, NO_PROGRESS, progressBar } from "./plan.js";
 import { averageBusBw, builtinWrong, headLines, outOfBounds, rowLine, tailLines } from "./report.js";
 import { simNetwork } from "./sim.js";
+import { DEFAULT_AVERAGE } from "./stats.js";
 import type { BenchIO, BenchOptions, BenchResult, BenchRow, CommWithBuiltin, MemoryReport } from "./types.js";
 
 export function resultOf(
@@ -32,7 +33,7 @@ export function resultOf(
     iters: o.iters,
     warmupIters: o.warmupIters,
     timing: sim ? "model" : "measured",
-    ...(sim ? {} : { average: o.average ?? 1 }),
+    ...(sim ? {} : { average: o.average ?? DEFAULT_AVERAGE }),
     builtinName: extra.builtinName,
     ...(sim ? { model: { alpha: o.alpha, beta: o.beta, gamma: o.gamma }, simMaxBytes: o.simMaxBytes } : {}),
     ...(sim && o.network ? { network: simNetwork(o.network, o.nranks) } : {}),

@@ -17,6 +17,8 @@
  */
 export type Average = 0 | 1 | 2 | 3;
 export const AVERAGES: readonly Average[] = [0, 1, 2, 3];
+/** bench's -a where none is given: the mean, nccl-tests' default. */
+export const DEFAULT_AVERAGE: Average = 1;
 /** What the header says of each -a. */
 export const AVERAGE_TEXT: Readonly<Record<Average, string>> = {
   0: "rank 0's",

@@ -9,7 +9,7 @@ import { resolve } from "node:path";
 import { type Command, InvalidArgumentError as CommanderError, Option } from "commander";
 import { runBench } from "../bench/index.js";
 import { dtypeAlias, loadAlgorithms } from "../bench/plan.js";
-import type { Average } from "../bench/stats.js";
+import { type Average, DEFAULT_AVERAGE } from "../bench/stats.js";
 import {
   BENCH_BACKENDS,
   BENCH_COLLECTIVES,
@@ -144,7 +144,7 @@ export function registerBench(program: Command): void {
       "-a, --average <0-3>",
       "mpi, nccl: each time across ranks as nccl-tests' -a: 0 rank 0's, 1 the mean, 2 the minimum, 3 the maximum",
       p.int("-a", 0, 3),
-      1,
+      DEFAULT_AVERAGE,
     )
     .option("--floors", "mpi: first measure this machine's floors in C (MPI ping-pong, Sendrecv, memcpy, float32 sum)")
     .option("--alpha <us>", "sim: latency per message, microseconds", p.number("--alpha"), 5)

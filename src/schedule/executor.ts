@@ -157,8 +157,8 @@ const runnerViews: { input: View; output: View; scratch: View } = { input: EMPTY
 
 /**
  * Runs rank plan.call.rank's plan over `comm` with the caller's buffers bound. Never throws: a
- * failure rejects. On a repeated call it allocates only the views and the promises it returns
- * (none where the plan runner finished the call before returning: SETTLED).
+ * failure rejects. On a repeated call it allocates only the promises it returns (none where the
+ * plan runner finished the call before returning: SETTLED), and without a plan runner the views.
  */
 export function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOptions = {}): Promise<void> {
   if (plan.ops.length === 0) return SETTLED;
