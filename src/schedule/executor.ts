@@ -52,8 +52,8 @@ export interface PlanRunOptions {
 export interface PlanRunner {
   /**
    * The run's promise, or SETTLED itself where the whole run completed before returning. `views`
-   * is read before runPlan returns and not kept (the executor hands every call the same record);
-   * `options` may be kept for the run.
+   * is read at once, before runPlan starts any other collective or returns, and not kept (the
+   * executor hands every call the same record); `options` may be kept for the run.
    */
   runPlan(plan: Plan, views: PlanViews, options: PlanRunOptions): Promise<void>;
 }
