@@ -6,11 +6,11 @@
 # Runs test/gpu/device-run.sh's phases most important first, under one deadline for the whole
 # call (CCLAB_LOAN_S, default 570 s), each phase cut off at what is left:
 #   1. setup (build for this GPU, record the environment) and cclab verify --backend nccl -n 2
-#   2. bench all-reduce: ring, double_binary_tree and segmented_ring beside ncclAllReduce, 1K..256M
-#      (factor 4)
-#   3. host time per enqueued step (test/gpu/enqueue-cost.ts)
+#   2. host time per enqueued step (test/gpu/enqueue-cost.ts, three variants)
+#   3. the GPU suite (test/gpu/run.ts)
 #   4. verify at -n 3 and 4
-#   5. the GPU suite (test/gpu/run.ts)
+#   5. bench all-reduce: ring, double_binary_tree and segmented_ring beside ncclAllReduce, 1K..256M
+#      (factor 4)
 #   6. bench all-to-all, broadcast, all-gather, reduce-scatter (factor 16)
 # Everything lands in $OUT as it goes (device-run.sh's files), so a phase cut off leaves what it
 # printed. Stops after step 1 when the addon did not build or has no CUDA.
@@ -41,10 +41,10 @@ if [ "$rc" -ne 0 ] || [ ! -f build/Release/cclab.node ]; then
   exit "$rc"
 fi
 [ -n "$verify" ] && phase CCLAB_VERIFY_SIZES=2 CCLAB_VERIFY_S=150 -- verify
-phase "CCLAB_BENCH_SET=allreduce:ring,double_binary_tree,segmented_ring" CCLAB_BENCH_FACTOR=4 CCLAB_BENCH_S=210 -- bench
-phase CCLAB_ENQUEUE_S=45 -- enqueue
-[ -n "$verify" ] && phase "CCLAB_VERIFY_SIZES=3 4" CCLAB_VERIFY_S=100 -- verify
+phase CCLAB_ENQUEUE_S=60 -- enqueue
 phase -- suite
+[ -n "$verify" ] && phase "CCLAB_VERIFY_SIZES=3 4" CCLAB_VERIFY_S=100 -- verify
+phase "CCLAB_BENCH_SET=allreduce:ring,double_binary_tree,segmented_ring" CCLAB_BENCH_FACTOR=4 CCLAB_BENCH_S=210 -- bench
 phase "CCLAB_BENCH_SET=alltoall:pairwise broadcast:auto allgather:ring reducescatter:ring" CCLAB_BENCH_FACTOR=16 CCLAB_BENCH_S=45 -- bench
 echo "== device-loan: exit $status after $SECONDS s"
 exit "$status"

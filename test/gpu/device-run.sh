@@ -175,16 +175,19 @@ bench() {
   done
 }
 
-# Host time per enqueued step (test/gpu/enqueue-cost.ts: 1 KiB all-reduces, NCCL groups counted),
-# with cclab's default non-blocking communicators (each group polled until NCCL has enqueued it)
-# and with CCLAB_NCCL_BLOCKING=1 (ncclGroupEnd returns once enqueued): what the polling costs.
+# Host time per enqueued step (test/gpu/enqueue-cost.ts: 1 KiB all-reduces, NCCL groups counted,
+# each call timed alone on an idle stream and back to back), with cclab's default non-blocking
+# communicators (each group polled until NCCL has enqueued it), the same with a bounded spin on
+# ncclCommGetAsyncError after ncclInProgress (the script's experiment, not the library's), and
+# with CCLAB_NCCL_BLOCKING=1 (ncclGroupEnd returns once enqueued): where the host time goes.
 enqueue() {
-  local blocking
-  for blocking in 0 1; do
-    step "enqueue cost (CCLAB_NCCL_BLOCKING=$blocking)" 30 "${CCLAB_ENQUEUE_S:-60}" enqueue.txt \
-      env CCLAB_NCCL_BLOCKING=$blocking node src/cli/bin.js run -n 2 --backend nccl test/gpu/enqueue-cost.ts 500
-    md "" "\`CCLAB_NCCL_BLOCKING=$blocking cclab run -n 2 --backend nccl test/gpu/enqueue-cost.ts 500\`: exit $?" '```'
-    grep -E '^(\[rank 0\] )?enqueue ' "$out/step.out" >> "$out/record.md"
+  local variant blocking spin calls="${CCLAB_ENQUEUE_CALLS:-500}"
+  for variant in 0:0 0:${CCLAB_ENQUEUE_SPIN_US:-200} 1:0; do
+    blocking=${variant%%:*} spin=${variant#*:}
+    step "enqueue cost (CCLAB_NCCL_BLOCKING=$blocking, spin $spin us)" 30 "${CCLAB_ENQUEUE_S:-60}" enqueue.txt \
+      env CCLAB_NCCL_BLOCKING=$blocking node src/cli/bin.js run -n 2 --backend nccl test/gpu/enqueue-cost.ts "$calls" "$spin"
+    md "" "\`CCLAB_NCCL_BLOCKING=$blocking cclab run -n 2 --backend nccl test/gpu/enqueue-cost.ts $calls $spin\`: exit $?" '```'
+    grep -E '^(\[rank 0\] )?enqueue' "$out/step.out" >> "$out/record.md"
     md '```'
   done
 }

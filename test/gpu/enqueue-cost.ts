@@ -1,51 +1,137 @@
 /**
  * Host time per enqueued step on the nccl backend (issue 23's "< 10 µs" target), a cclab program:
- *   node src/cli/bin.js run -n 2 --backend nccl test/gpu/enqueue-cost.ts [calls, default 500]
- * For each algorithm, after a warm-up, times `calls` all-reduces of 1 KiB as JavaScript issues
- * them (a call's promise resolves once its steps are enqueued on the stream, not when they ran),
- * counts the NCCL groups they enqueued (one per step: ncclGroupStart .. ncclGroupEnd around its
- * sends and receives) by wrapping the addon's groupEnd, and prints the host µs per step and per
- * call, then the time until the device finished them. Rank 0 prints; every rank's figure is its own.
+ *   node src/cli/bin.js run -n 2 --backend nccl test/gpu/enqueue-cost.ts [calls, default 500] [spin µs]
+ * For each algorithm, after a warm-up, all-reduces of 1 KiB timed as JavaScript issues them (a
+ * call's promise resolves once its steps are enqueued on the stream, not when they ran), with the
+ * NCCL groups they enqueue counted by wrapping the addon's groupEnd (one group a step):
+ *   - paced: each call timed alone on an idle stream (synchronized between calls, untimed), so
+ *     nothing the device still has to do can hold the host back: the host's own cost;
+ *   - back to back: `calls` calls in a row, then the time until the device finished them, as
+ *     before (NCCL may hold the host back once enough work is queued behind the transport).
+ * Where the host time goes, per step: inside ncclGroupEnd (a non-blocking communicator starts a
+ * thread there that enqueues the group), and how many ncclCommGetAsyncError polls the group took
+ * until it said ncclSuccess (each a turn of the event loop, setImmediate, in NcclDevice.poll).
+ * With a second argument S > 0, an experiment: a groupEnd that returns ncclInProgress is followed
+ * by polling ncclCommGetAsyncError in a loop for up to S µs, and reported as ncclSuccess when it
+ * got there (what a bounded spin in NcclDevice would save; the library itself does not spin).
+ * Rank 0 prints; every rank's figure is its own.
  */
 import { NcclComm } from "../../src/backends/nccl/index.js";
 import { allReduce } from "../../src/collectives/api.js";
 import type { Comm } from "../../src/comm.js";
 import { view } from "../../src/core/buffer.js";
+import { NCCL_RESULT } from "../../src/native/types.js";
 import { findLayer } from "../../src/runtime/guard.js";
+
+interface Native {
+  groupEnd: () => number;
+  commGetAsyncError: (comm: number) => number;
+}
+
+const quantile = (xs: number[], q: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
+};
 
 export async function main(comm: Comm, args: string[]): Promise<void> {
   const nccl = findLayer(comm, (c): c is NcclComm => c instanceof NcclComm);
   if (!nccl) throw new Error(`test/gpu/enqueue-cost.ts needs the nccl backend, got '${comm.backend}'`);
   const calls = Number(args[0] ?? 500);
-  const native = nccl.device.native as { groupEnd: () => number };
+  const spinUs = Number(args[1] ?? 0);
+  const native = nccl.device.native as unknown as Native;
   const groupEnd = native.groupEnd.bind(native);
+  const getAsyncError = native.commGetAsyncError.bind(native);
   let groups = 0;
+  let inProgress = 0;
+  let spunOut = 0;
+  let insideUs = 0;
+  let spinTotalUs = 0;
+  let polls = 0;
   native.groupEnd = () => {
     groups++;
-    return groupEnd();
+    const t = performance.now();
+    let rc = groupEnd();
+    const t1 = performance.now();
+    insideUs += (t1 - t) * 1000;
+    if (rc === NCCL_RESULT.inProgress) {
+      inProgress++;
+      if (spinUs > 0) {
+        const until = t1 + spinUs / 1000;
+        let code: number = rc;
+        do code = getAsyncError(nccl.handle);
+        while (code === NCCL_RESULT.inProgress && performance.now() < until);
+        spinTotalUs += (performance.now() - t1) * 1000;
+        if (code === NCCL_RESULT.success) rc = code;
+        else spunOut++;
+      }
+    }
+    return rc;
+  };
+  native.commGetAsyncError = (c: number) => {
+    polls++;
+    return getAsyncError(c);
+  };
+  const reset = () => {
+    groups = inProgress = spunOut = insideUs = spinTotalUs = polls = 0;
   };
   const buf = comm.alloc("float32", 256);
-  for (const algorithm of ["ring", "double_binary_tree", "segmented_ring", "recursive_doubling"]) {
+  const mode = spinUs > 0 ? `, spin up to ${spinUs} µs after ncclInProgress` : "";
+  const say = (s: string) => {
+    if (comm.rank === 0) console.log(s);
+  };
+  say(
+    `enqueue-cost: ${comm.size} ranks, CCLAB_NCCL_BLOCKING=${process.env.CCLAB_NCCL_BLOCKING ?? "(unset)"}${mode}, 1 KiB float32 max`,
+  );
+  for (const algorithm of ["recursive_doubling", "ring", "double_binary_tree", "segmented_ring"]) {
     for (let i = 0; i < 200; i++) await allReduce(comm, view(buf), { algorithm, op: "max" });
     await comm.synchronize();
     await nccl.builtin.barrier();
-    groups = 0;
+
+    // Paced: each call on an idle stream.
+    reset();
+    const paced: number[] = [];
+    const paceCalls = Math.min(calls, 200);
+    for (let i = 0; i < paceCalls; i++) {
+      const t = performance.now();
+      await allReduce(comm, view(buf), { algorithm, op: "max" });
+      paced.push((performance.now() - t) * 1000);
+      await comm.synchronize();
+    }
+    if (groups === 0)
+      throw new Error(`enqueue-cost: ${algorithm} enqueued no NCCL group (is groupEnd still the addon's?)`);
+    const steps = groups / paceCalls;
+    const med = quantile(paced, 0.5);
+    say(
+      `enqueue ${algorithm} paced: ${paceCalls} calls, ${steps} steps a call: host ${(med / steps).toFixed(1)} µs a step ` +
+        `(call median ${med.toFixed(1)}, p90 ${quantile(paced, 0.9).toFixed(1)}, max ${Math.max(...paced).toFixed(1)} µs); ` +
+        `inside ncclGroupEnd ${(insideUs / groups).toFixed(1)} µs a step, ${inProgress} of ${groups} returned ncclInProgress` +
+        (spinUs > 0
+          ? `, spin ${(spinTotalUs / Math.max(1, inProgress)).toFixed(1)} µs each, ${spunOut} spun out`
+          : "") +
+        `, ${(polls / groups).toFixed(2)} ncclCommGetAsyncError polls a step`,
+    );
+    await nccl.builtin.barrier();
+
+    // Back to back.
+    reset();
+    const each: number[] = [];
     const t0 = performance.now();
-    for (let i = 0; i < calls; i++) await allReduce(comm, view(buf), { algorithm, op: "max" });
+    for (let i = 0; i < calls; i++) {
+      const t = performance.now();
+      await allReduce(comm, view(buf), { algorithm, op: "max" });
+      each.push((performance.now() - t) * 1000);
+    }
     const hostUs = (performance.now() - t0) * 1000;
     await comm.synchronize();
     const wallUs = (performance.now() - t0) * 1000;
     await nccl.builtin.barrier();
-    if (groups === 0)
-      throw new Error(`enqueue-cost: ${algorithm} enqueued no NCCL group (is groupEnd still the addon's?)`);
-    if (comm.rank === 0) {
-      console.log(
-        `enqueue ${algorithm}: ${calls} calls of 1 KiB on ${comm.size} ranks, ${groups} steps: ` +
-          `host ${(hostUs / groups).toFixed(2)} µs a step, ${(hostUs / calls).toFixed(1)} µs a call to enqueue; ` +
-          `${(wallUs / calls).toFixed(1)} µs a call until done`,
-      );
-    }
+    say(
+      `enqueue ${algorithm} back to back: ${calls} calls, ${groups} steps: host ${(hostUs / groups).toFixed(2)} µs a step, ` +
+        `${(hostUs / calls).toFixed(1)} µs a call to enqueue (median ${quantile(each, 0.5).toFixed(1)}, p90 ${quantile(each, 0.9).toFixed(1)}, ` +
+        `max ${Math.max(...each).toFixed(1)}); ${(wallUs / calls).toFixed(1)} µs a call until done`,
+    );
   }
   native.groupEnd = groupEnd;
+  native.commGetAsyncError = getAsyncError;
   console.log(`done ${comm.rank}/${comm.size}`);
 }
