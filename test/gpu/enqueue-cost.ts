@@ -67,8 +67,9 @@ export async function main(comm: Comm, args: string[]): Promise<void> {
     }
     return rc;
   };
+  let counting = true;
   native.commGetAsyncError = (c: number) => {
-    polls++;
+    if (counting) polls++;
     return getAsyncError(c);
   };
   const reset = () => {
@@ -95,7 +96,9 @@ export async function main(comm: Comm, args: string[]): Promise<void> {
       const t = performance.now();
       await allReduce(comm, view(buf), { algorithm, op: "max" });
       paced.push((performance.now() - t) * 1000);
+      counting = false; // the wait for the device is not the call's
       await comm.synchronize();
+      counting = true;
     }
     if (groups === 0)
       throw new Error(`enqueue-cost: ${algorithm} enqueued no NCCL group (is groupEnd still the addon's?)`);
@@ -128,9 +131,49 @@ export async function main(comm: Comm, args: string[]): Promise<void> {
     say(
       `enqueue ${algorithm} back to back: ${calls} calls, ${groups} steps: host ${(hostUs / groups).toFixed(2)} µs a step, ` +
         `${(hostUs / calls).toFixed(1)} µs a call to enqueue (median ${quantile(each, 0.5).toFixed(1)}, p90 ${quantile(each, 0.9).toFixed(1)}, ` +
-        `max ${Math.max(...each).toFixed(1)}); ${(wallUs / calls).toFixed(1)} µs a call until done`,
+        `max ${Math.max(...each).toFixed(1)}); inside ncclGroupEnd ${(insideUs / groups).toFixed(1)} µs a step; ` +
+        `${(wallUs / calls).toFixed(1)} µs a call until done`,
     );
   }
+
+  // NCCL's own ncclAllReduce on the same 1 KiB, as the floor one enqueued NCCL call costs the host.
+  const native2 = native as unknown as { collective: (...a: unknown[]) => number };
+  const collective = native2.collective.bind(native2);
+  let insideColl = 0;
+  native2.collective = (...a: unknown[]) => {
+    const t = performance.now();
+    const rc = collective(...a);
+    insideColl += (performance.now() - t) * 1000;
+    return rc;
+  };
+  const out = comm.alloc("float32", 256);
+  const builtinCall = () => nccl.builtin.allreduce(view(buf), view(out), "max");
+  for (let i = 0; i < 200; i++) await builtinCall();
+  await comm.synchronize();
+  await nccl.builtin.barrier();
+  insideColl = 0;
+  const pacedB: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    await builtinCall();
+    pacedB.push((performance.now() - t) * 1000);
+    await comm.synchronize();
+  }
+  const pacedInside = insideColl / 200;
+  await nccl.builtin.barrier();
+  insideColl = 0;
+  const eachB: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const t = performance.now();
+    await builtinCall();
+    eachB.push((performance.now() - t) * 1000);
+  }
+  await comm.synchronize();
+  say(
+    `enqueue builtin ncclAllReduce: paced call median ${quantile(pacedB, 0.5).toFixed(1)} µs (inside ncclAllReduce ${pacedInside.toFixed(1)}); ` +
+      `back to back median ${quantile(eachB, 0.5).toFixed(1)}, p90 ${quantile(eachB, 0.9).toFixed(1)} µs (inside ${(insideColl / calls).toFixed(1)})`,
+  );
+  native2.collective = collective;
   native.groupEnd = groupEnd;
   native.commGetAsyncError = getAsyncError;
   console.log(`done ${comm.rank}/${comm.size}`);
