@@ -3,8 +3,8 @@
  * buffers, so the reduction of one segment overlaps the transfer of the next.
  *
  * Limits: any size; bandwidth-optimal; 2(n-1)·S messages per rank, so worth it only when a chunk is
- *         several segments; segments of 1 MiB unless the call names one (Open MPI's); scratch is
- *         two segments.
+ *         several segments; segments of 1 MiB unless the call names one (Open MPI's); scratch: two
+ *         segments in place, none out of place.
  * Cost:   2(n-1)·S (S = ⌈⌈count/n⌉/segment⌉, at least 1) steps; 2(n-1)·⌈count/n⌉ elements sent per
  *         rank.
  * Source: Open MPI ompi_coll_base_allreduce_intra_ring_segmented (double-buffered inbuf[2]); NCCL's
@@ -26,7 +26,7 @@ export const segmentedRing = defineAlgorithm({
   summary:
     "Ring all-reduce moving each chunk in segments through two receive buffers, so the reduction of one segment overlaps the transfer of the next.",
   limits:
-    "any size; bandwidth-optimal; 2(n-1)·S messages per rank, so worth it only when a chunk is several segments; segments of 1 MiB unless the call names one (Open MPI's); scratch is two segments",
+    "any size; bandwidth-optimal; 2(n-1)·S messages per rank, so worth it only when a chunk is several segments; segments of 1 MiB unless the call names one (Open MPI's); scratch: two segments in place, none out of place",
   source:
     "Open MPI ompi_coll_base_allreduce_intra_ring_segmented (double-buffered inbuf[2]); NCCL's ring, which moves a chunk in slices through NCCL_STEPS buffers",
   // Open MPI's tuned decision runs ring_segmented with 1 MB segments; measured here (MPI, n = 4,
@@ -40,18 +40,19 @@ export const segmentedRing = defineAlgorithm({
     sent: f("2(n-1)·⌈count/n⌉", (n, count) => 2 * (n - 1) * Math.ceil(count / n)),
     exact: (n, count) => count % n === 0,
   },
-  *schedule({ rank, size, count, segment }, { input, output, scratch }) {
+  *schedule({ rank, size, count, segment, inPlace }, { input, output, scratch }) {
     // As allreduce/ring, segment by segment: a segment is sent on as soon as it is reduced (or,
-    // in the all-gather, received), and the receive of segment i+2 waits only for the reduction
-    // that read its buffer, segment i's.
+    // in the all-gather, received). Out of place a segment arrives where its sum goes; in place
+    // it arrives in one of two receive buffers, and the receive of segment i+2 waits only for
+    // the reduction that read its buffer, segment i's.
     const chunks = partition(count, size);
     const slot = Math.min(segment, chunks[0]!.count);
-    const tmp = [scratch(slot), scratch(slot)];
+    const tmp = inPlace ? [scratch(slot), scratch(slot)] : undefined;
     yield* ringReduceScatter(rank, size, {
       chunks,
       input,
       acc: (_k, j) => chunkOf(output, chunks[j]!),
-      tmp: (k, i) => tmp[(k * perChunk(size, count, segment) + i) % 2]!,
+      tmp: tmp ? (k, i) => tmp[(k * perChunk(size, count, segment) + i) % 2]! : "acc",
       segment,
     });
     yield* ringAllGather(rank, size, output, chunks, segment);

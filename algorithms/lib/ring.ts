@@ -31,8 +31,12 @@ export interface RingReduceScatter {
    * step reduces chunk `rank`: after it, acc(n-2, rank) holds the reduction over all ranks.
    */
   readonly acc: (k: number, j: number) => Region;
-  /** Where step k receives its segment i (at least the segment's size). */
-  readonly tmp: (k: number, i: number) => Region;
+  /**
+   * Where step k receives its segment i (at least the segment's size); "acc": straight into
+   * acc(k, r), then acc ⊕= input (no scratch; only where acc never overlaps the input, i.e. out
+   * of place: the received partial sum lands where its result goes).
+   */
+  readonly tmp: ((k: number, i: number) => Region) | "acc";
   /** Pipelining unit: chunks move in segments of at most this many elements (default: whole chunks). */
   readonly segment?: number;
 }
@@ -66,11 +70,12 @@ export function* ringReduceScatter(rank: number, size: number, a: RingReduceScat
     const r = mod(rank - k - 2, size);
     const from = k === 0 ? own(s) : a.acc(k - 1, s);
     for (const [i, out, inn] of segmentPairs(a.chunks[s] as Chunk, a.chunks[r] as Chunk, segment)) {
-      const tmp = inn && sub(a.tmp(k, i), 0, inn.count);
+      const dst = inn && chunkOf(a.acc(k, r), inn);
+      const tmp = inn && (a.tmp === "acc" ? dst : sub(a.tmp(k, i), 0, inn.count));
       yield recvReduceSend(
         `chunk ${inn ? r : s}${segmentLabel(i, a.segment !== undefined)}`,
         [out && send(next, chunkOf(from, out)), tmp && recv(prev, tmp)],
-        [inn && tmp && reduce(chunkOf(a.acc(k, r), inn), tmp, chunkOf(own(r), inn))],
+        [inn && dst && tmp && reduce(dst, tmp, chunkOf(own(r), inn))],
       );
     }
   }

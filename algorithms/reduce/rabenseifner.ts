@@ -39,20 +39,22 @@ export const rabenseifner = defineAlgorithm({
     steps: f("n - 1 + ⌈log2 n⌉", (n) => n - 1 + ceilLog2(n)),
     sent: f("max over vranks v of (count - c_v + Σ chunks of v's subtree, v > 0) ≈ 2(n-1)/n·count", mostSent),
   },
-  *schedule({ rank, size, root, count }, mem) {
+  *schedule({ rank, size, root, count, inPlace }, mem) {
     // Both phases run in vrank space with chunk v belonging to vrank v, so the gather's root is
     // vrank 0, no subtree wraps, and the cost is the same for every root.
     const chunks = partition(count, size);
     const vrank = vrankOf(rank, root, size);
     const toRank = (v: number) => rankOf(v, root, size);
     const acc = rank === root ? mem.output : mem.scratch(count);
-    const tmp = mem.scratch(chunks[0]!.count); // chunk 0 is the largest (partition: the first count % n get one more)
+    // A chunk arrives where its sum goes, unless that is the input itself (the root in place):
+    // then in a scratch chunk (chunk 0, the largest: partition gives the first count % n one more).
+    const tmp = inPlace && rank === root ? mem.scratch(chunks[0]!.count) : undefined;
     yield* mapPeers(
       ringReduceScatter(vrank, size, {
         chunks,
         input: mem.input,
         acc: (_k, j) => chunkOf(acc, chunks[j]!),
-        tmp: () => tmp,
+        tmp: tmp ? () => tmp : "acc",
       }),
       toRank,
     );
