@@ -67,12 +67,13 @@ describe("the checker rejects what is wrong", () => {
         const r = s.local.find((l) => l.kind === "reduce");
         if (c.rank !== 0 || done || !r || r.kind !== "reduce") return s;
         done = true;
-        // Reduce what was received into the result a second time.
+        // Reduce the received chunk into the result a second time: the ring receives it where
+        // the sum goes, so that adds the partial sum (rank 3's and rank 0's elements) again.
         return { ...s, local: [...s.local, { kind: "reduce" as const, dst: r.dst, src: r.src }] };
       }),
     );
     expect(errorsOf(alg, { size: 4, count: 4 }).join("\n")).toContain(
-      "rank 0: output[2] holds [0+1+2+3+3] but allreduce needs [0+1+2+3] (rank 3's element 2 counted 2 times)",
+      "rank 0: output[2] holds [0+0+1+2+3+3] but allreduce needs [0+1+2+3] (rank 0's element 2 counted 2 times; rank 3's element 2 counted 2 times)",
     );
   });
 

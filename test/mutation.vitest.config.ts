@@ -17,6 +17,7 @@ export default defineConfig({
       "test/double-binary-tree.test.ts",
       "test/exchange.test.ts",
       "test/dsl-chunks.test.ts",
+      "test/ring-buffers.test.ts",
     ],
     env: { CCLAB_CHECK_MAX_SIZE: "12", CCLAB_PROPERTY_RUNS: "12" },
     testTimeout: 120_000,
