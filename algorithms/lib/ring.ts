@@ -70,12 +70,16 @@ export function* ringReduceScatter(rank: number, size: number, a: RingReduceScat
     const r = mod(rank - k - 2, size);
     const from = k === 0 ? own(s) : a.acc(k - 1, s);
     for (const [i, out, inn] of segmentPairs(a.chunks[s] as Chunk, a.chunks[r] as Chunk, segment)) {
-      const dst = inn && chunkOf(a.acc(k, r), inn);
-      const tmp = inn && (a.tmp === "acc" ? dst : sub(a.tmp(k, i), 0, inn.count));
+      // Segment i of chunk r arrives (in tmp, or where its sum goes) and is reduced into acc.
+      const into = inn && {
+        dst: chunkOf(a.acc(k, r), inn),
+        tmp: a.tmp === "acc" ? chunkOf(a.acc(k, r), inn) : sub(a.tmp(k, i), 0, inn.count),
+        mine: chunkOf(own(r), inn),
+      };
       yield recvReduceSend(
         `chunk ${inn ? r : s}${segmentLabel(i, a.segment !== undefined)}`,
-        [out && send(next, chunkOf(from, out)), tmp && recv(prev, tmp)],
-        [inn && dst && tmp && reduce(dst, tmp, chunkOf(own(r), inn))],
+        [out && send(next, chunkOf(from, out)), into && recv(prev, into.tmp)],
+        [into && reduce(into.dst, into.tmp, into.mine)],
       );
     }
   }
