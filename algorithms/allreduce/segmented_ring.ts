@@ -1,6 +1,7 @@
 /**
- * allreduce/segmented_ring: Ring all-reduce moving each chunk in segments through two receive
- * buffers, so the reduction of one segment overlaps the transfer of the next.
+ * allreduce/segmented_ring: Ring all-reduce moving each chunk in segments (received where their
+ * sums go, or in place through two receive buffers), so the reduction of one segment overlaps the
+ * transfer of the next.
  *
  * Limits: any size; bandwidth-optimal; 2(n-1)·S messages per rank, so worth it only when a chunk is
  *         several segments; segments of 1 MiB unless the call names one (Open MPI's); scratch: two
@@ -24,7 +25,7 @@ export const segmentedRing = defineAlgorithm({
   collective: "allreduce",
   name: "segmented_ring",
   summary:
-    "Ring all-reduce moving each chunk in segments through two receive buffers, so the reduction of one segment overlaps the transfer of the next.",
+    "Ring all-reduce moving each chunk in segments (received where their sums go, or in place through two receive buffers), so the reduction of one segment overlaps the transfer of the next.",
   limits:
     "any size; bandwidth-optimal; 2(n-1)·S messages per rank, so worth it only when a chunk is several segments; segments of 1 MiB unless the call names one (Open MPI's); scratch: two segments in place, none out of place",
   source:

@@ -1,7 +1,7 @@
 /**
  * Host time per enqueued step on the nccl backend (issue 23's "< 10 µs" target), a cclab program:
  *   node src/cli/bin.js run -n 2 --backend nccl test/gpu/enqueue-cost.ts [calls, default 500] [spin µs]
- * For each algorithm, after a warm-up, all-reduces of 1 KiB timed as JavaScript issues them (a
+ * For each algorithm, after a warm-up, in-place all-reduces of 1 KiB timed as JavaScript issues them (a
  * call's promise resolves once its steps are enqueued on the stream, not when they ran), with the
  * NCCL groups they enqueue counted by wrapping the addon's groupEnd (one group a step):
  *   - paced: each call timed alone on an idle stream (synchronized between calls, untimed), so
@@ -136,7 +136,8 @@ export async function main(comm: Comm, args: string[]): Promise<void> {
     );
   }
 
-  // NCCL's own ncclAllReduce on the same 1 KiB, as the floor one enqueued NCCL call costs the host.
+  // NCCL's own ncclAllReduce on the same 1 KiB, in place as cclab's calls above, as the floor one
+  // enqueued NCCL call costs the host (a2b7229 ran it out of place, into a second buffer).
   const native2 = native as unknown as { collective: (...a: unknown[]) => number };
   const collective = native2.collective.bind(native2);
   let insideColl = 0;
@@ -146,8 +147,7 @@ export async function main(comm: Comm, args: string[]): Promise<void> {
     insideColl += (performance.now() - t) * 1000;
     return rc;
   };
-  const out = comm.alloc("float32", 256);
-  const builtinCall = () => nccl.builtin.allreduce(view(buf), view(out), "max");
+  const builtinCall = () => nccl.builtin.allreduce(null, view(buf), "max");
   for (let i = 0; i < 200; i++) await builtinCall();
   await comm.synchronize();
   await nccl.builtin.barrier();
