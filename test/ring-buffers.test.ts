@@ -2,10 +2,13 @@
  * Where the ring reduce-scatter receives (algorithms/lib/ring.ts): out of place a chunk arrives
  * where its sum goes, so the schedules built on it need no receive buffer; in place the output is
  * the input, so they receive into scratch. Their results are the checker's (algorithms.check);
- * this holds the buffers each allocates, per rank, across world sizes, counts and roots.
+ * this holds the buffers each allocates, per rank, across world sizes, counts and roots, and the
+ * routines' refusals of what would be wrong (a receive over the own contribution, a bad chunk list).
  */
 import { describe, expect, it } from "vitest";
+import { ringAllGather, ringReduceScatter } from "../algorithms/lib/ring.js";
 import { compileAll } from "../src/schedule/check.js";
+import { chunkOf, partition, type Region } from "../src/schedule/dsl.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
 import { type Collective, makeCall } from "../src/specs/index.js";
 
@@ -74,5 +77,35 @@ describe("ring reduce-scatter: receive buffers out of place and in place", () =>
         }
       }
     }
+  });
+  it('refuses to receive over this rank\'s own contribution ("acc" in place), naming the chunk', () => {
+    const output: Region = { buf: "output", offset: 0, count: 8 };
+    for (const size of [2, 3, 4]) {
+      const chunks = partition(8, size);
+      const steps = () => [
+        ...ringReduceScatter(0, size, {
+          chunks,
+          input: output,
+          acc: (_k, j) => chunkOf(output, chunks[j]!),
+          tmp: "acc",
+        }),
+      ];
+      expect(steps, `n=${size}`).toThrow(/chunk \d+ would arrive over this rank's own contribution/);
+      const input: Region = { buf: "input", offset: 0, count: 8 };
+      const apart = [
+        ...ringReduceScatter(0, size, { chunks, input, acc: (_k, j) => chunkOf(output, chunks[j]!), tmp: "acc" }),
+      ];
+      expect(apart.length, `n=${size}`).toBe(size - 1);
+    }
+  });
+  it("refuses a chunk list that is not one chunk per rank, saying how many of each", () => {
+    const output: Region = { buf: "output", offset: 0, count: 8 };
+    const input: Region = { buf: "input", offset: 0, count: 8 };
+    const chunks = partition(8, 2);
+    const acc = (_k: number, j: number) => chunkOf(output, chunks[j]!);
+    expect(() => [...ringReduceScatter(0, 3, { chunks, input, acc, tmp: "acc" })]).toThrow(
+      "ringReduceScatter: 2 chunks for 3 ranks",
+    );
+    expect(() => [...ringAllGather(0, 3, output, chunks)]).toThrow("ringAllGather: 2 chunks for 3 ranks");
   });
 });
