@@ -266,10 +266,6 @@ export function regionText(r: Region): string {
 export const sameRegion = (a: Region, b: Region): boolean =>
   a.buf === b.buf && a.offset === b.offset && a.count === b.count;
 
-/** Whether two regions share an element (empty regions share none). */
-export const overlapping = (a: Region, b: Region): boolean =>
-  a.buf === b.buf && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
-
 /** A per-rank partition (chunk) or pipelining unit (segment) of a region, relative to it. */
 export interface Chunk {
   readonly offset: number;
