@@ -65,17 +65,17 @@ export function* ringReduceScatter(rank: number, size: number, a: RingReduceScat
   const { next, prev } = ring(rank, size);
   const segment = a.segment ?? Number.POSITIVE_INFINITY;
   const own = (j: number) => chunkOf(a.input, a.chunks[j] as Chunk);
+  /** Segment `inn` of chunk r at step k: where it arrives (tmp, or where its sum goes) and is reduced with this rank's part. */
+  const arriving = (k: number, i: number, r: number, inn: Chunk) => {
+    const dst = chunkOf(a.acc(k, r), inn);
+    return { dst, tmp: a.tmp === "acc" ? dst : sub(a.tmp(k, i), 0, inn.count), mine: chunkOf(own(r), inn) };
+  };
   for (let k = 0; k < size - 1; k++) {
     const s = mod(rank - k - 1, size);
     const r = mod(rank - k - 2, size);
     const from = k === 0 ? own(s) : a.acc(k - 1, s);
     for (const [i, out, inn] of segmentPairs(a.chunks[s] as Chunk, a.chunks[r] as Chunk, segment)) {
-      // Segment i of chunk r arrives (in tmp, or where its sum goes) and is reduced into acc.
-      const into = inn && {
-        dst: chunkOf(a.acc(k, r), inn),
-        tmp: a.tmp === "acc" ? chunkOf(a.acc(k, r), inn) : sub(a.tmp(k, i), 0, inn.count),
-        mine: chunkOf(own(r), inn),
-      };
+      const into = inn && arriving(k, i, r, inn);
       yield recvReduceSend(
         `chunk ${inn ? r : s}${segmentLabel(i, a.segment !== undefined)}`,
         [out && send(next, chunkOf(from, out)), into && recv(prev, into.tmp)],
