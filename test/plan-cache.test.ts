@@ -64,6 +64,32 @@ describe("plans are compiled once per call shape and reused", () => {
     expect(planStats.chosen - before).toBe(3);
   });
 
+  it("a loop over a few shapes (algorithms, counts) makes each call once; past PROBES shapes it makes them again", async () => {
+    // Bench's rounds interleave algorithms and DDP's buckets differ in size: with one probe a
+    // comm made every such call anew (2 - 3 µs and garbage at bench's first call of a round).
+    const shapes = (algs: string[], counts: number[]) => algs.flatMap((a) => counts.map((c) => [a, c] as const));
+    const loop = async (list: (readonly [string, number])[], times: number) => {
+      const before = planStats.probed;
+      const sums = await spawn(2, async (comm) => {
+        const got: number[] = [];
+        for (let t = 0; t < times; t++) {
+          for (const [algorithm, count] of list) {
+            const buf = new Float32Array(count).fill(comm.rank + 1);
+            await allReduce(comm, buf, { algorithm });
+            got.push(buf[count - 1] as number);
+          }
+        }
+        return got;
+      });
+      for (const s of sums) expect(s).toEqual(Array(times * list.length).fill(3));
+      return (planStats.probed - before) / 2;
+    };
+    // 6 shapes, 5 times over: 6 probes a rank.
+    expect(await loop(shapes(["ring", "recursive_doubling", "segmented_ring"], [16, 40]), 5)).toBe(6);
+    // 9 shapes in turn, over the 8 kept: the oldest is always the one replaced, so every call misses.
+    expect(await loop(shapes(["ring", "recursive_doubling", "segmented_ring"], [8, 24, 48]), 3)).toBe(27);
+  });
+
   it("a new shape compiles a new plan; going back to an old shape does not", async () => {
     const before = planStats.compiled;
     await spawn(2, async (comm) => {

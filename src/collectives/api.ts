@@ -24,7 +24,7 @@ import { findAlgorithm, registryVersion } from "../schedule/registry.js";
 import { type Collective, makeCall, rankCall, specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
-import { chooseFor, planFor } from "./plans.js";
+import { chooseFor, planFor, planStats } from "./plans.js";
 
 export type { Buf } from "./args.js";
 export { chooseFor, planFor, planStats } from "./plans.js";
@@ -94,15 +94,24 @@ function inPlaceOf(comm: Comm, call: Call, p: Probe): boolean {
 /**
  * Per comm: its collectives in flight (the next one waits for the last: issue order, as on
  * NCCL's stream), the last one's end, the next call's sequence number (what checked mode
- * compares, as torch counts), and the last call's probe.
+ * compares, as torch counts), and the probes of its last few call shapes.
  */
 interface Queue {
   active: number;
   tail?: Promise<void>;
   seq: number;
   readonly done: () => void;
-  probe?: Probe;
+  /** At most PROBES, the newest replacing the oldest (`nextProbe` says which goes next). */
+  readonly probes: Probe[];
+  nextProbe: number;
 }
+/**
+ * How many call shapes a comm keeps probes for. A loop that alternates shapes (DDP's buckets of
+ * different sizes, bench's rounds interleaving algorithms) misses a one-entry cache at every call:
+ * in bench the first call of each round cost 2 - 3 µs more than the rest at n = 2 (MPI_Allreduce's
+ * 0.2 - 0.6), and every miss makes the call anew (garbage).
+ */
+const PROBES = 8;
 const queues = new WeakMap<Comm, Queue>();
 
 function queueOf(comm: Comm): Queue {
@@ -111,6 +120,8 @@ function queueOf(comm: Comm): Queue {
     const made: Queue = {
       active: 0,
       seq: 0,
+      probes: [],
+      nextProbe: 0,
       done: () => {
         made.active--;
       },
@@ -131,7 +142,7 @@ function pick(comm: Comm, call: Call, requested: unknown): Algorithm {
 
 /**
  * This rank's call as makeCall builds it, the algorithm it asked for and the plans of both its
- * forms, reused while a comm repeats the same call (a loop calls one shape over and over:
+ * forms, reused while a comm repeats one of its last PROBES call shapes (a loop calls a few shapes over and over:
  * building the call anew cost ~1.3 µs and garbage per call, looking the algorithm and the plan
  * up again ~0.3 µs). A change to the registry (registryVersion) is a new probe: 'auto' may then
  * choose another algorithm.
@@ -156,12 +167,9 @@ interface Probe {
   alias?: Layout["alias"] | null;
 }
 
-function probeFor(comm: Comm, q: Queue, call: Call): Probe {
-  const requested = call.options.algorithm ?? "auto";
-  const segment = call.options.segment;
-  const p = q.probe;
-  if (
-    p &&
+/** Whether probe p was made for this call (same shape, algorithm asked for and registry). */
+function fits(p: Probe, comm: Comm, call: Call, requested: unknown, segment: number | undefined): boolean {
+  return (
     p.requested === requested &&
     p.version === registryVersion() &&
     p.size === comm.size &&
@@ -174,8 +182,17 @@ function probeFor(comm: Comm, q: Queue, call: Call): Probe {
     p.segment === segment &&
     p.sendCounts === call.sendCounts &&
     p.recvCounts === call.recvCounts
-  )
-    return p;
+  );
+}
+
+function probeFor(comm: Comm, q: Queue, call: Call): Probe {
+  const requested = call.options.algorithm ?? "auto";
+  const segment = call.options.segment;
+  const { probes } = q;
+  for (let k = 0; k < probes.length; k++) {
+    const p = probes[k] as Probe;
+    if (fits(p, comm, call, requested, segment)) return p;
+  }
   const version = registryVersion();
   const alg = pick(comm, call, requested);
   if (segment !== undefined && (!Number.isInteger(segment) || segment < 1)) {
@@ -201,7 +218,7 @@ function probeFor(comm: Comm, q: Queue, call: Call): Probe {
     call.sendCounts ? { sendCounts: call.sendCounts, recvCounts: call.recvCounts } : undefined,
   );
   const { collective, count, root, dtype, op, sendCounts, recvCounts } = call;
-  q.probe = {
+  const probe: Probe = {
     requested: requested as string,
     version,
     alg,
@@ -216,7 +233,10 @@ function probeFor(comm: Comm, q: Queue, call: Call): Probe {
     recvCounts,
     call: made,
   };
-  return q.probe;
+  planStats.probed++;
+  probes[q.nextProbe] = probe;
+  q.nextProbe = (q.nextProbe + 1) % PROBES;
+  return probe;
 }
 
 function run(comm: Comm, call: Call): Promise<void> {

@@ -76,5 +76,8 @@ function sameShape(a: RankCall, b: RankCall): boolean {
   return true;
 }
 
-/** Counts plan compilations and auto's choices (a repeated call shape makes neither): for tests and bench. */
-export const planStats = { compiled: 0, chosen: 0 };
+/**
+ * Counts plan compilations, auto's choices and the front API's probes (a call made anew: api.ts):
+ * a repeated call shape makes none of them. For tests and bench.
+ */
+export const planStats = { compiled: 0, chosen: 0, probed: 0 };

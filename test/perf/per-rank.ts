@@ -6,7 +6,7 @@
  * $TMPDIR/cclab-per-rank-<rank>.json, and rank 0 then prints, for each, the per-rank medians and
  * means, the median of each call's maximum and average over ranks (nccl-tests' -a 3 and its
  * default -a 1), how far apart the ranks leave a call and which rank is slowest, and every rank
- * its context switches a call. Not a test: run it by hand and say the load with it.
+ * its context switches a call, and the calls over 300 µs (stalls) of each. Not a test: run it by hand and say the load with it.
  *   mpirun --oversubscribe -np 4 node --import tsx test/perf/per-rank.ts [bytes = 1024] [calls a round = 200] [rounds = 10]
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -100,6 +100,15 @@ if (comm.rank === 0) {
     let moved = 0;
     for (let i = 1; i < calls; i++) if (slowest[i] !== slowest[i - 1]) moved++;
     const sorted = [...skew].sort((p, q) => p - q);
+    // The stalls: calls whose average over ranks took over 300 µs (a rank off its core, most often),
+    // how many, their time in all and the longest, beside each variant's mean÷median by that average.
+    const avg = Array.from({ length: calls }, (_, i) => mean(ranks.map((r) => r[i]!)));
+    const stalls = avg.filter((v) => v > 300);
+    console.log(
+      `  by each call's average over ranks: mean÷median ${(mean(avg) / median(avg)).toFixed(2)}; ` +
+        `${stalls.length} calls over 300 µs, ${(stalls.reduce((s, v) => s + v, 0) / 1000).toFixed(1)} ms in all, ` +
+        `the longest ${Math.max(...avg).toFixed(0)} µs`,
+    );
     console.log(
       `  ranks leave a call apart by (last end - first end): median ${median(skew).toFixed(1)} µs, ` +
         `p90 ${sorted[Math.floor(0.9 * calls)]!.toFixed(1)}; slowest rank changes from one call to the next in ` +
