@@ -4,7 +4,7 @@
  * later calls of the same shape build nothing and allocate nothing on any rank.
  */
 import { describe, expect, it } from "vitest";
-import { allReduce, planStats, reduceScatter } from "../src/collectives/api.js";
+import { allReduce, allToAllv, planStats, reduceScatter } from "../src/collectives/api.js";
 import type { Comm, OpOptions, Work } from "../src/comm.js";
 import type { DataBuffer, View } from "../src/core/buffer.js";
 import type { DType } from "../src/core/dtype.js";
@@ -88,6 +88,29 @@ describe("plans are compiled once per call shape and reused", () => {
     expect(await loop(shapes(["ring", "recursive_doubling", "segmented_ring"], [16, 40]), 5)).toBe(6);
     // 9 shapes in turn, over the 8 kept: the oldest is always the one replaced, so every call misses.
     expect(await loop(shapes(["ring", "recursive_doubling", "segmented_ring"], [8, 24, 48]), 3)).toBe(27);
+  });
+
+  it("all-to-all-v's splits are a shape by value: the same splits again hit, splits changed in place do not", async () => {
+    const before = planStats.probed;
+    const got = await spawn(2, async (comm) => {
+      const r = comm.rank;
+      const input = new Int32Array([10 * r + 1, 10 * r + 2]);
+      const output = new Int32Array(2);
+      // The same splits, a new array each call (as a literal in a loop is): one probe.
+      for (let i = 0; i < 4; i++) await allToAllv(comm, output, input, { inputSplits: [1, 1], outputSplits: [1, 1] });
+      const even = [...output];
+      // One array changed in place between calls: rank r now keeps both its elements.
+      const splits = [1, 1];
+      await allToAllv(comm, output, input, { inputSplits: splits, outputSplits: splits });
+      splits[r] = 2;
+      splits[1 - r] = 0;
+      await allToAllv(comm, output, input, { inputSplits: splits, outputSplits: splits });
+      return { even, kept: [...output] };
+    });
+    expect(got[0]).toEqual({ even: [1, 11], kept: [1, 2] });
+    expect(got[1]).toEqual({ even: [2, 12], kept: [11, 12] });
+    // Per rank: the even splits once (the in-place array's first call hits it too), then the changed ones.
+    expect((planStats.probed - before) / 2).toBe(2);
   });
 
   it("a new shape compiles a new plan; going back to an old shape does not", async () => {

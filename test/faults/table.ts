@@ -1115,7 +1115,11 @@ export const ROWS: readonly Row[] = [
         exit: 137,
         // Whichever rank plans first holds the thread: each rank's dynamic imports settle in the
         // order the loader finishes them, so it is rank 0 or rank 1 (CI saw both).
-        names: ["has held the thread every sim rank shares for", "past the job's timeout (2 s, at least 3 s)"],
+        names: [
+          "cclab run: rank ",
+          "has held the thread every sim rank shares for",
+          "past the job's timeout (2 s, at least 3 s)",
+        ],
       },
       {
         exit: 1,
