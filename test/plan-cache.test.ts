@@ -4,7 +4,7 @@
  * later calls of the same shape build nothing and allocate nothing on any rank.
  */
 import { describe, expect, it } from "vitest";
-import { allReduce, allToAllv, planStats, reduceScatter } from "../src/collectives/api.js";
+import { allReduce, allToAllv, planStats, reduce, reduceScatter } from "../src/collectives/api.js";
 import type { Comm, OpOptions, Work } from "../src/comm.js";
 import type { DataBuffer, View } from "../src/core/buffer.js";
 import type { DType } from "../src/core/dtype.js";
@@ -89,6 +89,61 @@ describe("plans are compiled once per call shape and reused", () => {
     // 9 shapes in turn, over the 8 kept: the oldest is always the one replaced, so every call misses.
     expect(await loop(shapes(["ring", "recursive_doubling", "segmented_ring"], [8, 24, 48]), 3)).toBe(27);
   });
+
+  it.each([
+    [
+      "op",
+      async (comm: Comm, k: number) => {
+        const buf = new Float32Array(8).fill(comm.rank + 2);
+        await allReduce(comm, buf, { algorithm: "ring", op: k ? "max" : "sum" });
+        return buf[7] as number;
+      },
+      [5, 3],
+    ],
+    [
+      "dtype",
+      async (comm: Comm, k: number) => {
+        const buf = k ? new Int32Array(8).fill(comm.rank + 2) : new Float32Array(8).fill(comm.rank + 2.5);
+        await allReduce(comm, buf, { algorithm: "ring" });
+        return buf[7] as number;
+      },
+      [6, 5],
+    ],
+    [
+      "root",
+      async (comm: Comm, k: number) => {
+        const buf = new Float32Array(8).fill(comm.rank + 2);
+        await reduce(comm, buf, { algorithm: "binomial", root: k });
+        return comm.rank === k ? (buf[7] as number) : -1;
+      },
+      [5, 5],
+    ],
+    [
+      "segment",
+      async (comm: Comm, k: number) => {
+        const buf = new Float32Array(64).fill(comm.rank + 2);
+        await allReduce(comm, buf, { algorithm: "segmented_ring", segment: k ? 8 : 4 });
+        return buf[63] as number;
+      },
+      [5, 5],
+    ],
+  ] as const)(
+    "calls differing only in %s alternate between two probes, each with its own result",
+    async (_, call, want) => {
+      const before = planStats.probed;
+      const got = await spawn(2, async (comm) => {
+        const out: number[] = [];
+        for (let i = 0; i < 6; i++) out.push(await call(comm, i % 2));
+        return out;
+      });
+      for (const [rank, out] of got.entries()) {
+        const mine = (k: number) => (_ === "root" && rank !== k ? -1 : (want[k] as number));
+        expect(out).toEqual([0, 1, 0, 1, 0, 1].map(mine));
+      }
+      // Two shapes a rank: a probe that ignored the field would be one (and, but for the segment, wrong data).
+      expect((planStats.probed - before) / 2).toBe(2);
+    },
+  );
 
   it("all-to-all-v's splits are a shape by value: the same splits again hit, splits changed in place do not", async () => {
     const before = planStats.probed;
