@@ -66,7 +66,7 @@ describe("plans are compiled once per call shape and reused", () => {
 
   it("a loop over a few shapes (algorithms, counts) makes each call once; past PROBES shapes it makes them again", async () => {
     // Bench's rounds interleave algorithms and DDP's buckets differ in size: with one probe a
-    // comm made every such call anew (2 - 3 µs and garbage at bench's first call of a round).
+    // comm made every such call anew (2.8 - 4.0 µs and garbage at bench's first call of a round, n = 2).
     const shapes = (algs: string[], counts: number[]) => algs.flatMap((a) => counts.map((c) => [a, c] as const));
     const loop = async (list: (readonly [string, number])[], times: number) => {
       const before = planStats.probed;
