@@ -121,6 +121,16 @@ describe("across ranks, as nccl-tests' -a", () => {
     expect(() => checkOptions(options({ average: 3 }))).not.toThrow();
   });
 
+  it("a library caller's root outside the ranks is refused, naming the operation and the flag", () => {
+    for (const root of [-1, 2, 0.5]) {
+      expect(() => checkOptions(options({ root }))).toThrow(InvalidArgumentError);
+      expect(() => checkOptions(options({ root }))).toThrow(
+        new RegExp(`bench: argument '-r/--root': must be a rank in \\[0, 2\\), got ${root}`),
+      );
+    }
+    expect(() => checkOptions(options({ root: 1 }))).not.toThrow();
+  });
+
   it("-a outside 0 - 3 is refused, naming the flag", () => {
     const r = spawnSync(process.execPath, ["src/cli/bin.js", "bench", "-a", "4"], { encoding: "utf8" });
     expect(r.status).not.toBe(0);

@@ -31,7 +31,10 @@ export async function loadAlgorithms(o: BenchOptions): Promise<void> {
 export function checkOptions(o: BenchOptions): void {
   benchAlgorithms(o);
   if (!Number.isInteger(o.root) || o.root < 0 || o.root >= o.nranks) {
-    throw new RangeError(`-r/--root must be a rank in [0, ${o.nranks}), got ${o.root}`);
+    throw new InvalidArgumentError(
+      { op: "bench", arg: "-r/--root" },
+      `must be a rank in [0, ${o.nranks}), got ${o.root}`,
+    );
   }
   checkOpFitsDType(o.op, o.dtype, { op: "bench", arg: "-o/--op" });
   const average = { op: "bench", arg: "-a/--average" };
@@ -43,7 +46,6 @@ export function checkOptions(o: BenchOptions): void {
   }
 }
 
-/** The algorithm's name for this size ('auto' picks as the front API would). */
 /**
  * The algorithms one bench compares: `--algorithm ring,segmented_ring` times both (and the
  * built-in) interleaved in the same rounds, one row per algorithm and size.
@@ -57,6 +59,7 @@ export function benchAlgorithms(o: BenchOptions): string[] {
   return names.length > 0 ? names : ["auto"];
 }
 
+/** The algorithm's name for this size ('auto' picks as the front API would). */
 export function resolveAlgorithm(o: BenchOptions, n: number, count: number, requested = o.algorithm): string {
   return requested === "auto" ? chooseFor(o.collective, n, count, o.dtype).algorithm : requested;
 }
