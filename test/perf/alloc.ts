@@ -5,6 +5,7 @@
  * bytes sampled a call in all, and the top allocation sites. (heapUsed before and after is no
  * measure: a scavenge between them makes it negative.) Not a test: run it by hand.
  *   mpirun -np 2 node --import tsx test/perf/alloc.ts [algorithm = ring] [bytes = 1024] [calls = 20000]
+ * The algorithm MPI_Allreduce measures bench's built-in row (the same buffers, awaited the same way).
  * Sites are the outermost function V8 did not inline into its caller. Through tsx every site
  * reads line 1; for lines, bundle it against the compiled package (npm run build, then esbuild
  * with its imports pointed at dist/src/) and run the bundle the same way.
@@ -16,7 +17,11 @@ import { allReduceCall } from "./allreduce-call.js";
 const comm = await initMpi();
 const bytes = Number(process.argv[3] ?? 1024);
 const calls = Number(process.argv[4] ?? 20000);
-const alg = allReduceCall(comm, bytes, "alloc").hand(process.argv[2] ?? "ring");
+const ar = allReduceCall(comm, bytes, "alloc");
+const alg =
+  process.argv[2] === "MPI_Allreduce"
+    ? { name: "MPI_Allreduce", run: ar.builtin() }
+    : ar.hand(process.argv[2] ?? "ring");
 const loop = async (n: number) => {
   for (let i = 0; i < n; i++) await alg.run();
 };

@@ -26,29 +26,45 @@ const variants: [string, () => unknown][] = [
 ];
 const file = (r: number) => join(tmpdir(), `cclab-per-rank-${r}.json`);
 
-// Warm-up: 20 rounds of 1,000 calls of each.
+/**
+ * One round: `per` back-to-back calls of `run`, each timed, into `took` and `end` (µs) from `at`.
+ * A small function that touches nothing else, warmed up exactly as it is timed (as bench's
+ * timeEach): a loop in the module's body was first compiled, and thrown away, inside the timed
+ * calls (TurboFan jobs of ~25 ms on the rank's core, --trace-opt --trace-deopt), which this tool
+ * then counted as the variants' stalls.
+ */
+async function timeRound(run: () => unknown, per: number, took: Float64Array, end: Float64Array, at: number) {
+  let t = performance.now();
+  for (let i = 0; i < per; i++) {
+    await run();
+    const now = performance.now();
+    took[at + i] = (now - t) * 1000;
+    end[at + i] = now * 1000;
+    t = now;
+  }
+}
+
+// Warm-up through the timing loop itself: 20 rounds of 1,000 calls of each.
+const scratch = [new Float64Array(1000), new Float64Array(1000)] as const;
 for (let w = 0; w < 20; w++) {
   for (const [, run] of variants) {
     await comm.builtin.barrier();
-    for (let i = 0; i < 1000; i++) await run();
+    await timeRound(run, 1000, scratch[0], scratch[1], 0);
   }
 }
-const series: Record<string, number[]> = Object.fromEntries(variants.map(([name]) => [name, []]));
+const took: Record<string, Float64Array> = Object.fromEntries(
+  variants.map(([name]) => [name, new Float64Array(rounds * per)]),
+);
 /** Each call's end on this rank, µs on performance.now()'s clock (shifted to CLOCK_MONOTONIC below). */
-const ends: Record<string, number[]> = Object.fromEntries(variants.map(([name]) => [name, []]));
+const endAt: Record<string, Float64Array> = Object.fromEntries(
+  variants.map(([name]) => [name, new Float64Array(rounds * per)]),
+);
 const switches: Record<string, number> = Object.fromEntries(variants.map(([name]) => [name, 0]));
 for (let k = 0; k < rounds; k++) {
   for (const [name, run] of variants) {
     await comm.builtin.barrier();
     const ru0 = process.resourceUsage();
-    let t = performance.now();
-    for (let i = 0; i < per; i++) {
-      await run();
-      const now = performance.now();
-      series[name]!.push((now - t) * 1000);
-      ends[name]!.push(now * 1000);
-      t = now;
-    }
+    await timeRound(run, per, took[name]!, endAt[name]!, k * per);
     const ru1 = process.resourceUsage();
     switches[name]! +=
       ru1.involuntaryContextSwitches -
@@ -65,7 +81,8 @@ console.log(
 // performance.now() and process.hrtime() both read CLOCK_MONOTONIC, which every process on this
 // machine shares: the offset between them puts every rank's ends on one time line.
 const offset = Number(process.hrtime.bigint()) / 1000 - performance.now() * 1000;
-for (const name of Object.keys(ends)) ends[name] = ends[name]!.map((e) => e + offset);
+const series = Object.fromEntries(Object.entries(took).map(([name, v]) => [name, Array.from(v)]));
+const ends = Object.fromEntries(Object.entries(endAt).map(([name, v]) => [name, Array.from(v, (e) => e + offset)]));
 writeFileSync(file(comm.rank), JSON.stringify({ series, ends }));
 await comm.builtin.barrier();
 if (comm.rank === 0) {
