@@ -145,8 +145,8 @@ function pick(comm: Comm, call: Call, requested: unknown): Algorithm {
  * This rank's call as makeCall builds it, the algorithm it asked for and the plans of both its
  * forms, reused while a comm repeats one of the PROBES call shapes it made most recently (a loop
  * calls a few shapes over and over: building the call anew cost ~1.3 µs and garbage per call,
- * looking the algorithm and the plan up again ~0.3 µs). A change to the registry (registryVersion) is a new probe: 'auto' may then
- * choose another algorithm.
+ * looking the algorithm and the plan up again ~0.3 µs). A change to the registry
+ * (registryVersion) is a new probe: 'auto' may then choose another algorithm.
  */
 interface Probe {
   readonly requested: string;

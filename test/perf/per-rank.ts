@@ -6,7 +6,8 @@
  * $TMPDIR/cclab-per-rank-<rank>.json, and rank 0 then prints, for each, the per-rank medians and
  * means, the median of each call's maximum and average over ranks (nccl-tests' -a 3 and its
  * default -a 1), how far apart the ranks leave a call and which rank is slowest, and every rank
- * its context switches a call, and the calls over 300 µs (stalls) of each. Not a test: run it by hand and say the load with it.
+ * its context switches a call, and the calls over 300 µs (stalls) of each. Not a test: run it
+ * by hand and say the load with it.
  *   mpirun --oversubscribe -np 4 node --import tsx test/perf/per-rank.ts [bytes = 1024] [calls a round = 200] [rounds = 10]
  */
 import { readFileSync, writeFileSync } from "node:fs";

@@ -70,7 +70,7 @@ async function timeCalls(from: number, to: number, marking: boolean): Promise<vo
 
 const per = Math.ceil(calls / rounds);
 // Warm-up through the same rounds (their slots are overwritten by the timed calls).
-for (let done = 0; done < warmup; done += Math.min(per, warmup - done)) {
+for (let done = 0; done < warmup; done += per) {
   comm.builtin.barrier();
   await timeCalls(0, Math.min(per, warmup - done), false);
 }
