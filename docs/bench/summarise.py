@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Issue 26's targets, read from the outputs of docs/bench/issue26.sh (run by hand, no packages).
+"""The tables of docs/performance.md's Results, read from the outputs of docs/bench/allreduce-mpi.sh (no packages).
 
     python3 docs/bench/summarise.py docs/bench/2026-11-27-fresh [more set directories]
 
-For each set directory (n2-200-run1.txt ... n4-2000-run2.txt, as issue26.sh writes them) it prints
+For each set directory (n2-200-run1.txt ... n4-2000-run2.txt, as allreduce-mpi.sh writes them) it prints
 the tables docs/performance.md quotes: per size, the best hand-rolled ratio by per-call median
 (run 1 / run 2), each hand-rolled row's mean÷median and MPI_Allreduce's; then each "Done when"
 target met or missed, and how often a row's mean÷median is over 1.3, hand-rolled rows against
@@ -89,7 +89,7 @@ def main(dirs):
     totals = [0, 0, 0, 0]
     for d in dirs:
         if not os.path.exists(f"{d}/n2-200-run1.txt"):
-            sys.exit(f"{d}: no n2-200-run1.txt (a directory docs/bench/issue26.sh wrote?)")
+            sys.exit(f"{d}: no n2-200-run1.txt (a directory docs/bench/allreduce-mpi.sh wrote?)")
         print(f"\n## {d}")
         summarise(d.rstrip("/"), totals)
     if len(dirs) > 1:

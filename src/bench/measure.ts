@@ -48,7 +48,7 @@ const STAGGERED_CALLS = 20;
 const LATE_US = 500;
 /**
  * The warm-up's calls of the timing loop (runInterleaved) a size, its calls shared out among them
- * (docs/issue26-record.md, "Where the rest of the slow calls came from": the timing loop's own compile).
+ * (without them the timing loop itself was compiled, and deoptimised, inside the timed calls).
  */
 const WARMUP_PASSES = 20;
 
@@ -190,8 +190,7 @@ async function timeEach(run: () => unknown, batch: number, e: Float64Array, at: 
  * completes after it, so V8 has seen those paths before it optimizes the functions they run
  * through (TurboFan makes a branch it never saw a deoptimization, taken by the first late peer).
  * Without these calls, n = 4, 8 KiB: the ring's 20th timed call was slow (0.7 - 1.3 ms) in every
- * run, as was a 1 KiB recursive doubling row in one of three (docs/issue26-record.md, "Where
- * the rest of the slow calls came from").
+ * run, as was a 1 KiB recursive doubling row in one of three.
  */
 async function runStaggered(bc: BenchComm, variants: readonly Variant[], calls: number, lateUs: number): Promise<void> {
   if (bc.engine !== "MPI") return;
@@ -344,7 +343,7 @@ export async function measure(
     // (and every call path) with all they meet, here, not on a background thread sharing the
     // rank's core in the middle of the timed calls (a 10 - 13 ms TurboFan job there stalled a call
     // 4 ms; a loop warmed up without the built-in was thrown away at its first timed round:
-    // docs/issue26-record.md). At the largest size the hand-rolled variants first run alone, as
+    // measured on the development machine). At the largest size the hand-rolled variants first run alone, as
     // the memory probe: as many calls as the timed loop makes, then the RSS high-water mark
     // before the built-in has run there.
     // The first warm-up calls are timed (max over ranks, so every rank makes as many calls) and

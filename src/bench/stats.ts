@@ -13,7 +13,7 @@
  * How a time is taken across ranks, nccl-tests' -a: 0 rank 0's, 1 the mean over ranks (its
  * default), 2 the minimum, 3 the maximum. With 1 a call's time is what a rank waits on average;
  * with 3 the slowest rank's, where one rank's delay late in call i and its peers' wait for it in
- * call i + 1 both count (docs/issue26-record.md, "Across ranks: nccl-tests' -a").
+ * call i + 1 both count.
  */
 export type Average = 0 | 1 | 2 | 3;
 export const AVERAGES: readonly Average[] = [0, 1, 2, 3];
@@ -68,7 +68,7 @@ export const ROUNDS = 10;
  * with 5,000 the p99 per call went from ~1.5 ms to ~12 - 40 µs; at 1 KiB 2,000 calls are ~5 ms,
  * less than the compiles they set off, which then landed in the timed calls; at 512 KiB, after 5
  * warm-up calls, 42 of 1,800 timed calls took over 5x the median (1 - 7 ms, at the same calls in
- * every run), after 400 none (docs/issue26-record.md, "Stalls from the JIT, again"). So 10,000 up to
+ * every run), after 400 none (measured on the development machine, 2026-11-27). So 10,000 up to
  * 64 KiB (at most about a second a variant: several at 64 KiB with three algorithms, each out of
  * and in place), and above it as many as move WARMUP_BYTES (512 at 512 KiB, 8 at 32 MiB).
  * Given `perCallUs` (a variant's call, measured), no more than fit in WARMUP_BUDGET_MS a variant:

@@ -1,7 +1,7 @@
 /**
  * A bare loop of back-to-back all-reduces through runCollective (bench's path), for a CPU
  * profiler: nothing timed, nothing printed. Not a test. Profile rank 0 with perf
- * (docs/issue26-record.md, "Node-API's arguments"):
+ * (test/perf/perf-rank0.sh):
  *   mpirun -np 2 test/perf/perf-rank0.sh --import tsx test/perf/loop-prof.ts [algorithm = recursive_doubling] [count = 256] [calls = 300000]
  */
 import { initMpi } from "../../src/backends/mpi/index.js";

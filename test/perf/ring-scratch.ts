@@ -1,7 +1,7 @@
 /**
  * The ring all-reduce as it was before it received out of place straight into the output: every
  * chunk arrives in one scratch chunk, then output = input ⊕ scratch. Kept as bench's comparator
- * for docs/issue26-record.md, "Receiving where the sum goes":
+ * for docs/writing-an-algorithm.md's receive-where-the-sum-goes figures:
  *   cclab bench allreduce --backend mpi -n 2 --algorithm-file test/perf/ring-scratch.ts \
  *     --algorithm ring,ring_scratch -b 256K -e 16M -f 4 --iters 200
  */

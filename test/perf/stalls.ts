@@ -47,7 +47,7 @@ const gap = new Float64Array(calls);
 /**
  * Calls `from` to `to` - 1, each timed and its waits counted. A function, warmed up exactly as it
  * is timed (as bench's timeEach): a loop in the module's body was compiled, and thrown away,
- * inside the timed calls (docs/issue26-record.md, "Stalls measured again").
+ * inside the timed calls.
  */
 async function timeCalls(from: number, to: number, marking: boolean): Promise<void> {
   for (let i = from; i < to; i++) {

@@ -1,18 +1,18 @@
 #!/bin/sh
-# Issue 26's measurements: the "Done when" command at n = 2 and n = 4, 200 and 2,000 calls, twice
-# each, one after another, every output with the time and `uptime` before and after, written into
-# the directory given. Run from the repository root through a dated directory's run.sh (sh
-# docs/bench/2026-11-27/run.sh), which every run of them used. The 2,000-call runs stop at 512 KiB (-e 512K):
+# The all-reduce measurements of docs/performance.md's "Results": bench on MPI at n = 2 and n = 4,
+# 200 and 2,000 calls, twice each, one after another, every output with the time and `uptime`
+# before and after, written into the directory given; `python3 docs/bench/summarise.py DIR` prints
+# the tables. Run from the repository root (a dated directory's run.sh records the exact
+# invocation of a kept set). The 2,000-call runs stop at 512 KiB (-e 512K):
 # to 32 MiB they would take 17 - 30 min each here (13 calls of every size per timed call, 2,000
 # times, at 30 - 100 ms a call), and per-call timing is about small messages (OSU times small
 # messages over many iterations and large ones over few, as the 2026-11-23 runs did).
 # CCLAB names the command (default: node src/cli/bin.js, the clone's sources through tsx); with
 # CCLAB="node dist/src/cli/cclab.js" (after npm run build) the ranks run the compiled package, as an
 # installed cclab does, without tsx's module-hooks thread beside each rank. BENCH_FLAGS adds flags
-# to every bench command (e.g. BENCH_FLAGS="-a 3": each time the maximum over ranks, bench's figure
-# before -a existed; the default is nccl-tests' -a 1, the mean).
+# to every bench command (e.g. BENCH_FLAGS="-a 3": each time the maximum over ranks, the default is nccl-tests' -a 1, the mean).
 set -u
-out=${1:?usage: sh docs/bench/issue26.sh OUTPUT_DIRECTORY}
+out=${1:?usage: sh docs/bench/allreduce-mpi.sh OUTPUT_DIRECTORY}
 cclab=${CCLAB:-node src/cli/bin.js}
 flags=${BENCH_FLAGS:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

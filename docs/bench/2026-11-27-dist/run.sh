@@ -1,3 +1,0 @@
-#!/bin/sh
-# Issue 26's command on the compiled package (npm run build first), as an installed cclab runs.
-CCLAB="node dist/src/cli/cclab.js" exec sh docs/bench/issue26.sh docs/bench/2026-11-27-dist

@@ -1,6 +1,0 @@
-#!/bin/sh
-# Issue 26's command on the compiled package (npm run build first) at 718b683 (a comm keeps probes
-# for its last 8 call shapes, so the first call of a round no longer makes its call anew): the set
-# with bench's default (-a 1), then with -a 3 into a3/.
-CCLAB="node dist/src/cli/cclab.js" sh docs/bench/issue26.sh docs/bench/2026-11-27-probes
-CCLAB="node dist/src/cli/cclab.js" BENCH_FLAGS="-a 3" sh docs/bench/issue26.sh docs/bench/2026-11-27-probes/a3
