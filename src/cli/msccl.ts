@@ -18,13 +18,16 @@ import { explainCall } from "../schedule/explain.js";
 import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { checkCases } from "../verify/matrix.js";
+import { exportTrace, TRACE_FORMATS, type TraceFormat } from "./export-trace.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, required, TOOL_MAX_RANKS } from "./options.js";
 
-const format = (f: string) => {
-  if (f !== "msccl")
+const format = (f: string, formats: readonly string[] = ["msccl"]) => {
+  if (!formats.includes(f))
     throw new InvalidArgumentError(
       { op: "cclab", arg: "format" },
-      `unknown format '${f}'; cclab reads and writes msccl (MSCCL XML)`,
+      formats.length === 1
+        ? `unknown format '${f}'; cclab reads msccl (MSCCL XML)`
+        : `unknown format '${f}'; cclab writes ${formats.join(", ")} (MSCCL XML, LogGOPSim's GOAL, Chakra execution traces)`,
     );
 };
 
@@ -114,8 +117,11 @@ export function registerMsccl(program: Command): void {
 
   program
     .command("export")
-    .description("write an algorithm's schedule as MSCCL XML, for msccl-executor-nccl / RCCL")
-    .argument("<format>", "msccl")
+    .description(
+      "write an algorithm's schedule for another tool: MSCCL XML (msccl-executor-nccl, RCCL), GOAL (LogGOPSim, ATLAHS) or Chakra traces (ASTRA-sim)",
+    )
+    .argument("<format>", `one of msccl, ${TRACE_FORMATS.join(", ")}`)
+    .argument("[collective]", "the collective (or --collective)")
     .option("--collective <name>", "the collective (required)")
     .option("--algorithm <name>", "the algorithm (optional with --algorithm-file)")
     .option("--algorithm-file <file>", "your own algorithm file")
@@ -134,10 +140,74 @@ export function registerMsccl(program: Command): void {
     .option("--in-place", "write the in-place program")
     .option("--channels <n>", "instances side by side, each on its own channels", parse.int("--channels", 1, 32), 1)
     .option("--proto <name>", "Simple, LL or LL128", "Simple")
-    .addOption(outputOption("the XML file to write (required)"))
+    .option(
+      "--bytes <size>",
+      "goal, chakra: message size, nccl-tests' bytes (as bench): 8, 64K, 1M",
+      parse.size("--bytes"),
+    )
+    .option(
+      "--gamma <us-per-byte>",
+      "goal, chakra: a reduction's cost, microseconds per byte (the model's gamma)",
+      parse.number("--gamma"),
+    )
+    .addOption(outputOption("msccl, goal: the file to write; chakra: the prefix of <prefix>.<rank>.et (required)"))
     .addOption(jsonOption())
-    .action(async (f: string, o) => {
-      format(f);
+    .action(async (f: string, positional: string | undefined, o) => {
+      format(f, ["msccl", ...TRACE_FORMATS]);
+      if (positional !== undefined && o.collective !== undefined && positional !== o.collective) {
+        throw new InvalidArgumentError(
+          { op: `export ${f}`, arg: "--collective" },
+          `two collectives given: '${positional}' and --collective ${o.collective}`,
+        );
+      }
+      o.collective ??= positional;
+      if (f !== "msccl") {
+        for (const [flag, given] of [
+          ["--count", o.count],
+          ["--in-place", o.inPlace],
+          ["--channels", o.channels !== 1 ? o.channels : undefined],
+          ["--proto", o.proto !== "Simple" ? o.proto : undefined],
+        ] as const) {
+          if (given !== undefined)
+            throw new InvalidArgumentError(
+              { op: `export ${f}`, arg: flag },
+              `applies to msccl only; ${f} takes --bytes`,
+            );
+        }
+        required(`export ${f}`, { "--collective": o.collective, "-n": o.nranks, "-o": o.output });
+        const algs = await selectAlgorithms({
+          collective: o.collective,
+          algorithm: o.algorithm,
+          algorithmFile: o.algorithmFile,
+        });
+        if (algs.length > 1)
+          throw new InvalidArgumentError(
+            { op: `export ${f}`, arg: "--algorithm" },
+            `several algorithms match (${algs.map((x) => x.name).join(", ")}); pick one`,
+          );
+        const alg = algs[0];
+        if (!alg) return;
+        exportTrace(f as TraceFormat, alg, {
+          nranks: o.nranks,
+          bytes: o.bytes ?? 1024 * 1024,
+          root: o.root,
+          segment: o.segment,
+          gamma: o.gamma ?? 0,
+          output: o.output,
+          json: o.json,
+        });
+        return;
+      }
+      for (const [flag, given] of [
+        ["--bytes", o.bytes],
+        ["--gamma", o.gamma],
+      ] as const) {
+        if (given !== undefined)
+          throw new InvalidArgumentError(
+            { op: "export msccl", arg: flag },
+            `applies to goal and chakra; msccl takes --count`,
+          );
+      }
       required("export msccl", { "--collective": o.collective, "-n": o.nranks, "-o": o.output });
       if (!PROTOS.includes(o.proto as Proto)) {
         throw new InvalidArgumentError(

@@ -12,7 +12,8 @@
  *                src/native
  *   collectives  src/collectives             the front API, 'auto', the oracle
  *   tools        src/verify, bench, model,   verification drivers, bench, sweeps, pictures,
- *                viz, runtime, tools, msccl   the launcher and runtime, MSCCL import/export
+ *                viz, runtime, tools, msccl,  the launcher and runtime, MSCCL import/export,
+ *                export                       GOAL and Chakra export
  *   cli          src/cli, src/index.ts       the command line and the package's entry
  */
 import { cruise, type IForbiddenRuleType } from "dependency-cruiser";
@@ -25,7 +26,7 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: "collectives", paths: ["^src/collectives/"] },
   {
     name: "tools",
-    paths: ["^src/(verify|bench|model|viz|runtime|tools|msccl|playground)/", "^src/tracing\\.ts$"],
+    paths: ["^src/(verify|bench|model|viz|runtime|tools|msccl|playground|export)/", "^src/tracing\\.ts$"],
   },
   { name: "cli", paths: ["^src/cli/", "^src/index\\.ts$"] },
 ];
