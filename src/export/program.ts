@@ -22,6 +22,8 @@ export interface ProgramOp {
   readonly source: OpKind;
   /** send, recv: the other rank and the message's tag (unique between the two ranks). */
   readonly peer: number;
+  /** send, recv: the plan's channel (a second connection between the same pair); -1 for calc. */
+  readonly channel?: number;
   readonly tag: number;
   /** Bytes moved (send, recv) or touched (calc). */
   readonly bytes: number;
@@ -96,7 +98,7 @@ export function programOf(alg: Algorithm, call: CollectiveCall, o: ProgramOption
         const k = sendSeen.get(key) ?? 0;
         sendSeen.set(key, k + 1);
         const tag = sendTags.get(key)?.[k] as number;
-        return { kind: "send", source: op.kind, peer: op.peer, tag, bytes, ns: 0, deps };
+        return { kind: "send", source: op.kind, peer: op.peer, channel: op.channel, tag, bytes, ns: 0, deps };
       }
       if (op.kind === "recv") {
         const key = `${op.peer} ${b} ${op.channel}`;
@@ -108,7 +110,7 @@ export function programOf(alg: Algorithm, call: CollectiveCall, o: ProgramOption
             `${alg.collective}/${alg.name} on ${n} ranks: rank ${b}'s receive #${k + 1} from rank ${op.peer} (channel ${op.channel}) has no matching send; prove the schedule first (cclab verify)`,
           );
         }
-        return { kind: "recv", source: op.kind, peer: op.peer, tag, bytes, ns: 0, deps };
+        return { kind: "recv", source: op.kind, peer: op.peer, channel: op.channel, tag, bytes, ns: 0, deps };
       }
       const ns = op.kind === "reduce" ? Math.ceil(gamma * bytes * 1000) : 0;
       return { kind: "calc", source: op.kind, peer: -1, tag: -1, bytes, ns, deps };
