@@ -6,6 +6,7 @@
 import { Command, CommanderError } from "commander";
 import { packageVersion } from "../native/root.js";
 import { registerBench } from "./bench.js";
+import { registerCalibrate } from "./calibrate.js";
 import { registerExplain } from "./explain.js";
 import { registerList } from "./list.js";
 import { registerModel } from "./model.js";
@@ -62,6 +63,7 @@ export function buildProgram(): Command {
   registerBench(program);
   registerMsccl(program);
   registerPlayground(program);
+  registerCalibrate(program);
   return program;
 }
 

@@ -9,6 +9,7 @@ import { type Command, InvalidArgumentError as CommanderError, Option } from "co
 import { parseBytes, sizeSweep } from "../bench/metrics.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
+import { readMachineFile } from "../model/calibrate.js";
 import { machineFor, type NetworkRequest } from "../model/machine.js";
 import { MAX_TOPOLOGY_HOSTS } from "../model/network/index.js";
 import { powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
@@ -474,9 +475,26 @@ export function registerModel(program: Command): void {
         "a sweep: the chart (time against N, or busbw against size); one call on --topology: the link heat map (.svg or .html)",
       ),
     )
+    .option(
+      "--machine <file.json>",
+      "alpha, beta and gamma measured on this machine (cclab calibrate -o FILE); --alpha/--beta/--gamma given override it",
+    )
     .addOption(jsonOption());
   addNetworkOptions(cmd);
-  cmd.action(async (collective: string, o: ModelOptions & { size?: number }, c: Command) => {
-    await model(collective, { ...o, nranks: o.size ?? o.nranks, given: givenOptions(c) });
+  cmd.action(async (collective: string, o: ModelOptions & { size?: number; machine?: string }, c: Command) => {
+    const given = givenOptions(c);
+    let measured: Partial<ModelOptions> = {};
+    if (o.machine !== undefined) {
+      if (o.topology !== undefined)
+        throw new InvalidArgumentError(
+          { op: "model", arg: "--machine" },
+          "sets the alpha-beta model's parameters; with --topology the links' flags (--link, --latency ...) set the network's",
+        );
+      const m = readMachineFile(o.machine);
+      measured = Object.fromEntries(
+        (["alpha", "beta", "gamma"] as const).filter((k) => !given.includes(k)).map((k) => [k, m[k]]),
+      );
+    }
+    await model(collective, { ...o, ...measured, nranks: o.size ?? o.nranks, given });
   });
 }
