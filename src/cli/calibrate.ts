@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { calibrate } from "../model/calibrate.js";
-import { jsonOption, outputOption, parsers, printJson } from "./options.js";
+import { jsonOption, nranksOption, outputOption, parsers, printJson } from "./options.js";
 
 export function registerCalibrate(program: Command): void {
   const p = parsers("calibrate");
@@ -14,6 +14,9 @@ export function registerCalibrate(program: Command): void {
     .command("calibrate")
     .description(
       "measure this machine's alpha, beta and gamma with MPI (ping-pong, Sendrecv, a float32 sum) for cclab model --machine",
+    )
+    .addOption(
+      nranksOption("ranks the floors are measured between (MPI's ping-pong and Sendrecv: 2)", p.int("-n", 2, 2), 2),
     )
     .option("--bytes <size>", "size of the bandwidth measurements: 1M, 32M", p.size("--bytes"), 32 * 1024 * 1024)
     .option("--reps <n>", "repetitions; each figure is their median", p.int("--reps", 1, 10_000), 20)
