@@ -3,6 +3,7 @@
  * site's own files only (not every file under -o), no symbolic link followed, no traversal, and
  * only Host: localhost / 127.0.0.1 / [::1] or a --host name, each with the port (DNS rebinding).
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { request, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -122,6 +123,19 @@ describe("playground --serve", () => {
     const none = await get("/index.html", "");
     expect(none.status).toBe(400);
     expect(none.body).not.toContain("the site's");
+  });
+
+  it("--host takes a host name only, and only with --serve", () => {
+    const cclab = (...args: string[]) =>
+      spawnSync(process.execPath, ["src/cli/bin.js", "playground", ...args], { encoding: "utf8", timeout: 30_000 });
+    const bad = cclab("--serve", "--host", "evil.example/x");
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain(
+      `playground: argument '--host': expected a host name like myhost.local (letters, digits, dots and dashes), got "evil.example/x"`,
+    );
+    const alone = cclab("-o", join(root, "unused"), "--host", "devbox.local");
+    expect(alone.status).toBe(1);
+    expect(alone.stderr).toContain("playground: argument '--host': goes with --serve");
   });
 
   it("other methods are refused", async () => {
