@@ -1,16 +1,25 @@
 /**
  * Where a rank meets its store (src/runtime/env.ts): CCLAB_STORE_TOKEN over TCP, and with no token
- * on one host a Unix-domain socket in a directory only this user can enter, so another user can
- * neither reach the store nor claim a rank's place in it. (The fault catalogue's torchrun-no-token
- * row runs two ranks this way end to end.)
+ * on one host a Unix-domain socket in a directory made fresh for the job (socket-dir.ts) that only
+ * this user can enter, so another user can neither reach the store nor claim a rank's place in it,
+ * nor take the directory's name first. (The fault catalogue's torchrun-no-token and
+ * socket-dir-squat rows run two ranks this way end to end.)
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readJobEnv, SOCKET_TOKEN, storeEndpoint, userSocketDir } from "../src/runtime/env.js";
+import { readJobEnv, SOCKET_TOKEN, storeEndpoint } from "../src/runtime/env.js";
+import {
+  anotherStoreAnswers,
+  findJobSockets,
+  makeJobSocket,
+  removeJobSocket,
+  socketBase,
+  socketPattern,
+} from "../src/runtime/socket-dir.js";
 import { StoreClient, StoreServer } from "../src/runtime/store/index.js";
 
 let tmp: string;
@@ -30,27 +39,79 @@ describe("the store's endpoint", () => {
     expect(at).toEqual({ host: "127.0.0.1", port: 29577, token });
   });
 
-  it("with no token on one host: a socket in $TMPDIR/cclab-<uid>, made 0700, named by the port", () => {
-    const at = storeEndpoint(torchrun(1), { TMPDIR: tmp });
-    expect(at.path).toBe(join(tmp, `cclab-${uid}`, "store-29577.sock"));
-    expect(at.token).toBe(SOCKET_TOKEN);
-    expect(spawnSync("stat", ["-c", "%a", join(tmp, `cclab-${uid}`)], { encoding: "utf8" }).stdout.trim()).toBe("700");
+  it("with no token on one host: a socket under $TMPDIR, or $XDG_RUNTIME_DIR when that is the user's own", () => {
+    expect(storeEndpoint(torchrun(1), { TMPDIR: tmp })).toEqual({
+      host: "127.0.0.1",
+      port: 29577,
+      socketBase: tmp,
+      token: SOCKET_TOKEN,
+    });
+    const xdg = join(tmp, "run");
+    mkdirSync(xdg, { mode: 0o700 });
+    expect(socketBase({ TMPDIR: tmp, XDG_RUNTIME_DIR: xdg })).toBe(xdg);
+    // Open to others, a link, or relative: not the user's own runtime directory; $TMPDIR instead.
+    chmodSync(xdg, 0o755);
+    expect(socketBase({ TMPDIR: tmp, XDG_RUNTIME_DIR: xdg })).toBe(tmp);
+    symlinkSync(tmp, join(tmp, "link"));
+    expect(socketBase({ TMPDIR: tmp, XDG_RUNTIME_DIR: join(tmp, "link") })).toBe(tmp);
+    expect(socketBase({ TMPDIR: tmp, XDG_RUNTIME_DIR: "run" })).toBe(tmp);
   });
 
-  it("refuses a directory open to others, a link, or a file in its place, naming it", () => {
-    const dir = join(tmp, `cclab-${uid}`);
-    mkdirSync(dir, { mode: 0o755 });
-    chmodSync(dir, 0o755);
-    expect(() => userSocketDir({ TMPDIR: tmp }, 1)).toThrow(
-      `rank 1: init: argument 'MASTER_PORT': the one-host store's directory ${dir} is open to other users (mode 755, not 700)`,
-    );
-    rmSync(dir, { recursive: true });
-    mkdirSync(join(tmp, "elsewhere"), { mode: 0o700 });
-    symlinkSync(join(tmp, "elsewhere"), dir);
-    expect(() => userSocketDir({ TMPDIR: tmp })).toThrow(/is not a directory \(a link, or a file\)/);
-    rmSync(dir);
-    writeFileSync(dir, "");
-    expect(() => userSocketDir({ TMPDIR: tmp })).toThrow(/is not a directory/);
+  it("the store's host makes a fresh directory per job: a random name, 0700, removed after", () => {
+    const a = makeJobSocket(tmp, 29577);
+    const b = makeJobSocket(tmp, 29577);
+    expect(a).not.toBe(b);
+    for (const path of [a, b]) {
+      expect(path).toMatch(new RegExp(`^${tmp}/cclab-${uid}-29577-[A-Za-z0-9]{6}/store\\.sock$`));
+      expect(lstatSync(join(path, "..")).mode & 0o777).toBe(0o700);
+    }
+    expect(socketPattern(tmp, 29577)).toBe(join(tmp, `cclab-${uid}-29577-*`, "store.sock"));
+    removeJobSocket(a);
+    expect(() => lstatSync(join(a, ".."))).toThrow(/ENOENT/);
+  });
+
+  it("a neighbour's squat stops nothing: the old fixed name, lookalikes of the job's directory", async () => {
+    chmodSync(tmp, 0o1777);
+    // The name older versions used: another user's directory (as root), else a file.
+    const fixed = join(tmp, `cclab-${uid}`);
+    if (uid === 0) {
+      mkdirSync(fixed, { mode: 0o777 });
+      chownSync(fixed, 65534, 65534);
+    } else writeFileSync(fixed, "");
+    // Lookalikes of the job's directory: open to others, a link, a file; each holds (or is) a trap.
+    const open = join(tmp, `cclab-${uid}-29577-OPENxx`);
+    mkdirSync(open, { mode: 0o777 });
+    chmodSync(open, 0o777);
+    const trap = await StoreServer.start({ token: SOCKET_TOKEN, world: 2, path: join(open, "store.sock") });
+    const mine = mkdtempSync(join(tmp, "elsewhere-"));
+    symlinkSync(mine, join(tmp, `cclab-${uid}-29577-LINKxx`));
+    writeFileSync(join(tmp, `cclab-${uid}-29577-FILExx`), "");
+    const job = torchrun(0, {});
+    const at = storeEndpoint(job, { TMPDIR: tmp });
+    const path = makeJobSocket(at.socketBase!, at.port, 0);
+    const server = await StoreServer.start({ token: at.token, world: 2, path });
+    try {
+      expect(findJobSockets(tmp, 29577)).toEqual([path]);
+      const clients = await Promise.all(
+        [0, 1].map((rank) =>
+          StoreClient.connect({
+            host: at.host,
+            port: at.port,
+            token: at.token,
+            locate: { find: () => findJobSockets(tmp, 29577), where: socketPattern(tmp, 29577) },
+            role: { rank },
+            timeoutMs: 3000,
+          }),
+        ),
+      );
+      expect(clients.map((c) => c.where)).toEqual([path, path]);
+      await clients[1]!.set("rank/1/x", "1");
+      expect((await clients[0]!.get("rank/1/x", 1000)).toString()).toBe("1");
+      for (const c of clients) await c.close();
+    } finally {
+      await server.close();
+      await trap.close();
+    }
   });
 
   it("ranks on several hosts with no token are told to export one", () => {
@@ -60,16 +121,29 @@ describe("the store's endpoint", () => {
 });
 
 describe("a store on the user's socket", () => {
-  it("ranks join through it; a stale socket file is replaced; nothing listens on TCP", async () => {
+  const local = (rank: number, at: ReturnType<typeof storeEndpoint>, timeoutMs = 3000) =>
+    StoreClient.connect({
+      host: at.host,
+      port: at.port,
+      token: at.token,
+      locate: { find: () => findJobSockets(tmp, at.port), where: socketPattern(tmp, at.port) },
+      role: { rank },
+      timeoutMs,
+    });
+
+  it("ranks join through it, waiting for it to appear; a dead job's socket is passed over; nothing listens on TCP", async () => {
     const at = storeEndpoint(torchrun(0), { TMPDIR: tmp });
-    const path = at.path!;
-    // A socket file a killed job left behind (nothing answers there).
-    writeFileSync(path, "");
-    const server = await StoreServer.start({ token: at.token, world: 2, path });
+    // A socket a killed job left behind (nothing answers there).
+    const stale = makeJobSocket(tmp, at.port);
+    const dead = await StoreServer.start({ token: at.token, world: 2, path: stale });
+    await dead.close();
+    writeFileSync(stale, "");
+    // The ranks start before the store's host does.
+    const joining = Promise.all([0, 1].map((rank) => local(rank, at)));
+    await new Promise((r) => setTimeout(r, 100));
+    const server = await StoreServer.start({ token: at.token, world: 2, path: makeJobSocket(tmp, at.port) });
     try {
-      const clients = await Promise.all(
-        [0, 1].map((rank) => StoreClient.connect({ ...at, role: { rank }, timeoutMs: 3000 })),
-      );
+      const clients = await joining;
       await clients[1]!.set("rank/1/x", "1");
       expect((await clients[0]!.get("rank/1/x", 1000)).toString()).toBe("1");
       const refused = await new Promise<string>((resolve) => {
@@ -83,28 +157,33 @@ describe("a store on the user's socket", () => {
     }
   });
 
-  it("a second store on the same socket (a job of this user on the same MASTER_PORT) is refused, saying so", async () => {
-    const at = storeEndpoint(torchrun(0), { TMPDIR: tmp });
-    const server = await StoreServer.start({ token: at.token, world: 2, path: at.path! });
+  it("a second job of this user on the same MASTER_PORT is told another store already answers there", async () => {
+    const path = makeJobSocket(tmp, 29577);
+    const server = await StoreServer.start({ token: SOCKET_TOKEN, world: 2, path });
     try {
-      await expect(StoreServer.start({ token: at.token, world: 2, path: at.path! })).rejects.toThrow(
-        `another store already listens at ${at.path}`,
-      );
+      expect(await anotherStoreAnswers(tmp, 29577)).toBe(path);
+      expect(await anotherStoreAnswers(tmp, 29578)).toBeUndefined();
     } finally {
       await server.close();
     }
+    expect(await anotherStoreAnswers(tmp, 29577)).toBeUndefined();
+  });
+
+  it("with no store there, a rank's wait names where it looked", async () => {
+    const at = storeEndpoint(torchrun(1), { TMPDIR: tmp });
+    await expect(local(1, at, 300)).rejects.toThrow(`waiting for master ${socketPattern(tmp, at.port)}`);
   });
 
   it.skipIf(uid !== 0)("another user cannot connect to it (EACCES), so cannot claim a rank", async () => {
     // TMPDIR must be one the other user could enter, were it not for the 0700 directory.
     chmodSync(tmp, 0o755);
-    const at = storeEndpoint(torchrun(0), { TMPDIR: tmp });
-    const server = await StoreServer.start({ token: at.token, world: 2, path: at.path! });
+    const path = makeJobSocket(tmp, 29577);
+    const server = await StoreServer.start({ token: SOCKET_TOKEN, world: 2, path });
     try {
       const code =
         "const s=require('node:net').connect(process.argv[1],()=>{console.log('connected');process.exit(0)});" +
         "s.on('error',e=>{console.log(e.code);process.exit(0)})";
-      const r = spawnSync(process.execPath, ["-e", code, at.path!], { uid: 65534, gid: 65534, encoding: "utf8" });
+      const r = spawnSync(process.execPath, ["-e", code, path], { uid: 65534, gid: 65534, encoding: "utf8" });
       expect(r.stdout.trim()).toBe("EACCES");
     } finally {
       await server.close();

@@ -29,6 +29,7 @@ import {
   refuseAlphaBeta,
 } from "./network-options.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, StatusLine } from "./options.js";
+import { checkOutputFile, writeOutputFile } from "./output-files.js";
 
 /** '25GB/s' or '25 GB/s' -> µs per byte; a plain number is already µs per byte. */
 export function parseBeta(value: string): number {
@@ -156,7 +157,8 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
     (o.minbytes !== undefined || o.maxbytes !== undefined || o.given?.includes("stepfactor")
       ? sizeRange(o.minbytes ?? 1024, o.maxbytes ?? 256 * 1024 ** 2, o.stepfactor ?? 2)
       : undefined);
-  if (network || bytesSweep || o.ncclTuner) {
+  if (o.ncclTuner !== undefined) checkOutputFile("model", "--nccl-tuner", o.ncclTuner);
+  if (network || bytesSweep || o.ncclTuner !== undefined) {
     await modelGrid(collective, o, network, sizes, bytesSweep);
     return;
   }
@@ -320,7 +322,7 @@ async function modelGrid(
     json: o.json,
     output: o.output,
   };
-  if (o.ncclTuner) {
+  if (o.ncclTuner !== undefined) {
     ncclTuner(o.ncclTuner, o, { ...common, network, ns, bytesSweep });
     return;
   }
@@ -394,7 +396,9 @@ function ncclTuner(
   const dims = { nNodes: c.network ? nodesOf(c.network, o.nranks) : -1, nRanks: o.nranks };
   const rows = tunerRows(c.collective, r, dims);
   const where = c.network ? `--topology ${c.network.topology}` : "the alpha-beta model";
-  writeFileSync(
+  writeOutputFile(
+    "model",
+    "--nccl-tuner",
     file,
     tunerCsv(rows, [
       `NCCL tuner plugin configuration (NVIDIA/nccl ext-tuner/example; NCCL_TUNER_CONFIG_FILE=${file})`,

@@ -120,6 +120,15 @@ function browserPlugin(): Plugin {
   };
 }
 
+/** The files a build writes, relative to the site's folder: all that --serve serves. */
+export const SITE_FILES = [
+  "index.html",
+  "assets/playground.js",
+  "assets/worker.js",
+  "assets/graphviz.js",
+  "assets/sources.js",
+] as const;
+
 export interface SiteFile {
   readonly path: string;
   readonly bytes: number;
@@ -138,7 +147,7 @@ function bundle(entry: string, define: Record<string, string> = {}): Promise<str
 }
 
 /**
- * Builds the site into `dir` (created if need be) and reports each file's size, plain and
+ * Builds the site into `dir` (created if need be, its parent must exist) and reports each file's size, plain and
  * gzipped; `nranks` is the number of ranks the page starts with.
  */
 export async function buildSite(dir: string, nranks = 4): Promise<SiteReport> {
@@ -159,7 +168,7 @@ export async function buildSite(dir: string, nranks = 4): Promise<SiteReport> {
     bundle(client("graphviz")),
   ]);
   const sources = sourceFiles();
-  const files: [string, string][] = [
+  const files: [(typeof SITE_FILES)[number], string][] = [
     ["index.html", playgroundHtml(nranks)],
     ["assets/playground.js", app],
     // The Worker's code as a string: the page starts it from a Blob, which file:// allows.
@@ -168,7 +177,15 @@ export async function buildSite(dir: string, nranks = 4): Promise<SiteReport> {
     ["assets/graphviz.js", graphviz],
     ["assets/sources.js", `self.CCLAB_SOURCES=${JSON.stringify(sources).replace(/</g, "\\u003c")};\n`],
   ];
-  mkdirSync(join(dir, "assets"), { recursive: true });
+  // One level each, never a recursive mkdir (it spins where mkdir answers ENOENT: /proc, FUSE);
+  // cclab playground checks and makes the folder first (src/cli/output-files.ts).
+  for (const d of [dir, join(dir, "assets")]) {
+    try {
+      mkdirSync(d);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || !statSync(d).isDirectory()) throw e;
+    }
+  }
   const report: SiteFile[] = [];
   for (const [rel, text] of files) {
     const buf = Buffer.from(text, "utf8");

@@ -4,13 +4,12 @@
  * MPICH's PMI) or Slurm's srun set when they, not cclab, started the job. The store token comes
  * only from CCLAB_STORE_TOKEN (cclab run hands its ranks a random one); nothing is derived from
  * job ids, which other users can read. Ranks on one host with no token meet at a Unix-domain
- * socket in a directory only their user can enter (storeEndpoint), never at a TCP port with a
- * token anyone could know.
+ * socket in a directory made fresh for the job, only their user can enter (storeEndpoint,
+ * socket-dir.ts), never at a TCP port with a token anyone could know.
  */
-import { lstatSync, mkdirSync } from "node:fs";
-import { hostname, networkInterfaces, tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname, networkInterfaces } from "node:os";
 import { InvalidArgumentError } from "../core/errors.js";
+import { socketBase } from "./socket-dir.js";
 
 /** torch's default rendezvous port. */
 export const DEFAULT_MASTER_PORT = 29500;
@@ -146,23 +145,26 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
 export interface StoreEndpoint {
   readonly host: string;
   readonly port: number;
-  /** A Unix-domain socket in place of host:port (ranks on one host without CCLAB_STORE_TOKEN). */
-  readonly path?: string;
+  /**
+   * Ranks on one host without CCLAB_STORE_TOKEN: a Unix-domain socket in place of host:port, in a
+   * directory the store's host makes fresh for the job under this one (socket-dir.ts).
+   */
+  readonly socketBase?: string;
   readonly token: string;
 }
 
 /**
  * Where the store is and the token a rank presents: CCLAB_STORE_TOKEN over TCP (cclab run hands
  * its ranks a random one; across hosts the user exports one). With no token and every rank on
- * this host (torchrun's single host), a Unix-domain socket in a directory only this user can
- * enter (userSocketPath): other users cannot connect at all, so none can squat on a rank's place
- * or read its keys. A store reachable from the network needs a token.
+ * this host (torchrun's single host), a Unix-domain socket in a directory made fresh for the job
+ * that only this user can enter (socket-dir.ts): other users cannot connect at all, so none can
+ * squat on a rank's place or read its keys, nor take the directory's name first. A store reachable from the network needs a token.
  */
 export function storeEndpoint(job: JobEnv, env: NodeJS.ProcessEnv = process.env): StoreEndpoint {
   const tcp = { host: job.storeAddr, port: job.masterPort };
   if (job.token) return { ...tcp, token: job.token };
   if (job.singleHost && !job.storeHosted) {
-    return { ...tcp, path: userSocketPath(job.masterPort, env, job.rank), token: SOCKET_TOKEN };
+    return { ...tcp, socketBase: socketBase(env), token: SOCKET_TOKEN };
   }
   throw new InvalidArgumentError(
     { rank: job.rank, op: "init", arg: "CCLAB_STORE_TOKEN" },
@@ -172,36 +174,6 @@ export function storeEndpoint(job: JobEnv, env: NodeJS.ProcessEnv = process.env)
           "export CCLAB_STORE_TOKEN=$(openssl rand -hex 16) with the same value to every rank (on one host, set " +
           "MASTER_ADDR=127.0.0.1, or LOCAL_WORLD_SIZE equal to WORLD_SIZE, and none is needed)",
   );
-}
-
-/**
- * This user's directory for one-host stores, created 0700 if missing: $TMPDIR/cclab-<uid>. It
- * must be a real directory (not a link), owned by this user, open to nobody else; anything else
- * (another user made it first, to listen there) is refused, naming it.
- */
-export function userSocketDir(env: NodeJS.ProcessEnv = process.env, rank?: number): string {
-  const uid = typeof process.getuid === "function" ? process.getuid() : 0;
-  const dir = join(env.TMPDIR || tmpdir(), `cclab-${uid}`);
-  const bad = (why: string) =>
-    new InvalidArgumentError(
-      { rank, op: "init", arg: "MASTER_PORT" },
-      `the one-host store's directory ${dir} ${why}; remove it, or set CCLAB_STORE_TOKEN (the store then uses TCP)`,
-    );
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw bad(`cannot be created: ${(e as Error).message}`);
-  }
-  const st = lstatSync(dir);
-  if (!st.isDirectory()) throw bad("is not a directory (a link, or a file)");
-  if (st.uid !== uid) throw bad(`belongs to uid ${st.uid}, not to this user (uid ${uid})`);
-  if ((st.mode & 0o077) !== 0) throw bad(`is open to other users (mode ${(st.mode & 0o777).toString(8)}, not 700)`);
-  return dir;
-}
-
-/** The socket of the one-host store for MASTER_PORT `port` (the port only names it: no TCP is opened). */
-export function userSocketPath(port: number, env: NodeJS.ProcessEnv = process.env, rank?: number): string {
-  return join(userSocketDir(env, rank), `store-${port}.sock`);
 }
 
 /** True for addresses of this machine only, where the store need not listen beyond loopback. */

@@ -31,6 +31,7 @@ import { checkedFromEnv, withChecks } from "./checked.js";
 import { type JobEnv, mpiLaunched, readJobEnv, storeEndpoint } from "./env.js";
 import { checkFaultRanks, type Fault, faultsFromEnv, withFaults } from "./faults.js";
 import { AbortWatch, defaultTimeoutMs, GuardedComm, joinTimeoutMs } from "./guard.js";
+import { anotherStoreAnswers, findJobSockets, makeJobSocket, removeJobSocket, socketPattern } from "./socket-dir.js";
 import { type HostedStore, hostStore } from "./store/hosted.js";
 import { StoreClient } from "./store/index.js";
 import { importUserModule } from "./user-module.js";
@@ -289,21 +290,52 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
   let store: StoreClient | null = null;
   if (useStore) {
     const at = storeEndpoint(job, env);
+    // On one host without a token: a socket in a directory made fresh for the job (socket-dir.ts).
+    const base = at.socketBase;
+    let path: string | undefined;
     if (job.rank === 0 && !job.storeHosted) {
       // No cclab launcher: rank 0 hosts the store, as torchrun's c10d rendezvous does on the master,
       // from a worker thread, so this rank blocking in its backend never stops it answering the others.
-      // On one host without a token it listens on a socket only this user can reach (env.ts).
-      server = await hostStore({
+      // On one host without a token it listens on a socket only this user can reach.
+      if (base !== undefined) {
+        const other = await anotherStoreAnswers(base, at.port);
+        if (other !== undefined)
+          throw new InvalidArgumentError(
+            { rank: 0, op: "init", arg: "MASTER_PORT" },
+            `could not host the store: another store already listens at ${other} (a job of this user with the same MASTER_PORT?); give this job another MASTER_PORT`,
+          );
+        path = makeJobSocket(base, at.port, job.rank);
+      }
+      const hosted = await hostStore({
         token: at.token,
         world: job.size,
         host: at.host,
         port: at.port,
-        ...(at.path !== undefined ? { path: at.path } : {}),
+        ...(path !== undefined ? { path } : {}),
+      }).catch((e: unknown) => {
+        if (path !== undefined) removeJobSocket(path);
+        throw e;
       });
+      const dir = path;
+      server = {
+        port: hosted.port,
+        closeWhenDone: async (ms) => {
+          await hosted.closeWhenDone(ms);
+          if (dir !== undefined) removeJobSocket(dir);
+        },
+      };
     }
+    const locate =
+      base !== undefined && path === undefined
+        ? { find: () => findJobSockets(base, at.port), where: socketPattern(base, at.port) }
+        : undefined;
     try {
       store = await StoreClient.connect({
-        ...at,
+        host: at.host,
+        port: at.port,
+        token: at.token,
+        ...(path !== undefined ? { path } : {}),
+        ...(locate ? { locate } : {}),
         role: { rank: job.rank },
         timeoutMs,
         connectTimeoutMs: joinMs,

@@ -6,11 +6,11 @@
  * `npm run docs:faults` runs it and writes docs/faults.md with each row's measured time.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { userSocketPath } from "../../src/runtime/env.js";
+import { findJobSockets, socketBase } from "../../src/runtime/socket-dir.js";
 import { type Backend, CLI, cclabRun, fakePeer, freePort, gone, type Outcome, SCENARIO, start } from "./runner.js";
 
 export interface Expect {
@@ -988,8 +988,11 @@ export const ROWS: readonly Row[] = [
     run: async (_b, marker) => {
       const port = await freePort();
       const r0 = plainRank(0, 2, port, marker);
-      const path = userSocketPath(port);
-      await until(() => existsSync(path), 20_000);
+      let path = "";
+      await until(() => {
+        path = findJobSockets(socketBase(), port)[0] ?? "";
+        return path !== "";
+      }, 20_000);
       // No TCP port is open at all: the fixed token older versions presented there reaches nothing.
       const s = await tcp(port);
       const squat = typeof s === "string" ? s : "connected";
@@ -1015,6 +1018,51 @@ export const ROWS: readonly Row[] = [
         survivors: [...o0.survivors, ...o1.survivors],
         hung: o0.hung || o1.hung,
       };
+    },
+  },
+  {
+    id: "socket-dir-squat",
+    item: "40.7",
+    fault:
+      "ranks with only torchrun's variables on one host, after a neighbour made $TMPDIR/cclab-<uid> first (another user's directory as root, else a file) and a lookalike of the job's directory",
+    backends: ["mpi"],
+    boundS: 20,
+    expect: { exit: 0, names: ["squatted: cclab-<uid>, lookalike"], okLines: 2 },
+    run: async (_b, marker) => {
+      const port = await freePort();
+      const tmp = mkdtempSync(join(tmpdir(), "cclab-squat-"));
+      chmodSync(tmp, 0o1777);
+      const uid = process.getuid?.() ?? 0;
+      // The fixed name older versions used, and the job directory's prefix, both taken first.
+      const fixed = join(tmp, `cclab-${uid}`);
+      const lookalike = join(tmp, `cclab-${uid}-${port}-AAAAAA`);
+      if (ROOT_USER) {
+        for (const d of [fixed, lookalike]) {
+          mkdirSync(d, { mode: 0o777 });
+          chmodSync(d, 0o777);
+          chownSync(d, 65534, 65534);
+        }
+      } else {
+        writeFileSync(fixed, "");
+        mkdirSync(lookalike, { mode: 0o777 });
+        chmodSync(lookalike, 0o777);
+      }
+      const env = { TMPDIR: tmp, XDG_RUNTIME_DIR: "" };
+      try {
+        const r0 = plainRank(0, 2, port, marker, env);
+        const r1 = plainRank(1, 2, port, marker, env);
+        const [o0, o1] = await Promise.all([r0.done(HARD_MS), r1.done(HARD_MS)]);
+        return {
+          ...o0,
+          code: o0.code || o1.code,
+          out: `squatted: cclab-<uid>, lookalike\n${o0.out}${o1.out}`,
+          err: o0.err + o1.err,
+          survivors: [...o0.survivors, ...o1.survivors],
+          hung: o0.hung || o1.hung,
+        };
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
     },
   },
   {

@@ -21,14 +21,14 @@
  * Routes pass through switches only unless "hostsForward" is true. The search tree of each source
  * is cached (a bounded number of sources). A pair with no path is an error naming both hosts.
  */
-import { readFileSync, statSync } from "node:fs";
-import { InvalidArgumentError } from "../../core/errors.js";
 import { suggest } from "../../core/suggest.js";
+import { escapeControl } from "../../core/text.js";
+import { readInputFile } from "../../tools/input-file.js";
 import { checkPair, LinkTable, topologyError } from "./builder.js";
 import type { Topology } from "./types.js";
 import { parseBandwidth, parseTime } from "./units.js";
 
-/** Files larger than this are refused before they are read. */
+/** Files larger than this are refused while they are read. */
 export const MAX_TOPOLOGY_FILE = 64 * 2 ** 20;
 
 /** Cached search trees, in node entries all together (2^24 Int32 entries: 64 MiB). */
@@ -46,22 +46,24 @@ const TOP_KEYS = ["name", "hopLatency", "hostsForward", "nodes", "links", "ranks
 const NODE_KEYS = ["name", "kind", "group"];
 const LINK_KEYS = ["from", "to", "bandwidth", "latency", "duplex", "kind"];
 
+const shownJson = (v: object) => escapeControl(JSON.stringify(v));
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 export function fileTopology(path: string, d: FileDefaults): Topology {
-  const err = (where: string, detail: string) => topologyError(`${path}: ${where}${where ? ": " : ""}${detail}`);
-  let text: string;
-  try {
-    const size = statSync(path).size;
-    if (size > MAX_TOPOLOGY_FILE)
-      throw err("", `${size} bytes, larger than the ${MAX_TOPOLOGY_FILE / 2 ** 20} MiB a topology file may have`);
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    if (e instanceof InvalidArgumentError) throw e;
-    throw topologyError(`cannot read ${path}: ${(e as Error).message}`);
-  }
+  // Names and values from the file are shown with control characters escaped, in messages as in
+  // every picture and report (nodeName, link kinds, the topology's name).
+  const err = (where: string, detail: string) =>
+    topologyError(`${path}: ${where}${where ? ": " : ""}${escapeControl(detail)}`);
+  const shown = (v: unknown) =>
+    typeof v === "string" ? escapeControl(v) : typeof v === "object" && v !== null ? shownJson(v) : v;
+  const text = readInputFile(path, {
+    what: "topology file",
+    maxBytes: MAX_TOPOLOGY_FILE,
+    fail: (d) => topologyError(d),
+  });
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -90,12 +92,13 @@ export function fileTopology(path: string, d: FileDefaults): Topology {
   const hopLatency =
     doc.hopLatency === undefined
       ? d.hopLatency
-      : parseTime(doc.hopLatency as string, `--topology: ${path}: hopLatency`);
+      : parseTime(shown(doc.hopLatency) as string, `--topology: ${path}: hopLatency`);
   if (doc.hostsForward !== undefined && typeof doc.hostsForward !== "boolean")
     throw err("hostsForward", `expected true or false, got ${JSON.stringify(doc.hostsForward)}`);
   const hostsForward = doc.hostsForward === true;
-  const name = doc.name === undefined ? path : doc.name;
-  if (typeof name !== "string") throw err("name", `expected a string, got ${JSON.stringify(name)}`);
+  if (doc.name !== undefined && typeof doc.name !== "string")
+    throw err("name", `expected a string, got ${JSON.stringify(doc.name)}`);
+  const name = doc.name === undefined ? path : escapeControl(doc.name);
 
   const index = new Map<string, number>();
   const isHost: boolean[] = [];
@@ -115,7 +118,7 @@ export function fileTopology(path: string, d: FileDefaults): Topology {
     if (n.group !== undefined && typeof n.group !== "string" && typeof n.group !== "number")
       throw err(`${where}.group`, `expected a string or a number, got ${JSON.stringify(n.group)}`);
     index.set(n.name, i);
-    names.push(n.name);
+    names.push(escapeControl(n.name));
     isHost.push(n.kind === "host");
     if (n.kind === "host") {
       hostOf.set(i, hostNodes.length);
@@ -147,14 +150,16 @@ export function fileTopology(path: string, d: FileDefaults): Topology {
     const bw =
       l.bandwidth === undefined
         ? d.link
-        : parseBandwidth(l.bandwidth as string, `--topology: ${path}: ${where}.bandwidth`);
+        : parseBandwidth(shown(l.bandwidth) as string, `--topology: ${path}: ${where}.bandwidth`);
     const lat =
-      l.latency === undefined ? d.latency : parseTime(l.latency as string, `--topology: ${path}: ${where}.latency`);
+      l.latency === undefined
+        ? d.latency
+        : parseTime(shown(l.latency) as string, `--topology: ${path}: ${where}.latency`);
     if (l.duplex !== undefined && typeof l.duplex !== "boolean")
       throw err(`${where}.duplex`, `expected true or false, got ${JSON.stringify(l.duplex)}`);
     if (l.kind !== undefined && typeof l.kind !== "string")
       throw err(`${where}.kind`, `expected a string, got ${JSON.stringify(l.kind)}`);
-    const kind = (l.kind as string | undefined) ?? "link";
+    const kind = escapeControl((l.kind as string | undefined) ?? "link");
     table.add(from, to, bw, lat, kind);
     if (l.duplex !== false) table.add(to, from, bw, lat, kind);
   });

@@ -5,18 +5,20 @@
  * (a JSON array of host indices, or one host index per line, in rank order). With no `how`, a
  * topology that carries its own placement (a JSON topology's `ranks`) uses it, any other block.
  */
-import { readFileSync, statSync } from "node:fs";
 import { InvalidArgumentError } from "../../core/errors.js";
 import { suggest } from "../../core/suggest.js";
+import { escapeControl } from "../../core/text.js";
+import { readInputFile } from "../../tools/input-file.js";
 import type { Placement, Topology } from "./types.js";
 
 export const PLACEMENTS = ["block", "round-robin", "file:PATH"] as const;
 
-/** Placement files larger than this are refused before they are read. */
+/** Placement files larger than this are refused while they are read. */
 const MAX_PLACEMENT_FILE = 64 * 2 ** 20;
 
+/** Text from the file is shown with control characters escaped. */
 function placementError(detail: string): InvalidArgumentError {
-  return new InvalidArgumentError({ op: "--placement" }, detail);
+  return new InvalidArgumentError({ op: "--placement" }, escapeControl(detail));
 }
 
 /** Rank r on host r. */
@@ -47,17 +49,11 @@ function roundRobin(t: Topology, ranks: number): Placement {
 }
 
 function fromFile(t: Topology, ranks: number, path: string): Placement {
-  let text: string;
-  try {
-    if (statSync(path).size > MAX_PLACEMENT_FILE)
-      throw placementError(
-        `${path}: larger than ${MAX_PLACEMENT_FILE / 2 ** 20} MiB; a placement has one number per rank`,
-      );
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    if (e instanceof InvalidArgumentError) throw e;
-    throw placementError(`cannot read ${path}: ${(e as Error).message}`);
-  }
+  const text = readInputFile(path, {
+    what: "placement file (one host index per rank)",
+    maxBytes: MAX_PLACEMENT_FILE,
+    fail: placementError,
+  });
   let entries: unknown[];
   const trimmed = text.trim();
   if (trimmed.startsWith("[")) {
@@ -77,6 +73,10 @@ function fromFile(t: Topology, ranks: number, path: string): Placement {
   for (let r = 0; r < ranks; r++) {
     const e = entries[r];
     const v = typeof e === "number" ? e : typeof e === "string" && /^[0-9]+$/.test(e) ? Number(e) : Number.NaN;
+    if (typeof e === "number" && !Number.isFinite(e))
+      throw placementError(
+        `${path}: rank ${r}: a number out of range (past 1.8e308, JSON reads it as ${e}); expected a host index in 0..${t.hosts - 1} (${t.name})`,
+      );
     if (!Number.isInteger(v) || v < 0 || v >= t.hosts)
       throw placementError(
         `${path}: rank ${r}: expected a host index in 0..${t.hosts - 1} (${t.name}), got ${JSON.stringify(e)}`,

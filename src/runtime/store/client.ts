@@ -32,6 +32,11 @@ export interface StoreClientOptions {
   readonly port: number;
   /** A Unix-domain socket to connect to instead of host:port (one host: env.ts). */
   readonly path?: string;
+  /**
+   * The sockets to try, looked for again at each attempt, newest first (one host: a directory the
+   * store's host makes fresh for the job, socket-dir.ts); `where` names them in messages.
+   */
+  readonly locate?: { readonly find: () => readonly string[]; readonly where: string };
   readonly token: string;
   /** Who this client is: a rank of the job, or the launcher of a remote node. */
   readonly role: StoreRole;
@@ -88,7 +93,8 @@ export class StoreClient implements KVStore {
   /** Connects (retrying while nothing listens yet) and authenticates, all within timeoutMs. */
   static async connect(options: StoreClientOptions): Promise<StoreClient> {
     const timeoutMs = options.connectTimeoutMs ?? options.timeoutMs ?? 300_000;
-    const where = options.path ?? `${options.host}:${options.port}`;
+    const where = options.path ?? options.locate?.where ?? `${options.host}:${options.port}`;
+    const unix = options.path !== undefined || options.locate !== undefined;
     const end = Date.now() + timeoutMs;
     let delay = 20;
     let lastCode = "";
@@ -117,19 +123,22 @@ export class StoreClient implements KVStore {
         );
       }
       let socket: Socket;
+      let at = options.path;
       try {
-        socket = await openSocket(options, left);
+        if (options.locate) {
+          [socket, at] = await openFound(options, options.locate.find(), left);
+        } else socket = await openSocket(options, left);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code ?? "";
         lastCode = code || "connect timed out";
         if (e instanceof TimeoutError) continue;
         // ENOENT: the socket file is not there yet (its host creates it when it starts).
-        const retry = ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", ...(options.path ? ["ENOENT"] : [])];
+        const retry = ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", ...(unix ? ["ENOENT"] : [])];
         if (!retry.includes(code)) {
-          if (code === "EACCES" && options.path) {
+          if (code === "EACCES" && unix) {
             throw new InvalidArgumentError(
               { op: "store connect", arg: "MASTER_PORT" },
-              `cannot reach the store's socket ${options.path}: permission denied (it belongs to another user)`,
+              `cannot reach the store's socket ${(e as { path?: string }).path ?? where}: permission denied (it belongs to another user)`,
             );
           }
           throw e;
@@ -139,7 +148,7 @@ export class StoreClient implements KVStore {
         delay = Math.min(delay * 2, 500);
         continue;
       }
-      const c = new StoreClient(socket, options);
+      const c = new StoreClient(socket, at === undefined ? options : { ...options, path: at });
       const role =
         "rank" in options.role
           ? ["rank", String(options.role.rank)]
@@ -392,6 +401,23 @@ function refusedArg(why: string): string {
   if (why.startsWith("rank ")) return "RANK";
   if (why.startsWith("launcher")) return "--node-rank";
   return "protocol";
+}
+
+/**
+ * The first of `paths` (newest first) that accepts a connection, and its path; none there is
+ * ENOENT, none accepting is the last one's error (a job that died left a socket that refuses).
+ */
+async function openFound(o: StoreClientOptions, paths: readonly string[], ms: number): Promise<[Socket, string]> {
+  const end = Date.now() + ms;
+  let last: unknown = Object.assign(new Error(`no socket at ${o.locate?.where}`), { code: "ENOENT" });
+  for (const path of paths) {
+    try {
+      return [await openSocket({ ...o, path }, Math.max(1, end - Date.now())), path];
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw last;
 }
 
 /** A TCP (or Unix-domain socket) connection, or an error with the system's code; at most `ms` to get it. */
