@@ -45,7 +45,9 @@ for (const [c, a] of algorithms) {
     const theirs = simgridTime(programOf(alg, call), topology, placement).timeUs;
     const rel = Math.abs(theirs - ours) / ours;
     worst = Math.max(worst, rel);
-    console.log(`| ${c}/${a} | ${spec} | ${ours.toFixed(3)} | ${theirs.toFixed(3)} | ${(rel * 100).toExponential(1)} % |`);
+    console.log(
+      `| ${c}/${a} | ${spec} | ${ours.toFixed(3)} | ${theirs.toFixed(3)} | ${(rel * 100).toExponential(1)} % |`,
+    );
   }
 }
 console.log(`\nlargest difference: ${(worst * 100).toExponential(2)} % (${bytes} bytes, nccl-tests' bytes, 16 ranks)`);
