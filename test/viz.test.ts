@@ -11,6 +11,7 @@ import { lineChartSvg, logAxis, type Marker, type Series } from "../src/viz/char
 import { deadlockDot, deadlockSvg, waitForGraph } from "../src/viz/deadlock.js";
 import { commonDetail, pairMessages, stepOf, stepStarts } from "../src/viz/diagram.js";
 import { type Box, estimateWidth, overlaps, textBox } from "../src/viz/labels.js";
+import { eventNotes, stepThrough } from "../src/viz/steps.js";
 import { svgSize } from "../src/viz/svg.js";
 import { traceTable } from "../src/viz/table.js";
 import { traceSvg } from "../src/viz/trace.js";
@@ -71,7 +72,9 @@ describe("time-space diagram", () => {
       expect(stepOf(m.recv.label)).toBe(stepOf(m.send.label));
     }
 
-    const svg = traceSvg(events, { title: "ring <n=4> & co", size: 4 });
+    const ring = findAlgorithm("allreduce", "ring", site);
+    const notes = eventNotes(stepThrough(ring, defaultTraceCall(ring, 4)), events);
+    const svg = traceSvg(events, { title: "ring <n=4> & co", size: 4, notes });
     assertWellFormed(svg);
     expect(count(svg, /<line class="lane"/)).toBe(4);
     expect(count(svg, /<g class="msg" data-i=/)).toBe(messages.length);
@@ -81,10 +84,11 @@ describe("time-space diagram", () => {
     // The ring reads its input in place of a first copy: no local copies at all.
     expect(count(svg, /<rect class="copy"/)).toBe(0);
     for (let r = 0; r < 4; r++) expect(svg).toContain(`>rank ${r}</text>`);
+    // Steps numbered as explain numbers them (1 to 6).
     expect(svg).toContain(">step 1: recvReduceSend</text>");
-    expect(svg).toContain(">step 5: recvCopySend</text>");
-    // The header says recvReduceSend; a message's label adds what differs.
-    expect(svg).toContain(">chunk 2 · 4 B</text>");
+    expect(svg).toContain(">step 6: recvCopySend</text>");
+    // A message's label says what it moves, in explain's words (rank 0 sends in[3] into rank 1's out[3]).
+    expect(svg).toContain(">in[3]→out[3]</text>");
     expect(labelOverlaps(svg)).toEqual([]);
     expect(svg).toContain("<title>ring &lt;n=4&gt; &amp; co</title>");
     const [x, y, w, h] = viewBox(svg);

@@ -4,7 +4,7 @@
  * as data. The page shows exactly these strings, and the browser test compares them with
  * explain's text, so the page keeps agreeing with explain whatever computes the table.
  */
-import type { Algorithm } from "../schedule/dsl.js";
+import { type Algorithm, regionText } from "../schedule/dsl.js";
 import { explainCall, explainSteps } from "../schedule/explain.js";
 import type { CollectiveCall } from "../specs/types.js";
 
@@ -23,6 +23,16 @@ export interface BufferRow {
   readonly cells: readonly string[];
 }
 
+/** One send or receive a rank posts in a step, in explain's words ('in[3]' sent to rank 1). */
+export interface StepTransfer {
+  /** The schedule step index it belongs to (the 'step i' of the trace's labels). */
+  readonly index: number;
+  readonly kind: "send" | "recv";
+  readonly peer: number;
+  /** The region sent or received into, as explain prints it: 'in[3]', 'out[2:4]', 'tmp[0]'. */
+  readonly region: string;
+}
+
 export interface StepView {
   /** 'step 0 (local)', 'step 3'. */
   readonly label: string;
@@ -30,6 +40,8 @@ export interface StepView {
   readonly ops: readonly string[];
   /** Per rank, the schedule step indices ('step i' in trace labels) that make up this step. */
   readonly indices: readonly (readonly number[])[];
+  /** Per rank, its sends and receives in this step that move data, in posting order (as the ops text names them). */
+  readonly transfers: readonly (readonly StepTransfer[])[];
   /** Each buffer row after the step, per rank. */
   readonly rows: readonly BufferRow[];
 }
@@ -47,26 +59,32 @@ export interface StepThrough {
 export function stepThrough(alg: Algorithm, call: StepCall): StepThrough {
   const given = Object.fromEntries(Object.entries(call).filter(([, v]) => v !== undefined));
   const args: CollectiveCall = { ...explainCall(alg, call.size), ...given };
-  const { errors, steps } = explainSteps(alg, args);
+  const { errors, steps, plans } = explainSteps(alg, args);
+  const transfersOf = (r: number, indices: readonly number[]): StepTransfer[] =>
+    indices.flatMap((index) =>
+      // A transfer of nothing posts no message (the executor skips it), so no arrow stands for it.
+      (plans[r]?.steps[index]?.transfers ?? [])
+        .filter((t) => t.region.count > 0)
+        .map((t) => ({
+          index,
+          kind: t.kind,
+          peer: t.peer,
+          region: regionText(t.region),
+        })),
+    );
   return {
     ranks: call.size,
     call: args,
-    steps: steps.map((s) => ({ label: s.title, ops: s.ops, indices: s.indices, rows: s.rows })),
+    steps: steps.map((s) => ({
+      label: s.title,
+      ops: s.ops,
+      indices: s.indices,
+      transfers: s.indices.map((idx, r) => transfersOf(r, idx)),
+      rows: s.rows,
+    })),
     errors,
   };
 }
 
-/**
- * For each rank, the page's step number of each schedule index: trace events carry the schedule
- * index ('step i'), the page numbers steps as explain does.
- */
-export function stepOfIndex(st: StepThrough): Map<number, number>[] {
-  const out = Array.from({ length: st.ranks }, () => new Map<number, number>());
-  st.steps.forEach((s, k) => {
-    const step = Number(/^step (\d+)/.exec(s.label)?.[1] ?? k);
-    s.indices.forEach((idx, r) => {
-      for (const i of idx) out[r]?.set(i, step);
-    });
-  });
-  return out;
-}
+// Re-exported: the page and the playground read step numbers through steps.js.
+export { eventNotes, stepOfIndex } from "./notes.js";
