@@ -294,7 +294,7 @@ function drawMessages(
     const bytesOnly = uniform ? [] : [bytesText(m.send.bytes)];
     // Where the step moves one size everywhere, the bytes say nothing either: what it moves alone.
     const detailed = !m.detail ? [] : uniform ? [clip28(m.detail)] : [clip28(m.text), clip28(m.detail)];
-    const texts = mode === "all" ? [m.text, m.short] : [...detailed, ...bytesOnly];
+    const texts = mode === "all" ? (uniform && m.detail ? [m.short] : [m.text, m.short]) : [...detailed, ...bytesOnly];
     const maxW = mode === "all" ? Number.POSITIVE_INFINITY : Math.abs(x2 - x1) + 24;
     for (const text of new Set(texts)) {
       for (const f of fractions) {
