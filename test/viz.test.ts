@@ -163,8 +163,12 @@ describe("time-space diagram", () => {
     const events = await ringTrace(4);
     const alg = findAlgorithm("allreduce", "ring", site);
     const maxBytes = alg.cost.sent.value(4, 4, 1) * 4;
-    const text = traceTable(events, 4, { text: alg.cost.sent.text, maxBytes });
+    const notes = eventNotes(stepThrough(alg, defaultTraceCall(alg, 4)), events);
+    const text = traceTable(events, 4, { text: alg.cost.sent.text, maxBytes }, notes);
+    // Steps numbered as explain numbers them: 1 to 6, as in the diagram.
     expect(text).toMatch(/^1\s+recvReduceSend\s+4\s+4\s+4\s+4$/m);
+    expect(text).toMatch(/^6\s+recvCopySend\s+4\s+4\s+4\s+4$/m);
+    expect(text).not.toMatch(/^0\s/m);
     expect(text).toMatch(/^total\s+24\s+24\s+24\s+24$/m);
     expect(text).toContain("busiest rank sent 24 bytes: matches");
     expect(traceTable(events, 4, { text: "x", maxBytes: 8 })).toContain("DIFFERS (formula 8)");

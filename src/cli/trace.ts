@@ -426,7 +426,9 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   const c = shapeFor(alg, call, 0);
   const maxBytes = alg.cost.sent.value(call.size, call.count, c.segment) * dtypeInfo(c.dtype).bytes;
   console.log(title);
-  console.log(traceTable(events, call.size, { text: alg.cost.sent.text, maxBytes }));
+  const stepCall = { size: call.size, count: call.count, root: call.root, segment: call.segment };
+  const notes = eventNotes(stepThrough(alg, stepCall), events);
+  console.log(traceTable(events, call.size, { text: alg.cost.sent.text, maxBytes }, notes));
   console.log("\n(-o trace.svg or trace.html draws the time-space diagram)");
   return 0;
 }
