@@ -4,7 +4,7 @@
  * explain's words, from the step-through data (steps.ts).
  */
 import type { TraceEvent } from "../trace.js";
-import type { StepThrough, StepTransfer } from "./steps.js";
+import type { StepThrough, StepTransfer } from "./step-data.js";
 
 /**
  * For each rank, the page's step number of each schedule index: trace events carry the schedule
