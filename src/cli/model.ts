@@ -234,6 +234,7 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   const status = new StatusLine(`cclab model ${collective}`);
   const t0 = Date.now();
   const piped = o.progress !== false && process.stderr.isTTY !== true;
+  let last = t0;
   const r = sweep(algs, {
     sizes,
     bytes: o.bytes,
@@ -242,9 +243,15 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
     segment: o.segment,
     params,
     onSize: (n, i, total) => {
+      // The model's work grows faster than N: the size before's time lets a reader guess this one's.
+      const now = Date.now();
+      const before = i > 0 ? `; N = ${sizes[i - 1]} took ${((now - last) / 1000).toFixed(0)} s` : "";
+      last = now;
       const what = `modelling N = ${n} (${i + 1} of ${total})`;
-      if (piped && Date.now() - t0 >= 2000)
-        process.stderr.write(`cclab model ${collective}: ${what}, ${((Date.now() - t0) / 1000).toFixed(0)} s so far\n`);
+      if (piped && now - t0 >= 2000)
+        process.stderr.write(
+          `cclab model ${collective}: ${what}, ${((now - t0) / 1000).toFixed(0)} s so far${before}\n`,
+        );
       else if (o.progress !== false) status.update(what);
     },
   });
