@@ -87,8 +87,13 @@ describe("the npm package", () => {
         f,
       ),
     );
-    // The browser page's sources are bundled by esbuild when a page is written: the only .ts shipped.
-    expect(unwanted.filter((f) => !f.startsWith("dist/src/viz/client/"))).toEqual([]);
+    // The browser page's sources are bundled by esbuild when a page is written, and the example
+    // programs and starter algorithms are the README tour's (run with tsx): the only .ts shipped.
+    expect(unwanted.filter((f) => !f.startsWith("dist/src/viz/client/") && !f.startsWith("dist/examples/"))).toEqual(
+      [],
+    );
+    expect(files).toContain("dist/examples/algorithms/sliced_ring.ts");
+    expect(files).toContain("dist/examples/all_reduce.ts");
     console.log(`installed by ${installedBy}; ${files.length} files`);
   });
 
@@ -122,6 +127,17 @@ spawn(2, async (comm) => { const a = new Int32Array([comm.rank + 1, 7]); await a
     const r = spawnSync(process.execPath, ["cjs.cjs"], { cwd: app, env, encoding: "utf8" });
     if (r.status === 0) expect(r.stdout.trim()).toBe("3,14");
     else expect(r.stderr).toMatch(/ERR_REQUIRE_ESM|ES Module/);
+  });
+
+  it("the README tour's file steps: export an MSCCL XML and import it; verify the shipped starter algorithm", () => {
+    const bin = join(app, "node_modules", ".bin", "cclab");
+    run(bin, ["export", "msccl", "--collective", "allreduce", "--algorithm", "ring", "-n", "8", "-o", "ring8.xml"]);
+    expect(run(bin, ["import", "msccl", "ring8.xml"])).toMatch(/ring/);
+    const starter = join("node_modules", "cclab", "dist", "examples", "algorithms", "sliced_ring.ts");
+    const v = run(bin, ["verify", "--algorithm-file", starter, "--max-n", "4", "--runs", "5", "--seed", "1"]);
+    expect(v).toMatch(/sliced_ring/);
+    const examples = join("node_modules", "cclab", "dist", "examples");
+    expect(run(bin, ["run", "-n", "4", join(examples, "all_reduce.ts")])).toMatch(/rank/i);
   });
 
   it("the cclab command: --version, list --json, a sim run of the user's own .mjs program", () => {

@@ -16,6 +16,7 @@ import { findAlgorithm } from "../src/schedule/registry.js";
 import { Trace } from "../src/trace.js";
 import { pairMessages } from "../src/viz/diagram.js";
 import { type PerfettoTrace, type TraceEventJson, toPerfetto } from "../src/viz/perfetto.js";
+import { eventNotes, stepThrough } from "../src/viz/steps.js";
 import { mpiSkipReason } from "./support/mpi.js";
 
 const PHASES = new Set(["M", "X", "s", "f", "i"]);
@@ -103,8 +104,10 @@ const ring = findAlgorithm("allreduce", "ring", { op: "test" });
 
 describe("Perfetto export from sim", () => {
   it("ring all-reduce n = 8: a slice per operation, a flow per message, one process per rank", async () => {
-    const events = await traceOnSim(ring, defaultTraceCall(ring, 8));
-    const trace = toPerfetto(events, { title: "allreduce/ring on sim, n = 8", unit: "tick", size: 8 });
+    const call = defaultTraceCall(ring, 8);
+    const events = await traceOnSim(ring, call);
+    const notes = eventNotes(stepThrough(ring, call), events);
+    const trace = toPerfetto(events, { title: "allreduce/ring on sim, n = 8", unit: "tick", size: 8, notes });
     // Through JSON text, as a viewer reads it.
     const { slices, flows } = validate(JSON.parse(JSON.stringify(trace)));
     expect(slices).toHaveLength(events.length);
@@ -113,12 +116,20 @@ describe("Perfetto export from sim", () => {
     const names = trace.traceEvents.filter((e) => e.name === "process_name").map((e) => e.args?.name);
     expect(names).toEqual(Array.from({ length: 8 }, (_, r) => `rank ${r}`));
     expect(slices.filter((s) => s.name === "reduce")).toHaveLength(events.filter((e) => e.kind === "reduce").length);
+    // Steps as explain numbers them (1 to 14 at n = 8), and each transfer's region in explain's words.
+    const sends = slices.filter((s) => s.name.startsWith("send"));
+    expect([...new Set(sends.map((s) => s.args?.step))].sort((a, b) => Number(a) - Number(b))).toEqual(
+      Array.from({ length: 14 }, (_, i) => i + 1),
+    );
+    const first = sends.find((s) => s.pid === 0 && s.args?.step === 1);
+    expect(first?.args?.region).toBe("in[7]");
   });
 
   it("double binary tree n = 16: overlapping transfers go to extra threads, never half-overlap", async () => {
     const dbt = findAlgorithm("allreduce", "double_binary_tree", { op: "test" });
-    const events = await traceOnSim(dbt, defaultTraceCall(dbt, 16));
-    const trace = toPerfetto(events, { title: "dbt", unit: "tick" });
+    const call = defaultTraceCall(dbt, 16);
+    const events = await traceOnSim(dbt, call);
+    const trace = toPerfetto(events, { title: "dbt", unit: "tick", notes: eventNotes(stepThrough(dbt, call), events) });
     const { flows } = validate(trace);
     expect(flows.size).toBe(events.filter((e) => e.kind === "send").length);
     const threads = trace.traceEvents.filter((e) => e.name === "thread_name").map((e) => e.args?.name);

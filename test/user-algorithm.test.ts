@@ -110,7 +110,9 @@ describe("cclab with --algorithm-file", () => {
       ...["--sweep-n", "2,4,8", "--bytes", "64M", "--gamma", "0.00002", "--segment", "524288"],
     ]);
     expect(sweep.code, sweep.out).toBe(0);
-    expect(sweep.out).toContain("allreduce: ring vs segmented_ring vs sliced_ring, 64 MiB");
+    expect(sweep.out).toContain(
+      "allreduce: ring vs segmented_ring vs sliced_ring, S = 64 MiB (nccl-tests' bytes; 16777216 x float32)",
+    );
     // With a reduction cost the double-buffered segments hide it; the slices do not.
     for (const n of [2, 4, 8]) expect(sweep.out).toMatch(new RegExp(`^ *${n} .* segmented_ring$`, "m"));
   });

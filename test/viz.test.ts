@@ -11,6 +11,7 @@ import { lineChartSvg, logAxis, type Marker, type Series } from "../src/viz/char
 import { deadlockDot, deadlockSvg, waitForGraph } from "../src/viz/deadlock.js";
 import { commonDetail, pairMessages, stepOf, stepStarts } from "../src/viz/diagram.js";
 import { type Box, estimateWidth, overlaps, textBox } from "../src/viz/labels.js";
+import { eventNotes, stepThrough } from "../src/viz/steps.js";
 import { svgSize } from "../src/viz/svg.js";
 import { traceTable } from "../src/viz/table.js";
 import { traceSvg } from "../src/viz/trace.js";
@@ -71,7 +72,9 @@ describe("time-space diagram", () => {
       expect(stepOf(m.recv.label)).toBe(stepOf(m.send.label));
     }
 
-    const svg = traceSvg(events, { title: "ring <n=4> & co", size: 4 });
+    const ring = findAlgorithm("allreduce", "ring", site);
+    const notes = eventNotes(stepThrough(ring, defaultTraceCall(ring, 4)), events);
+    const svg = traceSvg(events, { title: "ring <n=4> & co", size: 4, notes });
     assertWellFormed(svg);
     expect(count(svg, /<line class="lane"/)).toBe(4);
     expect(count(svg, /<g class="msg" data-i=/)).toBe(messages.length);
@@ -81,10 +84,11 @@ describe("time-space diagram", () => {
     // The ring reads its input in place of a first copy: no local copies at all.
     expect(count(svg, /<rect class="copy"/)).toBe(0);
     for (let r = 0; r < 4; r++) expect(svg).toContain(`>rank ${r}</text>`);
+    // Steps numbered as explain numbers them (1 to 6).
     expect(svg).toContain(">step 1: recvReduceSend</text>");
-    expect(svg).toContain(">step 5: recvCopySend</text>");
-    // The header says recvReduceSend; a message's label adds what differs.
-    expect(svg).toContain(">chunk 2 · 4 B</text>");
+    expect(svg).toContain(">step 6: recvCopySend</text>");
+    // A message's label says what it moves, in explain's words (rank 0 sends in[3] into rank 1's out[3]).
+    expect(svg).toContain(">in[3]→out[3]</text>");
     expect(labelOverlaps(svg)).toEqual([]);
     expect(svg).toContain("<title>ring &lt;n=4&gt; &amp; co</title>");
     const [x, y, w, h] = viewBox(svg);
@@ -159,8 +163,12 @@ describe("time-space diagram", () => {
     const events = await ringTrace(4);
     const alg = findAlgorithm("allreduce", "ring", site);
     const maxBytes = alg.cost.sent.value(4, 4, 1) * 4;
-    const text = traceTable(events, 4, { text: alg.cost.sent.text, maxBytes });
+    const notes = eventNotes(stepThrough(alg, defaultTraceCall(alg, 4)), events);
+    const text = traceTable(events, 4, { text: alg.cost.sent.text, maxBytes }, notes);
+    // Steps numbered as explain numbers them: 1 to 6, as in the diagram.
     expect(text).toMatch(/^1\s+recvReduceSend\s+4\s+4\s+4\s+4$/m);
+    expect(text).toMatch(/^6\s+recvCopySend\s+4\s+4\s+4\s+4$/m);
+    expect(text).not.toMatch(/^0\s/m);
     expect(text).toMatch(/^total\s+24\s+24\s+24\s+24$/m);
     expect(text).toContain("busiest rank sent 24 bytes: matches");
     expect(traceTable(events, 4, { text: "x", maxBytes: 8 })).toContain("DIFFERS (formula 8)");

@@ -10,14 +10,14 @@ import { parseBytes, sizeSweep } from "../bench/metrics.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { readMachineFile } from "../model/calibrate.js";
-import { machineFor, type NetworkRequest } from "../model/machine.js";
+import { callOf, machineFor, type NetworkRequest } from "../model/machine.js";
 import { MAX_TOPOLOGY_HOSTS } from "../model/network/index.js";
 import { powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
 import { NCCL_ALGORITHMS, tunerCsv, tunerRows } from "../model/tuner.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { betaFromGBps, formulaTime, MODEL_MAX_RANKS, type ModelParams, modelTime } from "../schedule/model.js";
 import { findAlgorithm } from "../schedule/registry.js";
-import { type Collective, type CollectiveCall, makeCall, specOf } from "../specs/index.js";
+import { type Collective, type CollectiveCall, specOf } from "../specs/index.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
 import { type GridOptions, modelOnNetwork, reportGrid, runGrid } from "./model-network.js";
@@ -149,6 +149,12 @@ async function algorithmsFor(collective: string, o: ModelOptions, sweeping: bool
 }
 
 export async function model(collective: string, o: ModelOptions): Promise<void> {
+  if (specOf(collective, { op: "model" }).name === "alltoallv") {
+    throw new InvalidArgumentError(
+      { op: "model", arg: "collective" },
+      "alltoallv moves a different count to each peer, which one size cannot say: model alltoall (its equal-count case) with --bytes",
+    );
+  }
   const params = paramsOf(o);
   const sizes = o.sweepN ?? (o.maxN !== undefined ? powersOfTwo(o.maxN) : undefined);
   const network = networkRequest("model", o, o.nranks);
@@ -166,17 +172,23 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   const algs = await algorithmsFor(collective, o, sizes !== undefined);
   collective = specOf(collective, { op: "model" }).name;
   const dtype = specOf(collective, { op: "model" }).defaultDtype;
-  const count = Math.floor(o.bytes / dtypeInfo(dtype).bytes);
-  // Each algorithm's call as the front API would make it: the same default segment (makeCall).
-  const calls = algs.map((a) =>
-    makeCall({ collective: a.collective, size: o.nranks, count, root: o.root, dtype, segment: o.segment }, a),
-  );
+  // Each algorithm's call as the front API would make it for S bytes in nccl-tests' meaning (callOf,
+  // as the network model, the size sweeps and bench take --bytes), with the one default segment.
+  const shaped = algs.map((a) => callOf(a, o.nranks, o.bytes, { dtype, root: o.root, segment: o.segment }));
+  const calls = shaped.map((c) => c.call);
+  const count = (calls[0] as CollectiveCall).count;
+  const perRank = specOf(collective).perRank === true;
   const segments = calls.map((c) => c.segment);
   const segmentText =
     new Set(segments).size === 1
       ? `segment ${segments[0]} elements`
       : `segments ${algs.map((a, i) => `${segments[i]} (${a.name})`).join(", ")} elements`;
-  const what = `${bytesText(o.bytes)} (${count} x ${dtype}), ${segmentText}`;
+  // Said as the network model's header says it (model-network.ts).
+  const elements =
+    sizes && perRank
+      ? `S / (N x ${dtypeInfo(dtype).bytes}) x ${dtype} per rank`
+      : `${count} x ${dtype}${perRank ? " per rank" : ""}`;
+  const what = `S = ${bytesText(o.bytes)} (nccl-tests' bytes; ${elements}), ${segmentText}`;
   const out = (line: string) => {
     if (!o.json) console.log(line);
   };
@@ -214,10 +226,18 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
       `model:   ${timeText(m.time)}  critical path over the schedule's steps (${m.steps} communication steps, ${m.messages} messages, busiest rank sends ${bytesText(m.maxBytesSent)}, last to finish: rank ${m.criticalRank}; ${ms.toFixed(0)} ms)`,
     );
     out(`formula: ${timeText(formula)}  ${alg.cost.steps.text} steps · alpha + beta · (${alg.cost.sent.text}) · s`);
+    const why = whyTheyDiffer(m.time, formula, params);
+    if (why) out(why);
     return;
   }
 
+  // Progress on stderr, written synchronously (the sweep blocks the event loop): redrawn in place
+  // on a terminal, else (piped, logged) a line per group size once it has run 2 s, so a sweep of
+  // minutes never sits silent; --no-progress turns it off.
   const status = new StatusLine(`cclab model ${collective}`);
+  const t0 = Date.now();
+  const piped = o.progress !== false && process.stderr.isTTY !== true;
+  let last = t0;
   const r = sweep(algs, {
     sizes,
     bytes: o.bytes,
@@ -225,7 +245,18 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
     root: o.root,
     segment: o.segment,
     params,
-    onSize: (n, i, total) => status.update(`modelling N = ${n} (${i + 1} of ${total})`),
+    onSize: (n, i, total) => {
+      // The model's work grows faster than N: the size before's time lets a reader guess this one's.
+      const now = Date.now();
+      const before = i > 0 ? `; N = ${sizes[i - 1]} took ${((now - last) / 1000).toFixed(0)} s` : "";
+      last = now;
+      const what = `modelling N = ${n} (${i + 1} of ${total})`;
+      if (piped && now - t0 >= 2000)
+        process.stderr.write(
+          `cclab model ${collective}: ${what}, ${((now - t0) / 1000).toFixed(0)} s so far${before}\n`,
+        );
+      else if (o.progress !== false) status.update(what);
+    },
   });
   status.done();
   if (o.output) {
@@ -255,10 +286,11 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   }
   out(`${collective}: ${r.algorithms.join(" vs ")}, ${what}`);
   out(paramText(params));
-  const head = ["N", ...r.algorithms, ...r.algorithms.map((a) => `formula ${a}`), "fastest"];
+  // The model's times answer which is faster; the header formulas (in --json) would only add a second opinion.
+  const head = ["N", ...r.algorithms, "fastest"];
   const rows = r.rows.map((row) => {
     const best = row.times.indexOf(Math.min(...row.times));
-    return [String(row.n), ...row.times.map(timeText), ...row.formulas.map(timeText), r.algorithms[best] ?? ""];
+    return [String(row.n), ...row.times.map(timeText), r.algorithms[best] ?? ""];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((x) => (x[i] ?? "").length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i] as number)).join("  ");
@@ -272,6 +304,23 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   }
   out(`${sizes.length} sizes up to N = ${Math.max(...sizes)} modelled in ${r.seconds.toFixed(1)} s`);
   if (o.output) out(`wrote ${o.output}`);
+}
+
+/**
+ * Why the model's time and the header formula's differ, where they do (by more than 1%): the
+ * model is the time to use, the formula the header's closed form for reading the algorithm.
+ */
+export function whyTheyDiffer(model: number, formula: number, params: ModelParams): string | undefined {
+  if (!(model > 0) || !(formula > 0) || Math.abs(model - formula) <= 0.01 * model) return undefined;
+  const what =
+    "the model (the time to go by) walks every message of the schedule; the formula is the header's closed form, steps x alpha plus the busiest rank's bytes sent x beta, as if no message waited and none overlapped another";
+  const pct = (a: number, b: number) =>
+    a >= 2 * b ? `${(a / b).toFixed(1)} times` : `${Math.round((100 * (a - b)) / b)}% above`;
+  const here =
+    model > formula
+      ? `the model is ${pct(model, formula)} the formula: messages queue for their sender's outgoing and their receiver's incoming link (a rank receiving from several peers takes them one after another) and wait for the data they carry${(params.contention ?? "shared") === "shared" ? "; --contention none times them without the queueing" : ""}`
+      : `the formula is ${pct(formula, model)} the model: the schedule overlaps what the formula adds up in series (pipelined segments, steps on different links at once)`;
+  return `why they differ: ${what}. Here ${here}.`;
 }
 
 /** -b/-e/-f as bench reads them, errors naming model's flags. */
@@ -449,7 +498,12 @@ export function registerModel(program: Command): void {
     .addOption(
       new Option("--size <n>", "old spelling of --nranks").argParser(p.int("--size", 1, MAX_TOPOLOGY_HOSTS)).hideHelp(),
     )
-    .option("--bytes <size>", "message size: 8, 64K, 1M, 1G", p.size("--bytes"), 1024 * 1024)
+    .option(
+      "--bytes <size>",
+      "message size S, nccl-tests' bytes (the whole array; per-rank collectives get S / n per rank): 8, 64K, 1M, 1G",
+      p.size("--bytes"),
+      1024 * 1024,
+    )
     .option("--root <n>", "root rank", p.int("--root", 0), 0)
     .option("--alpha <us>", "latency per message, microseconds", p.number("--alpha"), 5)
     .option("--beta <x>", "microseconds per byte, or a bandwidth like 25GB/s", parseBeta, betaFromGBps(25))
@@ -468,7 +522,7 @@ export function registerModel(program: Command): void {
     .option("--sweep-bytes <list>", "sizes to sweep, e.g. 1K,64K,1M,64M", bytesList)
     .option(
       "--no-progress",
-      "no progress on stderr (a bar on sweeps, a line while a call of more than 64 ranks runs; on a terminal only)",
+      "no progress on stderr (sweeps: a bar or line on a terminal; alpha-beta sweeps over N also when piped, a line per N; a line while a call of more than 64 ranks runs)",
     )
     .option(
       "--nccl-tuner <file.csv>",

@@ -8,6 +8,7 @@ import { InvalidArgumentError } from "../core/errors.js";
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import { deadlockDot } from "../viz/deadlock.js";
 import type { LabelMode } from "../viz/labels.js";
+import type { EventNote } from "../viz/notes.js";
 import { pageView, stepPageHtml } from "../viz/page.js";
 import type { PageView } from "../viz/page-data.js";
 import { toPerfetto } from "../viz/perfetto.js";
@@ -49,6 +50,8 @@ export interface TraceOutput {
   readonly events: readonly TraceEvent[];
   readonly deadlocks?: readonly DeadlockRecord[];
   readonly labels?: LabelMode;
+  /** Per event, explain's step number and region (SVG and Perfetto number steps as explain does). */
+  readonly notes?: readonly (EventNote | undefined)[];
   /** The page's name for these events (the algorithm switch shows it). */
   readonly name?: string;
   /** The page's views (default: one, of these events). */
@@ -59,11 +62,16 @@ export interface TraceOutput {
 export async function writeTrace(file: string, format: OutputFormat, t: TraceOutput): Promise<void> {
   const deadlocks = t.deadlocks ?? [];
   if (format === "svg") {
-    write(file, traceSvg(t.events, { title: t.title, size: t.size, unit: t.unit, labels: t.labels, deadlocks }));
+    const notes = t.notes ? { notes: t.notes } : {};
+    write(
+      file,
+      traceSvg(t.events, { title: t.title, size: t.size, unit: t.unit, labels: t.labels, deadlocks, ...notes }),
+    );
   } else if (format === "json") {
     write(file, `${JSON.stringify(t.events, null, 1)}\n`);
   } else if (format === "perfetto") {
-    const trace = toPerfetto(t.events, { title: t.title, unit: t.unit, size: t.size, deadlocks });
+    const notes = t.notes ? { notes: t.notes } : {};
+    const trace = toPerfetto(t.events, { title: t.title, unit: t.unit, size: t.size, deadlocks, ...notes });
     write(file, `${JSON.stringify(trace)}\n`);
   } else if (format === "html") {
     const views = t.views

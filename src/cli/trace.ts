@@ -38,7 +38,7 @@ import { LABEL_MODES, type LabelMode } from "../viz/labels.js";
 import { PAGE_MAX_RANKS, pageNetwork } from "../viz/network.js";
 import { pageView } from "../viz/page.js";
 import type { PageView } from "../viz/page-data.js";
-import { stepThrough } from "../viz/steps.js";
+import { eventNotes, stepThrough } from "../viz/steps.js";
 import { traceTable } from "../viz/table.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, TOOL_MAX_RANKS } from "./options.js";
 import { OUTPUT_FORMATS, outputFormat, write, writeTrace, wroteToStderr } from "./trace-output.js";
@@ -404,12 +404,17 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
       o.backend === "sim" && call.size <= 32
         ? await selectAlgorithms({ collective, algorithmFile: o.algorithmFile }).catch(() => [alg])
         : [alg];
+    // explain's step numbers and each message's regions, for the SVG and Perfetto (the page computes its own).
+    const stepCall = { size: call.size, count: call.count, root: call.root, segment: call.segment };
+    const notes =
+      format === "svg" || format === "perfetto" ? eventNotes(stepThrough(alg, stepCall), events) : undefined;
     await writeTrace(o.output, format, {
       title,
       size: call.size,
       unit,
       events,
       labels: o.labels,
+      ...(notes ? { notes } : {}),
       views: async () => {
         const views = await algorithmViews(alg, call, events, where, unit, others);
         return network ? views.map((v) => ({ ...v, network: network(v.events) })) : views;
@@ -421,7 +426,9 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   const c = shapeFor(alg, call, 0);
   const maxBytes = alg.cost.sent.value(call.size, call.count, c.segment) * dtypeInfo(c.dtype).bytes;
   console.log(title);
-  console.log(traceTable(events, call.size, { text: alg.cost.sent.text, maxBytes }));
+  const stepCall = { size: call.size, count: call.count, root: call.root, segment: call.segment };
+  const notes = eventNotes(stepThrough(alg, stepCall), events);
+  console.log(traceTable(events, call.size, { text: alg.cost.sent.text, maxBytes }, notes));
   console.log("\n(-o trace.svg or trace.html draws the time-space diagram)");
   return 0;
 }

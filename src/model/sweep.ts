@@ -7,7 +7,7 @@
 import { type DType, dtypeInfo } from "../core/dtype.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { formulaTime, type ModelParams, modelTime } from "../schedule/model.js";
-import { type Collective, makeCall } from "../specs/index.js";
+import type { Collective, CollectiveCall } from "../specs/index.js";
 import { lineChartSvg } from "../viz/chart.js";
 import { bytesText } from "../viz/svg.js";
 import { bandwidths, callOf, type Machine, machineFor, type NetworkRequest, timeOnMachine } from "./machine.js";
@@ -22,7 +22,7 @@ export function powersOfTwo(max: number): number[] {
 
 export interface SweepOptions {
   readonly sizes: readonly number[];
-  /** Message size in bytes (count = bytes / element size). */
+  /** Message size S in bytes, nccl-tests' meaning (callOf): per-rank collectives get S / n per rank. */
   readonly bytes: number;
   readonly dtype?: DType;
   readonly root?: number;
@@ -35,6 +35,8 @@ export interface SweepOptions {
 
 export interface SweepRow {
   readonly n: number;
+  /** cclab's count argument at this n (per rank for per-rank collectives). */
+  readonly count: number;
   /** Modelled time per algorithm, µs, in the order given. */
   readonly times: number[];
   /** Formula estimate per algorithm, µs. */
@@ -56,6 +58,7 @@ export interface SweepResult {
   readonly algorithms: string[];
   readonly rows: SweepRow[];
   readonly crossovers: Crossover[];
+  /** Elements in S (S / element size); per-rank collectives get count / n per rank (each row's count). */
   readonly count: number;
   /** The segment each algorithm ran with, in the order given. */
   readonly segments: number[];
@@ -69,12 +72,13 @@ export function sweep(algs: readonly Algorithm[], o: SweepOptions): SweepResult 
   const count = Math.max(0, Math.floor(o.bytes / dtypeInfo(dtype).bytes));
   const rows: SweepRow[] = o.sizes.map((n, i) => {
     o.onSize?.(n, i, o.sizes.length);
-    const call = (a: Algorithm) =>
-      makeCall({ collective: a.collective, size: n, count, root: o.root ?? 0, dtype, segment: o.segment }, a);
+    // The call a single `cclab model --bytes S` makes at this n: S in nccl-tests' meaning.
+    const calls = algs.map((a) => callOf(a, n, o.bytes, { dtype, root: o.root ?? 0, segment: o.segment }).call);
     return {
       n,
-      times: algs.map((a) => modelTime(a, call(a), o.params).time),
-      formulas: algs.map((a) => formulaTime(a, call(a), o.params)),
+      count: calls[0]?.count ?? count,
+      times: algs.map((a, k) => modelTime(a, calls[k] as CollectiveCall, o.params).time),
+      formulas: algs.map((a, k) => formulaTime(a, calls[k] as CollectiveCall, o.params)),
     };
   });
   const crossovers = crossoversOf(
@@ -88,7 +92,7 @@ export function sweep(algs: readonly Algorithm[], o: SweepOptions): SweepResult 
     crossovers,
     count,
     segments: algs.map(
-      (a) => makeCall({ collective: a.collective, size: 2, count, dtype, segment: o.segment }, a).segment,
+      (a) => callOf(a, o.sizes[0] ?? 2, o.bytes, { dtype, root: o.root ?? 0, segment: o.segment }).call.segment,
     ),
     seconds: (performance.now() - t0) / 1000,
   };

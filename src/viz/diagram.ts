@@ -1,10 +1,13 @@
 /**
  * What a trace says, as a time-space diagram's data (no drawing): each send paired with the
- * receive it matched, the algorithm step of each event (from the executor's labels), where each
- * step begins and what it does, the local operations and the deadlocks. Computed once per trace;
- * render.ts draws any view of it. Reads only TraceEvents, so every backend's trace serves.
+ * receive it matched, the algorithm step of each event, where each step's messages are and what
+ * it does, the local operations and the deadlocks. Computed once per trace; render.ts draws any
+ * view of it. Reads only TraceEvents, so every backend's trace serves; given explain's notes on
+ * the events (notes.ts), steps are numbered as explain numbers them and each message is labelled
+ * with the regions it moves in explain's words ('in[3]→out[3]'), else by the executor's labels.
  */
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
+import type { EventNote } from "./notes.js";
 import { bytesText } from "./svg.js";
 
 /** A send and the receive it matched. */
@@ -82,24 +85,35 @@ export function commonDetail(details: readonly string[]): string {
 export type StepFor = (e: TraceEvent) => number | undefined;
 const labelStep: StepFor = (e) => stepOf(e.label);
 
-/** The first post of each algorithm step, over all ranks, with what the step does. */
+/**
+ * Where each algorithm step is drawn, with what it does: at the earliest post of its messages'
+ * sends (where its first arrow starts), so the marker sits with the step's arrows and not at a
+ * receive posted long before; a step with no message at the earliest post of its events.
+ */
 export function stepStarts(
   events: readonly TraceEvent[],
   stepFor: StepFor = labelStep,
 ): { step: number; start: number; what: string }[] {
-  const byStep = new Map<number, { start: number; details: string[] }>();
+  const byStep = new Map<number, { start: number; sendStart: number; details: string[] }>();
   for (const e of events) {
     const k = stepFor(e);
     if (k === undefined) continue;
-    const s = byStep.get(k);
-    if (s) {
-      s.start = Math.min(s.start, e.start);
-      s.details.push(stepDetail(e.label));
-    } else byStep.set(k, { start: e.start, details: [stepDetail(e.label)] });
+    const s = byStep.get(k) ?? { start: e.start, sendStart: Number.POSITIVE_INFINITY, details: [] };
+    byStep.set(k, s);
+    s.start = Math.min(s.start, e.start);
+    s.details.push(stepDetail(e.label));
+  }
+  for (const m of pairMessages(events).messages) {
+    const s = byStep.get(stepFor(m.send) ?? Number.NaN);
+    if (s) s.sendStart = Math.min(s.sendStart, m.send.start);
   }
   return [...byStep.entries()]
     .sort(([a], [b]) => a - b)
-    .map(([step, s]) => ({ step, start: s.start, what: commonDetail(s.details) }));
+    .map(([step, s]) => ({
+      step,
+      start: Number.isFinite(s.sendStart) ? s.sendStart : s.start,
+      what: commonDetail(s.details),
+    }));
 }
 
 /** A message as drawn: its step, its label text and its hover text. */
@@ -134,10 +148,20 @@ export interface DiagramInput {
   readonly stepFor?: StepFor;
   /** Deadlocks the run hit (sim records them in its Trace). */
   readonly deadlocks?: readonly DeadlockRecord[];
+  /**
+   * Per event (same order), explain's step number and region (notes.ts's eventNotes): steps are
+   * then numbered as explain's table and messages labelled with what they move. Overrides stepFor.
+   */
+  readonly notes?: readonly (EventNote | undefined)[];
 }
 
 export function diagram(events: readonly TraceEvent[], o: DiagramInput = {}): Diagram {
-  const stepFor = o.stepFor ?? labelStep;
+  const noteOf = new Map<TraceEvent, EventNote>();
+  o.notes?.forEach((n, i) => {
+    const e = events[i];
+    if (n && e) noteOf.set(e, n);
+  });
+  const stepFor: StepFor = o.notes ? (e) => noteOf.get(e)?.step : (o.stepFor ?? labelStep);
   const size = o.size ?? Math.max(0, ...events.map((e) => Math.max(e.rank, e.peer ?? 0))) + 1;
   const deadlocks = o.deadlocks ?? [];
   const t0 = Math.min(0, ...events.map((e) => e.start));
@@ -146,11 +170,26 @@ export function diagram(events: readonly TraceEvent[], o: DiagramInput = {}): Di
   const what = new Map(guides.map((g) => [g.step, g.what]));
   const messages = pairMessages(events).messages.map((m): DrawnMessage => {
     const step = stepFor(m.send);
+    const bytes = bytesText(m.send.bytes);
+    const from = noteOf.get(m.send)?.region;
+    const into = noteOf.get(m.recv)?.region;
+    if (from !== undefined && into !== undefined) {
+      // What the data is, in explain's words: the sender's region and the receiver's (one name where they are the same).
+      const moves = from === into ? from : `${from}→${into}`;
+      const at = step === undefined ? "" : `step ${step}: `;
+      return {
+        ...m,
+        step,
+        text: `${moves} · ${bytes}`,
+        short: moves,
+        detail: moves,
+        tip: `${at}rank ${m.send.rank} ${from} -> rank ${m.recv.rank} ${into}, ${m.send.count} x ${m.send.dtype} (${bytes})`,
+      };
+    }
     const detail = stepDetail(m.send.label);
     // The header says 'step 3: recvReduceSend'; the label adds only what differs ('chunk 2').
     const common = step === undefined ? "" : (what.get(step) ?? "");
     const rest = common && detail.startsWith(common) ? detail.slice(common.length).trim() : detail;
-    const bytes = bytesText(m.send.bytes);
     return {
       ...m,
       step,

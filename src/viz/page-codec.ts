@@ -10,7 +10,7 @@ import type { DType } from "../core/dtype.js";
 import type { TraceEvent, TraceKind } from "../trace.js";
 import type { LabelMode } from "./labels.js";
 import type { PageView } from "./page-data.js";
-import type { BufferRow, StepThrough, StepView } from "./steps.js";
+import type { BufferRow, StepThrough, StepTransfer, StepView } from "./steps.js";
 
 /** Strings stored once, referred to by index. */
 class Strings {
@@ -62,6 +62,8 @@ export interface PackedSteps {
     readonly label: string;
     readonly ops: readonly number[];
     readonly indices: readonly (readonly number[])[];
+    /** Per rank, its transfers as [schedule index, 0 send / 1 recv, peer, region id] runs. */
+    readonly transfers: readonly (readonly number[])[];
     readonly rows?: readonly number[];
     readonly changes: readonly number[];
   }[];
@@ -127,6 +129,9 @@ export function packView(v: PageView): PackedView {
           label: s.label,
           ops: s.ops.map((o) => strings.id(o)),
           indices: s.indices,
+          transfers: s.transfers.map((ts) =>
+            ts.flatMap((t) => [t.index, t.kind === "send" ? 0 : 1, t.peer, strings.id(t.region)]),
+          ),
           ...(sameRows ? {} : { rows: names.map((n) => strings.id(n)) }),
           changes,
         };
@@ -177,7 +182,18 @@ export function unpackView(p: PackedView): PageView {
       }
       cells = next;
       const rows: BufferRow[] = names.map((name) => ({ name, cells: [...(next.get(name) as string[])] }));
-      return { label: s.label, ops: s.ops.map(str), indices: s.indices, rows };
+      const transfers = s.transfers.map((flat) => {
+        const ts: StepTransfer[] = [];
+        for (let i = 0; i < flat.length; i += 4)
+          ts.push({
+            index: flat[i] as number,
+            kind: flat[i + 1] === 0 ? "send" : "recv",
+            peer: flat[i + 2] as number,
+            region: str(flat[i + 3] as number),
+          });
+        return ts;
+      });
+      return { label: s.label, ops: s.ops.map(str), indices: s.indices, transfers, rows };
     });
     steps = { ranks: p.steps.ranks, call: p.steps.call, errors: p.steps.errors, steps: out };
   }

@@ -13,12 +13,12 @@
 import { fileURLToPath } from "node:url";
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import { deadlockDot } from "./deadlock.js";
-import { stepOf } from "./diagram.js";
 import { dotToSvg } from "./graphviz.js";
 import type { PageNetwork } from "./network.js";
+import { eventNotes } from "./notes.js";
 import { type PackedPageData, packView } from "./page-codec.js";
 import type { PageData, PageView } from "./page-data.js";
-import { type StepThrough, stepOfIndex } from "./steps.js";
+import type { StepThrough } from "./steps.js";
 import { esc } from "./svg.js";
 
 export interface ViewInput {
@@ -37,13 +37,7 @@ export interface ViewInput {
 /** A view of a trace: events tied to explain's step numbers, deadlocks drawn by Graphviz. */
 export async function pageView(v: ViewInput): Promise<PageView> {
   let eventSteps: (number | null)[] | undefined;
-  if (v.steps) {
-    const of = stepOfIndex(v.steps);
-    eventSteps = v.events.map((e) => {
-      const i = stepOf(e.label);
-      return i === undefined ? null : (of[e.rank]?.get(i) ?? null);
-    });
-  }
+  if (v.steps) eventSteps = eventNotes(v.steps, v.events).map((n) => n?.step ?? null);
   const deadlocks = await Promise.all(
     (v.deadlocks ?? []).map(async (record) => ({ record, svg: stripXmlProlog(await dotToSvg(deadlockDot(record))) })),
   );

@@ -6,13 +6,14 @@
  * whose threads are tracks: "transfers" (and "transfers 2", "3", ... where operations overlap:
  * non-blocking sends and a group's sends and receives run at once, and a thread's slices may not
  * overlap), and "local" for copies, reductions and scales. A complete slice ('X') per operation
- * with bytes, count, dtype, peer, step and label as args; a flow ('s' at the send, 'f' at its
+ * with bytes, count, dtype, peer, step (explain's number) and label as args; a flow ('s' at the send, 'f' at its
  * receive, bound to the enclosing slice) from every send to the receive it matched; an instant
  * ('i') on each rank blocked in a deadlock. Times: real backends' microseconds as they are; sim's
  * logical ticks as 1 ms each (Trace Event times are microseconds), said in the process labels.
  */
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import { pairMessages, stepOf } from "./diagram.js";
+import type { EventNote } from "./notes.js";
 
 export interface PerfettoOptions {
   /** What ran ('allreduce/ring on sim, n = 8'): the processes' label. */
@@ -21,6 +22,12 @@ export interface PerfettoOptions {
   readonly unit: string;
   readonly size?: number;
   readonly deadlocks?: readonly DeadlockRecord[];
+  /**
+   * Per event, explain's step number and region (notes.ts): the step arg is then explain's number
+   * and a transfer's region is its arg too. Without notes the step is the schedule's index from
+   * the label, named 'schedule step' so it is not mistaken for explain's.
+   */
+  readonly notes?: readonly (EventNote | undefined)[];
 }
 
 export interface TraceEventJson {
@@ -98,7 +105,13 @@ export function toPerfetto(events: readonly TraceEvent[], o: PerfettoOptions): P
   for (const s of slices) {
     const e = s.e;
     const name = e.kind === "send" ? `send → ${e.peer}` : e.kind === "recv" ? `recv ← ${e.peer}` : e.kind;
-    const step = stepOf(e.label);
+    const note = o.notes?.[s.i];
+    const index = stepOf(e.label);
+    const step = o.notes
+      ? { ...(note ? { step: note.step } : {}), ...(note?.region ? { region: note.region } : {}) }
+      : index !== undefined
+        ? { "schedule step": index }
+        : {};
     timed.push({
       name,
       cat: `cclab,${e.kind}`,
@@ -112,7 +125,7 @@ export function toPerfetto(events: readonly TraceEvent[], o: PerfettoOptions): P
         count: e.count,
         dtype: e.dtype,
         ...(e.peer !== undefined ? { peer: e.peer } : {}),
-        ...(step !== undefined ? { step } : {}),
+        ...step,
         ...(e.label !== undefined ? { label: e.label } : {}),
       },
     });

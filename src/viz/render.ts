@@ -1,7 +1,7 @@
 /**
  * The time-space diagram's SVG elements for one view (size, margins, zoom, step shown) of a
  * Diagram (diagram.ts): one horizontal lane per rank, an arrow per message from the send's post to
- * the receive's completion, dashed guides where each algorithm step begins, small boxes where
+ * the receive's completion, dashed guides where each algorithm step's first message leaves, small boxes where
  * ranks reduce or copy locally, red waits-for arrows where a run deadlocked, the time axis and the
  * legend. Labels go through the collision-free layout (labels.ts).
  *
@@ -189,7 +189,7 @@ function drawLanes(v: View): void {
   body.push("</g>");
 }
 
-/** Step guides where each step is first posted, and their headers in the band above the plot. */
+/** Step guides where each step's first message leaves, and their headers in the band above the plot. */
 function drawStepGuides(v: View): void {
   const { d, o, measure, plotW, plotH, X, visX, occupied, body } = v;
   body.push(`<g class="step-guides">`);
@@ -290,9 +290,11 @@ function drawMessages(
     // auto: at most 28 characters (the hover text has it all), and no wider than its arrow's run.
     // A bytes-only label says nothing where the whole step moves one size; there it is left to hover text.
     const sizes = m.step === undefined ? undefined : stepBytes.get(m.step);
-    const bytesOnly = sizes === undefined || sizes.size > 1 ? [bytesText(m.send.bytes)] : [];
-    const detailed = m.detail ? [clip28(m.text), clip28(m.detail)] : [];
-    const texts = mode === "all" ? [m.text, m.short] : [...detailed, ...bytesOnly];
+    const uniform = sizes !== undefined && sizes.size === 1;
+    const bytesOnly = uniform ? [] : [bytesText(m.send.bytes)];
+    // Where the step moves one size everywhere, the bytes say nothing either: what it moves alone.
+    const detailed = !m.detail ? [] : uniform ? [clip28(m.detail)] : [clip28(m.text), clip28(m.detail)];
+    const texts = mode === "all" ? (uniform && m.detail ? [m.short] : [m.text, m.short]) : [...detailed, ...bytesOnly];
     const maxW = mode === "all" ? Number.POSITIVE_INFINITY : Math.abs(x2 - x1) + 24;
     for (const text of new Set(texts)) {
       for (const f of fractions) {
@@ -407,7 +409,7 @@ function legend(left: number, y: number, measure: Measure): string[] {
   };
   item(
     `<line x1="{x}" y1="${y - 4}" x2="{x2}" y2="${y - 4}" stroke="${PALETTE[0]}" stroke-width="1.6" marker-end="url(#arrow-0)"/>`,
-    "message (detail · bytes)",
+    "message (what it moves; bytes on hover)",
   );
   item(
     `<rect x="{xm}" y="${y - 10}" width="9" height="9" fill="#ff7f0e" stroke="#333" stroke-width="0.6"/>`,
@@ -417,7 +419,10 @@ function legend(left: number, y: number, measure: Measure): string[] {
     `<rect x="{xm}" y="${y - 10}" width="9" height="9" fill="#bbbbbb" stroke="#333" stroke-width="0.6"/>`,
     "copy / scale",
   );
-  item(`<line x1="{xm}" y1="${y - 13}" x2="{xm}" y2="${y + 2}" stroke="#999" stroke-dasharray="5,4"/>`, "step begins");
+  item(
+    `<line x1="{xm}" y1="${y - 13}" x2="{xm}" y2="${y + 2}" stroke="#999" stroke-dasharray="5,4"/>`,
+    "step: its first message",
+  );
   out.push("</g>");
   return out;
 }

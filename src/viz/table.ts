@@ -5,6 +5,7 @@
  */
 import type { TraceEvent } from "../trace.js";
 import { commonDetail, stepDetail, stepOf } from "./diagram.js";
+import type { EventNote } from "./notes.js";
 
 export interface FormulaBytes {
   /** The algorithm's formula text, e.g. '2(n-1)/n · count · s'. */
@@ -13,13 +14,22 @@ export interface FormulaBytes {
   readonly maxBytes: number;
 }
 
-/** Step rows (bytes sent per rank), a total row, and the formula comparison. */
-export function traceTable(events: readonly TraceEvent[], size: number, formula?: FormulaBytes): string {
+/**
+ * Step rows (bytes sent per rank), a total row, and the formula comparison. With explain's notes
+ * on the events (notes.ts), steps are numbered as explain numbers them; else by the schedule
+ * index in each event's label.
+ */
+export function traceTable(
+  events: readonly TraceEvent[],
+  size: number,
+  formula?: FormulaBytes,
+  notes?: readonly (EventNote | undefined)[],
+): string {
   const steps = new Map<number, { sent: number[]; details: string[] }>();
   const total = new Array<number>(size).fill(0);
-  for (const e of events) {
+  for (const [i, e] of events.entries()) {
     if (e.kind !== "send") continue;
-    const k = stepOf(e.label) ?? -1;
+    const k = (notes ? notes[i]?.step : stepOf(e.label)) ?? -1;
     let row = steps.get(k);
     if (!row) {
       row = { sent: new Array<number>(size).fill(0), details: [] };

@@ -9,9 +9,11 @@
  */
 import { select } from "d3-selection";
 import { type D3ZoomEvent, zoom as d3zoom, type ZoomBehavior, type ZoomTransform, zoomIdentity } from "d3-zoom";
+import type { TraceEvent } from "../../trace.js";
 import { HEAT_UNUSED, heatColor } from "../chart.js";
 import { type Diagram, type DrawnMessage, diagram } from "../diagram.js";
 import type { LabelMode } from "../labels.js";
+import { eventNotes } from "../notes.js";
 import { type PackedPageData, type PackedView, unpackView } from "../page-codec.js";
 import type { PageView } from "../page-data.js";
 import { DIAGRAM_CSS, diagramScales, opBars, type RenderOptions, renderDiagram } from "../render.js";
@@ -74,7 +76,12 @@ function prepareView(view: PageView): Omit<Prepared, "phases"> {
     size: view.size,
     unit: view.unit,
     deadlocks: view.deadlocks.map((x) => x.record),
-    ...(view.eventSteps ? { stepFor: (e) => stepOfEvent.get(e) ?? undefined } : {}),
+    // explain's step numbers and each message's regions, from the table's own transfers.
+    ...(view.steps
+      ? { notes: eventNotes(view.steps, view.events) }
+      : view.eventSteps
+        ? { stepFor: (e: TraceEvent) => stepOfEvent.get(e) ?? undefined }
+        : {}),
   });
   if (view.steps) {
     const positions = view.steps.steps.map((s, k) => Number(/^step (\d+)/.exec(s.label)?.[1] ?? k));
