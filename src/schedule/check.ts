@@ -19,7 +19,7 @@ import type { CollectiveCall } from "../specs/types.js";
 import { type Algorithm, type Region, regionText } from "./dsl.js";
 import { interpret, type Order } from "./interpret.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
-import { type Cell, flatten, type Sym, SymbolicMemory } from "./symbolic.js";
+import { type Cell, flatten, type Sym, SymbolicMemory, summary } from "./symbolic.js";
 
 export interface CheckReport {
   readonly algorithm: string;
@@ -245,29 +245,10 @@ function checkResult(
     });
     return;
   }
-  // seen[r] === mark: rank r's contribution is already counted in the element being checked.
-  const seen = new Int32Array(n);
-  let mark = 0;
-  const stack: Sym[] = [];
-  /** Whether a reduced cell holds each rank's element `index` exactly once, walking the joins without flattening. */
+  /** Whether a reduced cell holds each rank's element `index` exactly once: its summary is [0, n) at that index. */
   const holdsAll = (cell: Sym, index: number): boolean => {
-    mark++;
-    let count = 0;
-    stack.length = 0;
-    stack.push(cell);
-    while (stack.length > 0) {
-      const c = stack.pop() as Sym;
-      if (c === null) continue;
-      if (typeof c !== "number") {
-        stack.push(c.b, c.a);
-        continue;
-      }
-      const r = Math.floor(c / stride);
-      if (c % stride !== index || r < 0 || r >= n || seen[r] === mark) return false;
-      seen[r] = mark;
-      count++;
-    }
-    return count === n;
+    const s = summary(cell, stride);
+    return s !== undefined && s.idx === index && s.ranks.length === 2 && s.ranks[0] === 0 && s.ranks[1] === n;
   };
   for (let rank = 0; rank < n; rank++) {
     const plan = plans[rank] as Plan;
