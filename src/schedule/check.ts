@@ -279,18 +279,35 @@ function checkResult(
   }
 }
 
-/** [0+1+2]-style text of a cell: the contributing ranks, with the element index where it is not `index`. */
+/**
+ * [0+1+2]-style text of a cell: the contributing ranks, with the element index where it is not
+ * `index`; a run of more than RUN ranks in a row at one index is written lo..hi ([0..1023]).
+ */
 export function cellText(cell: Cell, stride: number, index?: number): string {
   if (cell === null) return ".";
   const sorted = [...cell].sort((a, b) => a - b);
-  return `[${sorted
-    .map((id) => {
-      const r = Math.floor(id / stride);
-      const i = id % stride;
-      return index === undefined || i === index ? `${r}` : `${r}:${i}`;
-    })
-    .join("+")}]`;
+  const name = (id: number) => {
+    const r = Math.floor(id / stride);
+    const i = id % stride;
+    return index === undefined || i === index ? `${r}` : `${r}:${i}`;
+  };
+  const parts: string[] = [];
+  for (let a = 0; a < sorted.length; ) {
+    // A run: ids one stride apart (consecutive ranks, one element index).
+    let b = a;
+    while (b + 1 < sorted.length && (sorted[b + 1] as number) === (sorted[b] as number) + stride) b++;
+    if (b - a + 1 > RUN) {
+      parts.push(`${name(sorted[a] as number)}..${name(sorted[b] as number)}`);
+      a = b + 1;
+    } else parts.push(name(sorted[a++] as number));
+  }
+  return `[${parts.join("+")}]`;
 }
+
+/** Runs of ranks longer than this are shortened in messages. */
+const RUN = 8;
+/** Notes of a difference past this many are counted, not listed. */
+const NOTES = 6;
 
 function diff(got: number[], want: number[], stride: number): string {
   const count = (xs: number[]) => {
@@ -307,5 +324,6 @@ function diff(got: number[], want: number[], stride: number): string {
     if (k > e) notes.push(e === 0 ? `${name(id)} does not belong` : `${name(id)} counted ${k} times`);
   }
   for (const [id] of w) if (!g.has(id)) notes.push(`${name(id)} is missing`);
-  return notes.length ? ` (${notes.join("; ")})` : "";
+  const more = notes.length > NOTES ? `; and ${notes.length - NOTES} more` : "";
+  return notes.length ? ` (${notes.slice(0, NOTES).join("; ")}${more})` : "";
 }
