@@ -69,7 +69,7 @@ describe("verify -n N proves at N", () => {
     const r = cclab(["verify", "--algorithm-file", DATA, "-n", "600", "--runs", "2", "--seed", "1"]);
     expect(r.code, r.out).toBe(1);
     expect(r.out).toContain(
-      "ring_data_bug (n=600, count=599): rank 5: output[1] holds [0..599] but allreduce needs [0:1..599:1]",
+      "ring_data_bug (n=600, count=599): rank 5: output[1] holds [0:0..599:0] but allreduce needs [0..599]",
     );
     // A difference over 600 ranks is summed up, not listed.
     expect(r.out).toMatch(/rank 0's element 0 does not belong; .*; and \d+ more\)/);

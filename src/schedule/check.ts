@@ -261,17 +261,19 @@ function checkResult(
           cell !== null &&
           ("rank" in blk ? cell === blk.rank * stride + blk.index + k : holdsAll(cell, blk.reduce + k));
         if (ok) continue;
+        // Contributions at another element index than the one required show it (rank:index).
+        const index = "reduce" in blk ? blk.reduce + k : blk.index + k;
         const ids =
           "reduce" in blk
             ? Array.from({ length: n }, (_, r) => r * stride + blk.reduce + k)
             : [blk.rank * stride + blk.index + k];
         if (cell === null) {
-          fail(`rank ${rank}: output[${j}] was never written; it should hold ${cellText(ids, stride)}`);
+          fail(`rank ${rank}: output[${j}] was never written; it should hold ${cellText(ids, stride, index)}`);
           return;
         }
         const got = [...(flatten(cell) ?? [])].sort((x, y) => x - y);
         fail(
-          `rank ${rank}: output[${j}] holds ${cellText(got, stride)} but ${call.collective} needs ${cellText(ids, stride)}${diff(got, ids, stride)}`,
+          `rank ${rank}: output[${j}] holds ${cellText(got, stride, index)} but ${call.collective} needs ${cellText(ids, stride, index)}${diff(got, ids, stride)}`,
         );
         return;
       }
