@@ -35,7 +35,7 @@ export function registerVerify(program: Command): void {
     .addOption(new Option("--backend <name>", "where the ranks run").choices(["sim", "mpi", "nccl"]).default("sim"))
     .addOption(
       nranksOption(
-        "ranks, e.g. 4, 2,3 or 2..5: sim, the property tests' world sizes (default 1..17); mpi, nccl, the worlds to launch (default 2..5)",
+        "ranks, e.g. 4, 2,3 or 2..5: sim, where the static proof (besides 1..--max-n) and the property tests run (default 1..17); mpi, nccl, the worlds to launch (default 2..5)",
         list,
       ),
     )

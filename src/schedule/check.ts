@@ -19,7 +19,7 @@ import type { CollectiveCall } from "../specs/types.js";
 import { type Algorithm, type Region, regionText } from "./dsl.js";
 import { interpret, type Order } from "./interpret.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
-import { type Cell, flatten, type Sym, SymbolicMemory } from "./symbolic.js";
+import { type Cell, flatten, type Sym, SymbolicMemory, summary } from "./symbolic.js";
 
 export interface CheckReport {
   readonly algorithm: string;
@@ -245,29 +245,10 @@ function checkResult(
     });
     return;
   }
-  // seen[r] === mark: rank r's contribution is already counted in the element being checked.
-  const seen = new Int32Array(n);
-  let mark = 0;
-  const stack: Sym[] = [];
-  /** Whether a reduced cell holds each rank's element `index` exactly once, walking the joins without flattening. */
+  /** Whether a reduced cell holds each rank's element `index` exactly once: its summary is [0, n) at that index. */
   const holdsAll = (cell: Sym, index: number): boolean => {
-    mark++;
-    let count = 0;
-    stack.length = 0;
-    stack.push(cell);
-    while (stack.length > 0) {
-      const c = stack.pop() as Sym;
-      if (c === null) continue;
-      if (typeof c !== "number") {
-        stack.push(c.b, c.a);
-        continue;
-      }
-      const r = Math.floor(c / stride);
-      if (c % stride !== index || r < 0 || r >= n || seen[r] === mark) return false;
-      seen[r] = mark;
-      count++;
-    }
-    return count === n;
+    const s = summary(cell, stride);
+    return s !== undefined && s.idx === index && s.ranks.length === 2 && s.ranks[0] === 0 && s.ranks[1] === n;
   };
   for (let rank = 0; rank < n; rank++) {
     const plan = plans[rank] as Plan;
@@ -280,17 +261,19 @@ function checkResult(
           cell !== null &&
           ("rank" in blk ? cell === blk.rank * stride + blk.index + k : holdsAll(cell, blk.reduce + k));
         if (ok) continue;
+        // Contributions at another element index than the one required show it (rank:index).
+        const index = "reduce" in blk ? blk.reduce + k : blk.index + k;
         const ids =
           "reduce" in blk
             ? Array.from({ length: n }, (_, r) => r * stride + blk.reduce + k)
             : [blk.rank * stride + blk.index + k];
         if (cell === null) {
-          fail(`rank ${rank}: output[${j}] was never written; it should hold ${cellText(ids, stride)}`);
+          fail(`rank ${rank}: output[${j}] was never written; it should hold ${cellText(ids, stride, index)}`);
           return;
         }
         const got = [...(flatten(cell) ?? [])].sort((x, y) => x - y);
         fail(
-          `rank ${rank}: output[${j}] holds ${cellText(got, stride)} but ${call.collective} needs ${cellText(ids, stride)}${diff(got, ids, stride)}`,
+          `rank ${rank}: output[${j}] holds ${cellText(got, stride, index)} but ${call.collective} needs ${cellText(ids, stride, index)}${diff(got, ids, stride)}`,
         );
         return;
       }
@@ -298,18 +281,35 @@ function checkResult(
   }
 }
 
-/** [0+1+2]-style text of a cell: the contributing ranks, with the element index where it is not `index`. */
+/**
+ * [0+1+2]-style text of a cell: the contributing ranks, with the element index where it is not
+ * `index`; a run of more than RUN ranks in a row at one index is written lo..hi ([0..1023]).
+ */
 export function cellText(cell: Cell, stride: number, index?: number): string {
   if (cell === null) return ".";
   const sorted = [...cell].sort((a, b) => a - b);
-  return `[${sorted
-    .map((id) => {
-      const r = Math.floor(id / stride);
-      const i = id % stride;
-      return index === undefined || i === index ? `${r}` : `${r}:${i}`;
-    })
-    .join("+")}]`;
+  const name = (id: number) => {
+    const r = Math.floor(id / stride);
+    const i = id % stride;
+    return index === undefined || i === index ? `${r}` : `${r}:${i}`;
+  };
+  const parts: string[] = [];
+  for (let a = 0; a < sorted.length; ) {
+    // A run: ids one stride apart (consecutive ranks, one element index).
+    let b = a;
+    while (b + 1 < sorted.length && (sorted[b + 1] as number) === (sorted[b] as number) + stride) b++;
+    if (b - a + 1 > RUN) {
+      parts.push(`${name(sorted[a] as number)}..${name(sorted[b] as number)}`);
+      a = b + 1;
+    } else parts.push(name(sorted[a++] as number));
+  }
+  return `[${parts.join("+")}]`;
 }
+
+/** Runs of ranks longer than this are shortened in messages. */
+const RUN = 8;
+/** Notes of a difference past this many are counted, not listed. */
+const NOTES = 6;
 
 function diff(got: number[], want: number[], stride: number): string {
   const count = (xs: number[]) => {
@@ -326,5 +326,6 @@ function diff(got: number[], want: number[], stride: number): string {
     if (k > e) notes.push(e === 0 ? `${name(id)} does not belong` : `${name(id)} counted ${k} times`);
   }
   for (const [id] of w) if (!g.has(id)) notes.push(`${name(id)} is missing`);
-  return notes.length ? ` (${notes.join("; ")})` : "";
+  const more = notes.length > NOTES ? `; and ${notes.length - NOTES} more` : "";
+  return notes.length ? ` (${notes.slice(0, NOTES).join("; ")}${more})` : "";
 }

@@ -6,7 +6,11 @@
  *
  * A contribution is the id rank·stride + index of one input element. A reduction does not copy
  * its operands' contributions: it joins them in a pair, flattened only where a result is
- * compared or shown (copying made long reduction chains quadratic in n).
+ * compared or shown (copying made long reduction chains quadratic in n). Each join also carries,
+ * worked out exactly when it is made from its operands' own, which ranks it holds (as sorted
+ * intervals) and at which element index, or that it holds one contribution twice or mixes
+ * indices: the checker then compares an output element with the spec in time independent of n
+ * (walking every chain made the proof cubic in n).
  */
 
 import { type BufferName, type Region, regionText } from "./dsl.js";
@@ -16,6 +20,10 @@ import { type Place, type Plan, type PlanOp, placer } from "./plan.js";
 interface Join {
   readonly a: Sym;
   readonly b: Sym;
+  /** The element index every contribution has, or -1: some contribution is held twice, or indices differ. */
+  readonly idx: number;
+  /** The ranks held, as sorted disjoint intervals [lo, hi) with no two adjacent: [lo0, hi0, lo1, hi1, ...]. */
+  readonly ranks: readonly number[];
 }
 /** One contribution's id, a join of two cells, or null (never written). */
 export type Sym = number | Join | null;
@@ -34,6 +42,51 @@ export function flatten(cell: Sym): Cell {
     else stack.push(c.b, c.a);
   }
   return out;
+}
+
+/** Which ranks a cell holds at one index, or undefined where it holds one twice or mixes indices (or holds nothing). */
+export function summary(
+  cell: Sym,
+  stride: number,
+): { readonly idx: number; readonly ranks: readonly number[] } | undefined {
+  if (cell === null) return undefined;
+  if (typeof cell === "number") {
+    const r = Math.floor(cell / stride);
+    return { idx: cell - r * stride, ranks: [r, r + 1] };
+  }
+  return cell.idx < 0 ? undefined : cell;
+}
+
+const BAD: readonly number[] = [];
+
+/** The join of two written cells, with its summary: the operands' intervals merged, overlap (a contribution twice) marked. */
+export function join(a: Sym, b: Sym, stride: number): Join {
+  const x = summary(a, stride);
+  const y = summary(b, stride);
+  if (!x || !y || x.idx !== y.idx) return { a, b, idx: -1, ranks: BAD };
+  const p = x.ranks;
+  const q = y.ranks;
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < p.length || j < q.length) {
+    let lo: number;
+    let hi: number;
+    if (j >= q.length || (i < p.length && (p[i] as number) < (q[j] as number))) {
+      lo = p[i] as number;
+      hi = p[i + 1] as number;
+      i += 2;
+    } else {
+      lo = q[j] as number;
+      hi = q[j + 1] as number;
+      j += 2;
+    }
+    const last = out.length - 1;
+    if (last > 0 && lo < (out[last] as number)) return { a, b, idx: -1, ranks: BAD };
+    if (last > 0 && lo === out[last]) out[last] = hi;
+    else out.push(lo, hi);
+  }
+  return { a, b, idx: x.idx, ranks: out };
 }
 
 export interface SymbolicOptions {
@@ -150,7 +203,7 @@ export class SymbolicMemory {
               fail(rank, op, `reduce ${regionText(op.region)} reads an unwritten element`);
               return undefined;
             }
-            out[i] = { a: x, b: y };
+            out[i] = join(x, y, this.stride);
           }
           for (let i = 0; i < n; i++) dst[df + i] = out[i] as Sym;
         } else if (dst !== src || df < sf) {

@@ -1,7 +1,8 @@
 /**
- * The gloo-style matrix the static checks run over: every n in 1..maxSize, counts 0, < n, not
- * divisible by n, every kind of root, in and out of place, a few segment sizes, and for
- * alltoallv lopsided split matrices with zeros in them.
+ * The gloo-style matrix the static checks run over: every n in 1..maxSize (and any further n
+ * asked for), counts 0, < n, at least n and not divisible by n (so every chunk holds data), every
+ * kind of root, in and out of place, a few segment sizes, and for alltoallv lopsided split
+ * matrices with zeros in them.
  */
 import type { Algorithm } from "../schedule/dsl.js";
 import { makeCall, specOf } from "../specs/index.js";
@@ -12,13 +13,17 @@ export function splitMatrix(n: number, salt = 0): number[][] {
   return Array.from({ length: n }, (_, s) => Array.from({ length: n }, (_, d) => (s * 7 + d * 3 + n + salt) % 4));
 }
 
-export function checkCases(alg: Algorithm, maxSize = 64): CollectiveCall[] {
+/**
+ * The calls the static proof checks: n = 1..maxSize and each n of `sizes` (an algorithm written
+ * for some sizes only, an imported MSCCL program, is checked at its own sizes whatever these say).
+ */
+export function checkCases(alg: Algorithm, maxSize = 64, sizes: readonly number[] = []): CollectiveCall[] {
   const spec = specOf(alg.collective);
-  const cases: CollectiveCall[] = [];
   const d = alg.domain;
   if (d) {
     // Written for some calls only (an imported MSCCL program): every size it names, whatever
     // maxSize, counts 0 and 1..3 whole units, its roots, in and out of place.
+    const cases: CollectiveCall[] = [];
     const m = d.countMultiple ?? 1;
     for (const n of d.sizes) {
       const roots = spec.rooted ? (d.roots ?? [...new Set([0, n - 1, Math.floor(n / 2)])]) : [0];
@@ -32,20 +37,26 @@ export function checkCases(alg: Algorithm, maxSize = 64): CollectiveCall[] {
     }
     return cases;
   }
-  for (let n = 1; n <= maxSize; n++) {
-    const segment = 1 + (n % 3);
-    const base = { collective: spec.name, size: n, segment };
-    if (!spec.counted) {
-      const splits = spec.splits ? [splitMatrix(n), ...(n <= 16 ? [splitMatrix(n, 1)] : [])] : [undefined];
-      for (const s of splits) cases.push(makeCall({ ...base, splits: s }));
-      continue;
-    }
-    const counts = n <= 16 ? [0, 1, n - 1, n, n + 1, 2 * n + 3] : [0, n - 1, n + 3];
-    const roots = spec.rooted ? [...new Set([0, n - 1, Math.floor(n / 2)])] : [0];
-    const modes = spec.inPlace && alg.inPlace !== false ? [false, true] : [false];
-    for (const count of [...new Set(counts.map((c) => Math.max(0, c)))]) {
-      for (const root of roots) for (const inPlace of modes) cases.push(makeCall({ ...base, count, root, inPlace }));
-    }
+  const all = [...new Set([...Array.from({ length: maxSize }, (_, i) => i + 1), ...sizes])].sort((a, b) => a - b);
+  return all.flatMap((n) => casesAt(alg, n));
+}
+
+/** The calls at one n: counts 0, n - 1 (one chunk empty) and n + 3 (every chunk full, not divisible by n for n > 3). */
+export function casesAt(alg: Algorithm, n: number): CollectiveCall[] {
+  const spec = specOf(alg.collective);
+  const cases: CollectiveCall[] = [];
+  const segment = 1 + (n % 3);
+  const base = { collective: spec.name, size: n, segment };
+  if (!spec.counted) {
+    const splits = spec.splits ? [splitMatrix(n), ...(n <= 16 ? [splitMatrix(n, 1)] : [])] : [undefined];
+    for (const s of splits) cases.push(makeCall({ ...base, splits: s }));
+    return cases;
+  }
+  const counts = n <= 16 ? [0, 1, n - 1, n, n + 1, 2 * n + 3] : [0, n - 1, n + 3];
+  const roots = spec.rooted ? [...new Set([0, n - 1, Math.floor(n / 2)])] : [0];
+  const modes = spec.inPlace && alg.inPlace !== false ? [false, true] : [false];
+  for (const count of [...new Set(counts.map((c) => Math.max(0, c)))]) {
+    for (const root of roots) for (const inPlace of modes) cases.push(makeCall({ ...base, count, root, inPlace }));
   }
   return cases;
 }

@@ -59,9 +59,10 @@ export interface ArbOptions {
   /** The dtypes to draw from (default every dtype). */
   readonly dtypes?: readonly DType[];
   /**
-   * Counts up to 3n+5 (default), or also 64..263 and 2048..4095 ('large', for an engine whose
-   * kernels should be exercised); large counts, and half the small ones, then use the
-   * algorithm's default segment instead of a named one of 1..9 elements.
+   * Counts up to 3n+5 (default; past 17 ranks, counts that fill every chunk), or also 64..263
+   * and 2048..4095 ('large', for an engine whose kernels should be exercised); large counts, and
+   * half the small ones, then use the algorithm's default segment instead of a named one of 1..9
+   * elements.
    */
   readonly counts?: "small" | "large";
   /** premulsum's scalars per dtype (default values.ts premulScalars). */
@@ -104,14 +105,16 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
       .record({
         count: domain
           ? fc.integer({ min: 0, max: 4 }).map((k) => k * (domain.countMultiple ?? 1))
-          : fc.oneof(
-              fc.constant(0),
-              fc.integer({ min: 0, max: size - 1 }),
-              fc.integer({ min: 0, max: 3 * size + 5 }),
-              ...(options.counts === "large"
-                ? [fc.integer({ min: 64, max: 263 }), fc.integer({ min: 2048, max: 4095 })]
-                : []),
-            ),
+          : size > LARGE
+            ? largeCounts(size, options.counts === "large")
+            : fc.oneof(
+                fc.constant(0),
+                fc.integer({ min: 0, max: size - 1 }),
+                fc.integer({ min: 0, max: 3 * size + 5 }),
+                ...(options.counts === "large"
+                  ? [fc.integer({ min: 64, max: 263 }), fc.integer({ min: 2048, max: 4095 })]
+                  : []),
+              ),
         dtype: fc.constantFrom(...(options.dtypes ?? DTYPES)),
         opIndex: fc.nat(),
         premul: fc.boolean(),
@@ -132,10 +135,16 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
                   { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
                 ),
         memberSeed: fc.nat(),
-        splits: fc.array(fc.array(fc.integer({ min: 0, max: 4 }), { minLength: size, maxLength: size }), {
-          minLength: size,
-          maxLength: size,
-        }),
+        // A size × size matrix only where the collective takes one, past LARGE: at thousands of
+        // ranks drawing (and shrinking) millions of unused entries ran verify out of memory.
+        // (Up to LARGE it is drawn anyway, so that earlier seeds replay the same cases.)
+        splits:
+          spec.splits || size <= LARGE
+            ? fc.array(fc.array(fc.integer({ min: 0, max: 4 }), { minLength: size, maxLength: size }), {
+                minLength: size,
+                maxLength: size,
+              })
+            : fc.constant(undefined),
         valueSeed: fc.nat(),
       })
       .map((r): Case => {
@@ -164,7 +173,7 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
           chaos: r.chaos,
           segment:
             options.counts === "large" && (r.count >= 64 || !r.namedSegment) ? defaultSegment(r.dtype, alg) : r.segment,
-          splits: spec.splits ? r.splits : undefined,
+          splits: spec.splits ? (r.splits as number[][]) : undefined,
           valueSeed: r.valueSeed,
         };
       });
@@ -172,6 +181,24 @@ export function caseArb(alg: Algorithm, options: ArbOptions = {}): fc.Arbitrary<
 }
 
 const pick = <T>(xs: readonly T[], k: number): T => xs[k % xs.length] as T;
+
+/** Past this many ranks the counts are chosen to fill every chunk (the default sizes, 1..17, keep theirs). */
+const LARGE = 17;
+
+/**
+ * Counts for n > LARGE ranks: mostly k·n + r with r in 1..n-1 (every one of n chunks holds data,
+ * and n does not divide the count), sometimes a multiple of n, and less often the edge counts 0
+ * and below n (chunks left empty). Small counts at n = 300 leave most chunks empty, so a step
+ * that moves one of them is never exercised.
+ */
+function largeCounts(n: number, large: boolean): fc.Arbitrary<number> {
+  const k = fc.integer({ min: 1, max: large ? 8 : 3 });
+  return fc.oneof(
+    { weight: 6, arbitrary: fc.tuple(k, fc.integer({ min: 1, max: n - 1 })).map(([q, r]) => q * n + r) },
+    { weight: 1, arbitrary: k.map((q) => q * n) },
+    { weight: 1, arbitrary: fc.integer({ min: 0, max: n - 1 }) },
+  );
+}
 
 /**
  * Rank `rank`'s `len` input elements for case c of a `collective` (values.ts: special values in

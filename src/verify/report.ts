@@ -14,8 +14,10 @@ export interface VerifyOptions {
   backend: string;
   /** mpi/nccl: world sizes to run, e.g. '4' or '2,3' (default 2..5; or $CCLAB_MPI_NP). */
   np?: string;
-  /** sim: the property tests' world sizes (default: drawn from 1..17). */
+  /** sim: the property tests' world sizes (default: drawn from 1..17), which the static proof covers too. */
   sizes?: readonly number[];
+  /** sim: how long shrinking a failing property case may take (default run.ts SHRINK_SECONDS; 0: no shrinking). */
+  shrinkSeconds?: number;
   /** Print a VerifyReport as JSON on stdout instead of the table. */
   json?: boolean;
 }
@@ -31,7 +33,7 @@ export interface VerifyReport {
   readonly results: readonly {
     readonly collective: string;
     readonly algorithm: string;
-    /** World sizes it ran on (sim: the static proof's 1..--max-n). */
+    /** World sizes it ran on (sim: the static proof's 1..--max-n and each -n). */
     readonly nranks: readonly number[];
     readonly cases: number;
     readonly ok: boolean;

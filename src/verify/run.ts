@@ -1,6 +1,6 @@
 /**
  * What `cclab verify` (and `npm start`) does: for every algorithm (or those selected), the static
- * proof over n = 1..--size and the property tests against the oracle on the sim backend, one row
+ * proof over n = 1..--max-n and every -n, and the property tests against the oracle on the sim backend, one row
  * per algorithm; on mpi and nccl the differential tests (mpi.ts, nccl.ts). Returns the
  * exit code: non-zero on any failure, with the command that replays it printed.
  */
@@ -27,7 +27,8 @@ export interface VerifyRow {
 
 export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number): Promise<VerifyRow> {
   const file = o.algorithmFile ? ` --algorithm-file ${o.algorithmFile}` : "";
-  const cases = checkCases(alg, o.size);
+  // The proof covers 1..--max-n and every n the property tests run at (-n).
+  const cases = checkCases(alg, o.size, o.sizes);
   for (const args of cases) {
     const report = checkAlgorithm(alg, args);
     if (report.errors.length > 0) {
@@ -42,25 +43,65 @@ export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number):
       };
     }
   }
-  const arb = o.sizes?.length ? fc.constantFrom(...o.sizes).chain((n) => caseArb(alg, { worldSize: n })) : caseArb(alg);
-  const result = await fc.check(
-    fc.asyncProperty(arb, async (c) => {
-      const err = await runCase(alg, c);
-      if (err) throw new Error(`${describeCase(alg, c)}: ${err}`);
-    }),
-    { numRuns: o.runs, seed },
-  );
-  if (result.failed) {
-    const err = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+  const p = await propertyCheck(alg, o, seed);
+  if (p.failure) {
     return {
       algorithm: alg,
       staticCases: cases.length,
-      propertyCases: result.numRuns,
-      failure: `minimal counterexample after ${result.numShrinks} shrinks: ${err}`,
+      propertyCases: p.cases,
+      failure: p.failure,
       replay: `cclab verify --collective ${alg.collective} --algorithm ${alg.name}${file} --max-n ${o.size}${o.sizes?.length ? ` -n ${o.sizes.join(",")}` : ""} --seed ${seed} --runs ${o.runs}`,
     };
   }
-  return { algorithm: alg, staticCases: cases.length, propertyCases: result.numRuns };
+  return { algorithm: alg, staticCases: cases.length, propertyCases: p.cases };
+}
+
+/** How long shrinking a counterexample may take by default: past it, the smallest case found so far is reported. */
+export const SHRINK_SECONDS = 30;
+
+/**
+ * The property tests of one algorithm: o.runs cases (at the -n sizes, or drawn from 1..17).
+ * The first failing case is kept; shrinking it then replays from there with a time limit, so a
+ * failure at thousands of ranks ends with a counterexample (the smallest found in the time)
+ * instead of running on. Returns the cases run and, on failure, the message.
+ */
+export async function propertyCheck(
+  alg: Algorithm,
+  o: Pick<VerifyOptions, "runs" | "sizes" | "shrinkSeconds">,
+  seed: number,
+): Promise<{ cases: number; failure?: string }> {
+  const arb = o.sizes?.length ? fc.constantFrom(...o.sizes).chain((n) => caseArb(alg, { worldSize: n })) : caseArb(alg);
+  const property = fc.asyncProperty(arb, async (c) => {
+    const err = await runCase(alg, c);
+    if (err) throw new Error(`${describeCase(alg, c)}: ${err}`);
+  });
+  const first = await fc.check(property, { numRuns: o.runs, seed, endOnFailure: true });
+  if (!first.failed) return { cases: first.numRuns };
+  const message = (r: { errorInstance: unknown }) =>
+    r.errorInstance instanceof Error ? r.errorInstance.message : String(r.errorInstance);
+  const budget = (o.shrinkSeconds ?? SHRINK_SECONDS) * 1000;
+  const shrunk =
+    budget > 0 && first.counterexamplePath
+      ? await fc.check(property, {
+          numRuns: o.runs,
+          seed,
+          path: first.counterexamplePath,
+          interruptAfterTimeLimit: budget,
+          markInterruptAsFailure: false,
+        })
+      : undefined;
+  // An interrupted replay that failed still holds the smallest failing case it reached.
+  if (shrunk?.failed && shrunk.errorInstance !== null && shrunk.errorInstance !== undefined) {
+    const cut = shrunk.interrupted ? ` (shrinking stopped after ${budget / 1000} s)` : "";
+    return {
+      cases: first.numRuns,
+      failure: `minimal counterexample after ${shrunk.numShrinks} shrinks${cut}: ${message(shrunk)}`,
+    };
+  }
+  return {
+    cases: first.numRuns,
+    failure: `counterexample (not shrunk${budget > 0 ? `: shrinking found nothing in ${budget / 1000} s` : ""}): ${message(first)}`,
+  };
 }
 
 /** Steps and bytes per rank at n = 8 for a 1 MiB float32 message (the call's default segment), from the (checked) cost formulas. */
@@ -90,7 +131,7 @@ export async function verify(o: VerifyOptions): Promise<number> {
   const t0 = performance.now();
   const log = o.json ? () => {} : (line: string) => console.log(line);
   log(
-    `cclab verify: ${algs.length} algorithms on sim; static proof for n = 1..${o.size}, ${o.runs} property cases each${o.sizes?.length ? ` at n = ${o.sizes.join(", ")}` : ""} (seed ${seed})`,
+    `cclab verify: ${algs.length} algorithms on sim; static proof for n = 1..${o.size}${o.sizes?.some((n) => n > o.size) ? ` and ${o.sizes.filter((n) => n > o.size).join(", ")}` : ""}, ${o.runs} property cases each${o.sizes?.length ? ` at n = ${o.sizes.join(", ")}` : ""} (seed ${seed})`,
   );
   const bar = process.stderr.isTTY ? new SingleBar({ format: " {bar} {value}/{total} {name}" }) : undefined;
   bar?.start(algs.length, 0, { name: "" });
@@ -112,7 +153,9 @@ export async function verify(o: VerifyOptions): Promise<number> {
       results: rows.map((r) => ({
         collective: r.algorithm.collective,
         algorithm: r.algorithm.name,
-        nranks: Array.from({ length: o.size }, (_, i) => i + 1),
+        nranks: [...new Set([...Array.from({ length: o.size }, (_, i) => i + 1), ...(o.sizes ?? [])])].sort(
+          (a, b) => a - b,
+        ),
         cases: r.staticCases + r.propertyCases,
         ok: !r.failure,
         ...(r.failure ? { failure: r.failure } : {}),
