@@ -27,6 +27,28 @@
  */
 import { defineAlgorithm, f, partition, type Region } from "../../src/schedule/dsl.js";
 import { swingLayout, swingReceived, swingReduceScatterAllGather, tailFolded } from "../lib/swing.js";
+import {
+  bandwidthSent,
+  folded,
+  isGrid,
+  mostSentOnGrid,
+  type SwingGrid,
+  swingGrid,
+  swingGridBandwidth,
+} from "../lib/swing_torus.js";
+
+/** The cost on a torus or mesh: a reduce-scatter and an all-gather of Σ log2 v_d steps each on the core, a fold and an unfold per folded dimension. */
+const gridCost = (g: SwingGrid) => ({
+  steps: f(
+    "2·Σ log2 v_d (v_d: the largest power of two <= A_d) + 2 per dimension not a power of two",
+    () => 2 * g.steps + 2 * g.folded,
+  ),
+  sent: f(
+    "the busiest rank's blocks each way (2(N-1)/N·count on a core of N ranks when 2D·N divides it) + count per dimension it unfolds",
+    (_n: number, count: number) => mostSentOnGrid(g, count, (b) => bandwidthSent(g, count, b)),
+  ),
+  exact: (_n: number, count: number) => count >= g.ports.length * g.coreSize,
+});
 
 /** The even number of ranks the core runs on: n, or n - 1 for odd n (the last rank folds into rank n - 2). */
 const core = (n: number) => n - (n % 2);
@@ -72,11 +94,20 @@ export const swingBandwidth = defineAlgorithm({
       mostSent,
     ),
   },
-  *schedule({ rank, size, count }, { output, scratch }) {
-    const m = core(size);
+  topology: {
+    families: ["torus", "mesh"],
+    cost: (shape) => gridCost(swingGrid(shape as Parameters<typeof swingGrid>[0], "allreduce/swing_bandwidth")),
+  },
+  *schedule({ rank, size, count, shape }, { output, scratch }) {
     let tmp: Region | undefined;
     let stage: Region | undefined;
     const t = () => (tmp ??= scratch(count));
+    if (isGrid(shape)) {
+      const g = swingGrid(shape, "allreduce/swing_bandwidth", rank);
+      yield* folded(g, rank, output, t, (x) => swingGridBandwidth(g, x, output, t()));
+      return;
+    }
+    const m = core(size);
     yield* tailFolded(rank, size, m, output, t, () =>
       swingReduceScatterAllGather(rank, m, output, partition(count, m), t(), () => (stage ??= scratch(count))),
     );

@@ -23,6 +23,19 @@
 import { defineAlgorithm, f, type Region } from "../../src/schedule/dsl.js";
 import { foldedSteps, isPowerOfTwo, largestPowerOfTwo } from "../lib/fold.js";
 import { swingExchanges, tailFolded } from "../lib/swing.js";
+import { folded, isGrid, type SwingGrid, swingGrid, swingGridLatency } from "../lib/swing_torus.js";
+
+/** The cost on a torus or mesh: Σ log2 v_d steps on the core, a fold and an unfold per folded dimension. */
+const gridCost = (g: SwingGrid) => ({
+  steps: f(
+    "Σ log2 v_d (v_d: the largest power of two <= A_d) + 2 per dimension not a power of two",
+    () => g.steps + 2 * g.folded,
+  ),
+  sent: f(
+    "(Σ log2 v_d + dimensions not a power of two)·count",
+    (_n: number, count: number) => (g.steps + g.folded) * count,
+  ),
+});
 
 export const swingLatency = defineAlgorithm({
   collective: "allreduce",
@@ -43,10 +56,19 @@ export const swingLatency = defineAlgorithm({
       (n, count) => (Math.log2(largestPowerOfTwo(n)) + (isPowerOfTwo(n) ? 0 : 1)) * count,
     ),
   },
-  *schedule({ rank, size, count }, { output, scratch }) {
-    const p = largestPowerOfTwo(size);
+  topology: {
+    families: ["torus", "mesh"],
+    cost: (shape) => gridCost(swingGrid(shape as Parameters<typeof swingGrid>[0], "allreduce/swing_latency")),
+  },
+  *schedule({ rank, size, count, shape }, { output, scratch }) {
     let tmp: Region | undefined;
     const t = () => (tmp ??= scratch(count));
+    if (isGrid(shape)) {
+      const g = swingGrid(shape, "allreduce/swing_latency", rank);
+      yield* folded(g, rank, output, t, (x) => swingGridLatency(g, x, output, t()));
+      return;
+    }
+    const p = largestPowerOfTwo(size);
     yield* tailFolded(rank, size, p, output, t, () => swingExchanges(rank, p, output, t()));
   },
 });
