@@ -23,7 +23,6 @@ import { invariant } from "../core/assert.js";
 import { sumScaling } from "../core/op.js";
 import { specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
-import { callSeenBy } from "./shape.js";
 import {
   type Algorithm,
   type BufferName,
@@ -36,6 +35,7 @@ import {
   type Step,
   step,
 } from "./dsl.js";
+import { callSeenBy } from "./shape.js";
 
 export class ScheduleError extends Error {
   override name = "ScheduleError";
