@@ -30,8 +30,11 @@ export type { Buf } from "./args.js";
 export { chooseFor, planFor, planStats } from "./plans.js";
 
 export interface CollectiveOptions {
-  /** A registered algorithm's name, or 'auto' (default): see auto.ts for the table. */
-  readonly algorithm?: string;
+  /**
+   * A registered algorithm's name, or 'auto' (default): see auto.ts for the table; or an
+   * algorithm itself (one bound to the machine's shape, src/schedule/shape.ts's withShape).
+   */
+  readonly algorithm?: string | Algorithm;
   /** Pipelining unit in elements, for segmented algorithms. */
   readonly segment?: number;
   /** Prefix for step labels in traces and errors. */
@@ -132,7 +135,18 @@ function queueOf(comm: Comm): Queue {
   return q;
 }
 
+const isAlgorithm = (x: unknown): x is Algorithm =>
+  typeof x === "object" && x !== null && typeof (x as Algorithm).schedule === "function";
+
 function pick(comm: Comm, call: Call, requested: unknown): Algorithm {
+  if (isAlgorithm(requested)) {
+    if (requested.collective !== call.collective)
+      throw new InvalidArgumentError(
+        site(comm, call.name, "options.algorithm"),
+        `${requested.collective}/${requested.name} is not a ${call.collective} algorithm`,
+      );
+    return requested;
+  }
   if (typeof requested !== "string") {
     throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
   }
@@ -149,7 +163,7 @@ function pick(comm: Comm, call: Call, requested: unknown): Algorithm {
  * (registryVersion) is a new probe: 'auto' may then choose another algorithm.
  */
 interface Probe {
-  readonly requested: string;
+  readonly requested: string | Algorithm;
   readonly version: number;
   readonly alg: Algorithm;
   readonly size: number;
@@ -231,7 +245,7 @@ function probeFor(comm: Comm, q: Queue, call: Call): Probe {
   );
   const { collective, count, root, dtype, op, sendCounts, recvCounts } = call;
   const probe: Probe = {
-    requested: requested as string,
+    requested: requested as string | Algorithm,
     version,
     alg,
     size: comm.size,
