@@ -104,7 +104,7 @@ describe("the paper's multiport form", () => {
     const shape = grid([4, 4]);
     const plans = compileAll(
       withShape(swingLatency, shape),
-      makeCall({ collective: "allreduce", size: 16, count: 16 }),
+      makeCall({ collective: "allreduce", size: 16, count: 16, inPlace: true }),
     );
     const plan = plans[5];
     if (!plan) throw new Error("no plan for rank 5");
@@ -141,7 +141,7 @@ describe("the paper's multiport form", () => {
   it("dimensions not a power of two fold into the core and unfold at the end (torus 6x3)", () => {
     const plans = compileAll(
       withShape(swingLatency, grid([6, 3])),
-      makeCall({ collective: "allreduce", size: 18, count: 8 }),
+      makeCall({ collective: "allreduce", size: 18, count: 8, inPlace: true }),
     );
     // Rank 4 is (4, 0): outside the core 4x2 in dimension 0, it hands its vector to (2, 0).
     expect(plans[4]?.steps.map((s) => s.label)).toEqual([

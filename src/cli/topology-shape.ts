@@ -24,6 +24,16 @@ export function shapeOfTopology(t: Topology, placement: Placement): Shape {
   return { ...base, family: "flat" };
 }
 
+/** The hosts of `--topology spec` (a family sized from the ranks, ring or full, counts one): the rank count a command defaults to. */
+export function topologyHosts(spec: string, op = "topology"): number {
+  try {
+    return parseTopology(spec, 1).hosts;
+  } catch (e) {
+    if (e instanceof InvalidArgumentError) throw new InvalidArgumentError({ op, arg: "--topology" }, e.message);
+    throw e;
+  }
+}
+
 /** The shape `--topology spec` and `--placement how` give n ranks; `op` names the command in errors. */
 export function shapeOfFlags(spec: string, n: number, how: string | undefined, op: string): Shape {
   let t: Topology;
