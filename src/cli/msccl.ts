@@ -14,11 +14,13 @@ import { type Imported, importMsccl } from "../msccl/import.js";
 import { PROTOS, type Proto } from "../msccl/ir.js";
 import { MSCCL_LIMITS, mscclLimits, readMscclFile } from "../msccl/parse.js";
 import { checkAlgorithm } from "../schedule/check.js";
+import type { Algorithm } from "../schedule/dsl.js";
 import { explainCall } from "../schedule/explain.js";
 import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { checkCases } from "../verify/matrix.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, required, TOOL_MAX_RANKS } from "./options.js";
+import { bindTopology } from "./topology-shape.js";
 
 const format = (f: string) => {
   if (f !== "msccl")
@@ -135,6 +137,11 @@ export function registerMsccl(program: Command): void {
     .option("--channels <n>", "instances side by side, each on its own channels", parse.int("--channels", 1, 32), 1)
     .option("--proto <name>", "Simple, LL or LL128", "Simple")
     .addOption(outputOption("the XML file to write (required)"))
+    .option(
+      "--topology <spec>",
+      "the machine, as cclab model takes it (torus:4x4, ...): an algorithm that reads its shape (Swing on a torus) is written for it",
+    )
+    .option("--placement <how>", "with --topology: ranks on hosts, block (default), round-robin or file:PATH")
     .addOption(jsonOption())
     .action(async (f: string, o) => {
       format(f);
@@ -152,9 +159,10 @@ export function registerMsccl(program: Command): void {
       });
       if (algs.length > 1)
         throw new Error(`several algorithms match (${algs.map((x) => x.name).join(", ")}); pick one with --algorithm`);
-      const alg = algs[0];
-      if (!alg) return;
-      const base = explainCall(alg, o.nranks);
+      const given = algs[0];
+      if (!given) return;
+      const base = explainCall(given, o.nranks);
+      const [alg] = bindTopology([given], o, o.nranks, "export msccl") as [Algorithm];
       const count = o.count ?? base.count;
       const call = makeCall({
         ...base,
