@@ -29,6 +29,8 @@
  *
  * Step table: `cclab explain allreduce --algorithm swing_bandwidth -n 4`
  * (kept current in test/golden/explain/allreduce/swing_bandwidth.txt).
+ * On a torus: `cclab explain allreduce --algorithm swing_bandwidth --topology torus:2x2`
+ * (kept current in test/golden/explain/allreduce/swing_bandwidth.torus-2x2.txt).
  * (This header is written from the fields below by src/tools/headers.ts.)
  */
 import { defineAlgorithm, f, partition, type Region } from "../../src/schedule/dsl.js";

@@ -23,6 +23,8 @@
  *
  * Step table: `cclab explain allreduce --algorithm swing_latency -n 4`
  * (kept current in test/golden/explain/allreduce/swing_latency.txt).
+ * On a torus: `cclab explain allreduce --algorithm swing_latency --topology torus:2x2`
+ * (kept current in test/golden/explain/allreduce/swing_latency.torus-2x2.txt).
  * (This header is written from the fields below by src/tools/headers.ts.)
  */
 import { defineAlgorithm, f, type Region } from "../../src/schedule/dsl.js";
