@@ -5,6 +5,10 @@
  * ranks in 1 to 4 dimensions, property-tested on the simulator, and held to the paper's
  * multiport form (2D collectives at once, one per port, each starting on its own dimension).
  */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { swingBandwidth } from "../algorithms/allreduce/swing_bandwidth.js";
@@ -212,4 +216,78 @@ describe("the shape reaches the algorithm", () => {
     );
     expect(() => withShape(swingLatency, grid([4, 0]))).toThrow(/dimensions must be whole numbers >= 1/);
   });
+});
+
+describe("--topology on the commands that build a schedule", () => {
+  const cclab = (...args: string[]) => {
+    const r = spawnSync(process.execPath, ["src/cli/bin.js", ...args], { encoding: "utf8", timeout: 120_000 });
+    return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
+  };
+  it("explain: Swing's step table on the torus; -n defaults to its hosts", () => {
+    const { status, out } = cclab("explain", "allreduce", "--algorithm", "swing_latency", "--topology", "torus:2x2");
+    expect(status, out).toBe(0);
+    expect(out).toContain("allreduce/swing_latency: n = 4");
+    expect(out).toContain("swing step 0: exchange with ranks 1,2");
+  }, 120_000);
+  it("verify: proves and property-tests the bound algorithm at the topology's rank count", () => {
+    const { status, out } = cclab(
+      "verify",
+      "--collective",
+      "allreduce",
+      "--algorithm",
+      "swing_bandwidth",
+      "--topology",
+      "torus:3x2",
+      "--placement",
+      "round-robin",
+      "--runs",
+      "5",
+    );
+    expect(status, out).toBe(0);
+    expect(out).toMatch(/allreduce\s+│\s+swing_bandwidth\s+│.*│\s+ok\s+│/);
+    expect(out).toContain("1 of 1 algorithms verified");
+  }, 120_000);
+  it("export: writes the torus form; --placement without --topology is refused", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "cclab-topo-")), "swing.xml");
+    const ok = cclab(
+      "export",
+      "msccl",
+      "--collective",
+      "allreduce",
+      "--algorithm",
+      "swing_latency",
+      "-n",
+      "4",
+      "--topology",
+      "torus:2x2",
+      "--count",
+      "8",
+      "-o",
+      file,
+    );
+    expect(ok.status, ok.out).toBe(0);
+    // The torus form, not the one-dimensional schedule the same command writes without --topology.
+    const flatFile = `${file}.flat.xml`;
+    const flat = cclab(
+      "export",
+      "msccl",
+      "--collective",
+      "allreduce",
+      "--algorithm",
+      "swing_latency",
+      "-n",
+      "4",
+      "--count",
+      "8",
+      "-o",
+      flatFile,
+    );
+    expect(flat.status, flat.out).toBe(0);
+    expect(readFileSync(file, "utf8")).not.toEqual(readFileSync(flatFile, "utf8"));
+    const bad = cclab("explain", "allreduce", "--algorithm", "swing_latency", "--placement", "block");
+    expect(bad.status).not.toBe(0);
+    expect(bad.out).toContain(
+      "explain: argument '--placement': places ranks on a topology's hosts: give --topology too",
+    );
+  }, 120_000);
 });
