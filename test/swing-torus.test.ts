@@ -290,4 +290,30 @@ describe("--topology on the commands that build a schedule", () => {
       "explain: argument '--placement': places ranks on a topology's hosts: give --topology too",
     );
   }, 120_000);
+  it("bench on sim: the torus form runs, checks and is timed on the torus", () => {
+    const { status, out } = cclab(
+      "bench",
+      "allreduce",
+      "--backend",
+      "sim",
+      "--algorithm",
+      "swing_latency,recursive_doubling",
+      "-n",
+      "16",
+      "--topology",
+      "torus:4x4",
+      "-b",
+      "32",
+      "-e",
+      "32",
+    );
+    expect(status, out).toBe(0);
+    const us = (name: string) => {
+      const row = out.split("\n").find((l) => l.trim().endsWith(name)) ?? "";
+      const f = row.trim().split(/\s+/);
+      expect(f[8], row).toBe("0");
+      return Number(f[5]);
+    };
+    expect(us("swing_latency")).toBeLessThan(us("recursive_doubling"));
+  }, 120_000);
 });

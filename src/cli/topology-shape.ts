@@ -1,28 +1,18 @@
 /**
- * `--topology` (and `--placement`) for the commands that build a schedule (verify, explain, trace,
- * run, bench, export, model): the model's topology read as the shape an algorithm sees (a torus or
- * mesh's dimensions, a ring, a rail system's nodes and GPUs), with each rank on the host
- * `--placement` puts it, and the algorithms bound to it (src/schedule/shape.ts: an algorithm that
- * reads that shape gets it, every other one the flat rank line).
+ * `--topology` (and `--placement`) for the commands that build a schedule (verify, explain, trace
+ * on sim, export, model; bench on sim binds in src/bench/sim.ts): the model's topology read as the
+ * shape an algorithm sees (src/tools/topology-shape.ts), each rank on the host `--placement` puts
+ * it, and the algorithms bound to it (src/schedule/shape.ts: an algorithm that reads that shape
+ * gets it, every other one the flat rank line).
  */
 import { InvalidArgumentError } from "../core/errors.js";
-import { type Placement, parseTopology, placeRanks, type Topology } from "../model/network/index.js";
+import { parseTopology, placeRanks, type Topology } from "../model/network/index.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { withShape } from "../schedule/shape.js";
 import type { Shape } from "../specs/types.js";
+import { shapeOfTopology } from "../tools/topology-shape.js";
 
-/** The shape of topology t with ranks on the hosts `placement` names. */
-export function shapeOfTopology(t: Topology, placement: Placement): Shape {
-  const base = { name: t.name, hosts: t.hosts, hostOf: Array.from(placement) };
-  if ((t.family === "torus" || t.family === "mesh") && t.layout?.kind === "grid")
-    return { ...base, family: t.family, dims: [...t.layout.dims] };
-  if (t.family === "ring") return { ...base, family: "ring", dims: [t.hosts] };
-  if (t.family === "rail") {
-    const gpus = t.hosts / t.groups;
-    return { ...base, family: "rail", nodes: t.groups, gpusPerNode: gpus, rails: gpus };
-  }
-  return { ...base, family: "flat" };
-}
+export { shapeOfTopology };
 
 /** The hosts of `--topology spec` (a family sized from the ranks, ring or full, counts one): the rank count a command defaults to. */
 export function topologyHosts(spec: string, op = "topology"): number {
