@@ -394,11 +394,11 @@ export function bandwidthSent(g: SwingGrid, count: number, b: number): number {
     const chunks = partition(part.count, N);
     const { from } = portBlocks(g, port);
     const x = coordsOf(g.core, b);
+    // Elements before position j of the layout: a side's size is one difference.
+    const before = (j: number) => (j < N ? (chunks[j] as Chunk).offset : part.count);
     const size = (c: number, s: number) => {
       const at = from[s * N + c] as number;
-      let n = 0;
-      for (let j = at; j < at + 2 ** (K - s); j++) n += (chunks[j] as Chunk).count;
-      return n;
+      return before(at + 2 ** (K - s)) - before(at);
     };
     for (let s = 0; s < K; s++) {
       const q = indexOf(g.core, corePeer(g, port, x, s));
