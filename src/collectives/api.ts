@@ -24,16 +24,13 @@ import { findAlgorithm, registryVersion } from "../schedule/registry.js";
 import { type Collective, makeCall, rankCall, specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
-import { chooseFor, planFor, planStats } from "./plans.js";
+import { chooseFor, givenAlgorithm, planFor, planStats, sameCounts } from "./plans.js";
 
 export type { Buf } from "./args.js";
 export { chooseFor, planFor, planStats } from "./plans.js";
 
 export interface CollectiveOptions {
-  /**
-   * A registered algorithm's name, or 'auto' (default): see auto.ts for the table; or an
-   * algorithm itself (one bound to the machine's shape, src/schedule/shape.ts's withShape).
-   */
+  /** A registered algorithm's name, 'auto' (default, auto.ts), or a bound Algorithm (withShape). */
   readonly algorithm?: string | Algorithm;
   /** Pipelining unit in elements, for segmented algorithms. */
   readonly segment?: number;
@@ -135,18 +132,9 @@ function queueOf(comm: Comm): Queue {
   return q;
 }
 
-const isAlgorithm = (x: unknown): x is Algorithm =>
-  typeof x === "object" && x !== null && typeof (x as Algorithm).schedule === "function";
-
 function pick(comm: Comm, call: Call, requested: unknown): Algorithm {
-  if (isAlgorithm(requested)) {
-    if (requested.collective !== call.collective)
-      throw new InvalidArgumentError(
-        site(comm, call.name, "options.algorithm"),
-        `${requested.collective}/${requested.name} is not a ${call.collective} algorithm`,
-      );
-    return requested;
-  }
+  const given = givenAlgorithm(requested, call.collective, () => site(comm, call.name, "options.algorithm"));
+  if (given) return given;
   if (typeof requested !== "string") {
     throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
   }
@@ -198,17 +186,6 @@ function fits(p: Probe, comm: Comm, call: Call, requested: unknown, segment: num
     sameCounts(p.sendCounts, call.sendCounts) &&
     sameCounts(p.recvCounts, call.recvCounts)
   );
-}
-
-/**
- * Per-peer counts (all-to-all-v) by value: allToAllv copies the caller's splits every call (so
- * the arrays a probe keeps are its own), and the same splits again are the same shape.
- */
-function sameCounts(kept: readonly number[] | undefined, now: readonly number[] | undefined): boolean {
-  if (kept === now) return true;
-  if (!kept || !now || kept.length !== now.length) return false;
-  for (let i = 0; i < kept.length; i++) if (kept[i] !== now[i]) return false;
-  return true;
 }
 
 function probeFor(comm: Comm, q: Queue, call: Call): Probe {
