@@ -17,7 +17,10 @@ const PAPER_NET = { link: 50e3, latency: 0.1, hopLatency: 0.3 } as const;
 
 /** µs, on the model with the algorithm bound to the torus (placement block). */
 function modelled(torus: string, bytes: number, name: string): number {
-  const n = torus.split("x").map(Number).reduce((a, b) => a * b, 1);
+  const n = torus
+    .split("x")
+    .map(Number)
+    .reduce((a, b) => a * b, 1);
   const m = machineFor({ topology: `torus:${torus}`, links: PAPER_NET, engine: "auto" }, n);
   const alg = withShape(findAlgorithm("allreduce", name, { op: "test" }), shapeOfTopology(m.topology, m.placement));
   const { call } = callOf(alg, n, bytes, { dtype: "float32" });
