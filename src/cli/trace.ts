@@ -473,7 +473,7 @@ export function registerTrace(program: Command): void {
     )
     .option(
       "--topology <spec>",
-      "with -o x.html: draw this machine beside the diagram and colour the links each step loads (torus:4x4, fattree, rail:2x8, ...; see cclab model --help)",
+      "with -o x.html: draw this machine beside the diagram and colour the links each step loads (torus:4x4, fattree, rail:2x8, ...; see cclab model --help); on sim an algorithm that reads its shape (Swing on a torus) runs on it",
     )
     .option("--placement <how>", "with --topology: where ranks sit: block (default), round-robin, file:PATH")
     .addOption(jsonOption())
