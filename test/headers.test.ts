@@ -17,6 +17,11 @@ describe("algorithm headers and golden step tables", () => {
         st.golden?.ok,
         `${st.golden?.file} differs from cclab explain; run: npx tsx src/tools/headers.ts ${id}`,
       ).toBe(true);
+    if (alg.topology?.families.includes("torus"))
+      expect(
+        st.shaped?.ok,
+        `${st.shaped?.file} differs from cclab explain --topology; run: npx tsx src/tools/headers.ts ${id}`,
+      ).toBe(true);
   });
   it("ring all-reduce keeps its step table inline", () => {
     const ring = allAlgorithms().find((a) => a.collective === "allreduce" && a.name === "ring");

@@ -12,8 +12,10 @@ import type { TypedArray } from "../core/dtype.js";
 import { opLabel } from "../core/op.js";
 import { type Machine, machineFor, type NetworkRequest, timeOnMachine } from "../model/machine.js";
 import { modelTime } from "../schedule/model.js";
+import { withShape } from "../schedule/shape.js";
 import { spawn } from "../sim/index.js";
 import { rankCall, specOf } from "../specs/index.js";
+import { shapeOfTopology } from "../tools/topology-shape.js";
 import { allocateMemory, viewsFor } from "./buffers.js";
 import { countWrong, expectedOutput, fillPeriodic, patterns } from "./data.js";
 import { reduces } from "./measure.js";
@@ -58,7 +60,13 @@ async function benchSimRow(o: BenchOptions, count: number, size: number, machine
   const params = { alpha: o.alpha, beta: o.beta, gamma: o.gamma };
   const p = patterns(o.dtype, o.op, n);
   const checked = size <= o.simMaxBytes;
-  const alg = algorithmFor(o, n, count);
+  // On a network the algorithm sees the machine (Swing on a torus runs its multi-dimensional form).
+  const alg = machine
+    ? withShape(algorithmFor(o, n, count), shapeOfTopology(machine.topology, machine.placement), {
+        op: "bench",
+        arg: "--topology",
+      })
+    : algorithmFor(o, n, count);
   // wrong = [out of place, in place], summed over ranks.
   const wrong = [0, 0];
   if (checked) {
@@ -69,7 +77,7 @@ async function benchSimRow(o: BenchOptions, count: number, size: number, machine
         if (bufs.output && bufs.output.count > 0) fillPeriodic(host(bufs.output), p.sentinel);
         if (bufs.input && bufs.input.count > 0) fillPeriodic(host(bufs.input), p.inputs[comm.rank] as TypedArray);
         const call = benchCall(o, n, count, inPlace, alg);
-        await invoke(comm, rankCall(call, comm.rank), alg.name, bufs);
+        await invoke(comm, rankCall(call, comm.rank), alg, bufs);
         let w = 0;
         for (const e of expectedOutput(o.collective, p, comm.rank, n, count, o.root)) {
           if (bufs.output && e.length > 0)

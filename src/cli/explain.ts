@@ -6,6 +6,7 @@ import { explain, explainCallFor, explainSteps } from "../schedule/explain.js";
 import type { CollectiveCall } from "../specs/types.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { jsonOption, nranksOption, parsers, printJson, TOOL_MAX_RANKS } from "./options.js";
+import { bindTopology, topologyHosts } from "./topology-shape.js";
 
 interface ExplainFlags {
   algorithm?: string;
@@ -16,6 +17,8 @@ interface ExplainFlags {
   inPlace?: boolean;
   segment?: number;
   json?: boolean;
+  topology?: string;
+  placement?: string;
 }
 
 /** explain --json: the call, each step's operations per rank and the state table after it, the checker's verdict. */
@@ -68,8 +71,13 @@ export function registerExplain(program: Command): void {
       p.int("--segment", 1),
     )
     .option("--algorithm-file <file>", "your own algorithm file")
+    .option(
+      "--topology <spec>",
+      "the machine, as cclab model takes it (torus:4x4, mesh:2x4, ...): an algorithm that reads its shape (Swing on a torus) gets it; -n defaults to its hosts",
+    )
+    .option("--placement <how>", "with --topology: ranks on hosts, block (default), round-robin or file:PATH")
     .addOption(jsonOption())
-    .action(async (collective: string, o: ExplainFlags) => {
+    .action(async (collective: string, o: ExplainFlags, cmd: Command) => {
       if (!o.algorithm && !o.algorithmFile) {
         throw new InvalidArgumentError(
           { op: "explain", arg: "--algorithm" },
@@ -83,9 +91,16 @@ export function registerExplain(program: Command): void {
           `${o.algorithmFile} has several ${collective} algorithms (${algs.map((a) => a.name).join(", ")}); pick one`,
         );
       }
-      const [alg] = algs;
-      if (!alg) return;
-      const call = explainCallFor(alg, o.nranks, {
+      const [given] = algs;
+      if (!given) return;
+      // With --topology and no -n, the topology's hosts.
+      const n =
+        o.topology !== undefined && cmd.getOptionValueSource("nranks") !== "cli"
+          ? topologyHosts(o.topology, "explain")
+          : o.nranks;
+      const [alg] = bindTopology([given], o, n, "explain") as [Algorithm];
+      // The call as the algorithm's own (its domain, when bound, is only the topology's rank count).
+      const call = explainCallFor(given, n, {
         count: o.count,
         root: o.root,
         inPlace: Boolean(o.inPlace),

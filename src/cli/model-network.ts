@@ -15,10 +15,12 @@ import { AUTO_EXACT_MAX_RANKS, hottestLinks, type LinkLoad } from "../model/netw
 import { type GridSweep, gridChart, gridSweep, type PointResult } from "../model/sweep.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import type { ModelParams } from "../schedule/model.js";
+import { withShape } from "../schedule/shape.js";
 import { type Collective, specOf } from "../specs/index.js";
 import { busbwChartSvg, linkHeatmapSvg } from "../viz/network.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
 import { printJson } from "./options.js";
+import { shapeOfTopology } from "./topology-shape.js";
 
 /** Links --json lists per call (by utilization, then id): enough for any heat map, bounded for 16,384 ranks. */
 export const JSON_MAX_LINKS = 100;
@@ -50,7 +52,7 @@ function linkRow(l: LinkLoad): string[] {
 }
 
 /** One call of one algorithm on the network. */
-export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: NetworkRunOptions): void {
+export function modelOnNetwork(given: Algorithm, request: NetworkRequest, o: NetworkRunOptions): void {
   if (o.output && !/\.(svg|html)$/i.test(o.output)) {
     throw new InvalidArgumentError(
       { op: "model", arg: "--output" },
@@ -59,6 +61,11 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
   }
   const n = o.nranks;
   const machine = machineFor(request, n);
+  // The algorithm sees the machine it is timed on (a torus's dimensions, ranks where --placement puts them).
+  const alg = withShape(given, shapeOfTopology(machine.topology, machine.placement), {
+    op: "model",
+    arg: "--topology",
+  });
   const { call, size } = callOf(alg, n, o.bytes, { dtype: o.dtype, root: o.root, segment: o.segment });
   // On a terminal, a bar over the distinct rounds the phases engine solves, or the messages the
   // exact engine starts (stderr); --no-progress turns it off.
@@ -186,7 +193,13 @@ export interface GridOptions {
 }
 
 /** Runs a sweep with a progress bar on stderr (a terminal, --progress) and returns it. */
-export function runGrid(algs: readonly Algorithm[], o: GridOptions): GridSweep {
+export function runGrid(given: readonly Algorithm[], o: GridOptions): GridSweep {
+  // Over sizes at one n the algorithms see the machine they are timed on; over n each point is
+  // another machine, and they keep the flat view.
+  const n = o.ns[0];
+  const machine = o.network && o.over === "bytes" && n !== undefined ? machineFor(o.network, n) : undefined;
+  const shape = machine && shapeOfTopology(machine.topology, machine.placement);
+  const algs = shape ? given.map((a) => withShape(a, shape, { op: "model", arg: "--topology" })) : given;
   const points = (o.over === "n" ? o.ns.length : o.sizes.length) * algs.length;
   const bar = o.progress ? progressBar(`cclab model ${o.collective}`) : NO_PROGRESS;
   bar.start(points);

@@ -14,12 +14,14 @@ import { type Imported, importMsccl } from "../msccl/import.js";
 import { PROTOS, type Proto } from "../msccl/ir.js";
 import { MSCCL_LIMITS, mscclLimits, readMscclFile } from "../msccl/parse.js";
 import { checkAlgorithm } from "../schedule/check.js";
+import type { Algorithm } from "../schedule/dsl.js";
 import { explainCall } from "../schedule/explain.js";
 import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { checkCases } from "../verify/matrix.js";
 import { exportTrace, TRACE_FORMATS, type TraceFormat } from "./export-trace.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, required, TOOL_MAX_RANKS } from "./options.js";
+import { bindTopology } from "./topology-shape.js";
 
 const format = (f: string, formats: readonly string[] = ["msccl"]) => {
   if (!formats.includes(f))
@@ -151,6 +153,11 @@ export function registerMsccl(program: Command): void {
       parse.number("--gamma"),
     )
     .addOption(outputOption("msccl, goal: the file to write; chakra: the prefix of <prefix>.<rank>.et (required)"))
+    .option(
+      "--topology <spec>",
+      "the machine, as cclab model takes it (torus:4x4, ...): an algorithm that reads its shape (Swing on a torus) is written for it",
+    )
+    .option("--placement <how>", "with --topology: ranks on hosts, block (default), round-robin or file:PATH")
     .addOption(jsonOption())
     .action(async (f: string, positional: string | undefined, o) => {
       format(f, ["msccl", ...TRACE_FORMATS]);
@@ -185,8 +192,9 @@ export function registerMsccl(program: Command): void {
             { op: `export ${f}`, arg: "--algorithm" },
             `several algorithms match (${algs.map((x) => x.name).join(", ")}); pick one`,
           );
-        const alg = algs[0];
-        if (!alg) return;
+        const given = algs[0];
+        if (!given) return;
+        const [alg] = bindTopology([given], o, o.nranks, `export ${f}`) as [Algorithm];
         exportTrace(f as TraceFormat, alg, {
           nranks: o.nranks,
           bytes: o.bytes ?? 1024 * 1024,
@@ -222,9 +230,10 @@ export function registerMsccl(program: Command): void {
       });
       if (algs.length > 1)
         throw new Error(`several algorithms match (${algs.map((x) => x.name).join(", ")}); pick one with --algorithm`);
-      const alg = algs[0];
-      if (!alg) return;
-      const base = explainCall(alg, o.nranks);
+      const given = algs[0];
+      if (!given) return;
+      const base = explainCall(given, o.nranks);
+      const [alg] = bindTopology([given], o, o.nranks, "export msccl") as [Algorithm];
       const count = o.count ?? base.count;
       const call = makeCall({
         ...base,

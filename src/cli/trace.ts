@@ -41,6 +41,7 @@ import type { PageView } from "../viz/page-data.js";
 import { eventNotes, stepThrough } from "../viz/steps.js";
 import { traceTable } from "../viz/table.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, TOOL_MAX_RANKS } from "./options.js";
+import { bindTopology } from "./topology-shape.js";
 import { OUTPUT_FORMATS, outputFormat, write, writeTrace, wroteToStderr } from "./trace-output.js";
 
 export interface TraceCall {
@@ -96,7 +97,7 @@ export async function traceOnSim(alg: Algorithm, call: TraceCall): Promise<Trace
     call.size,
     async (comm: Comm) => {
       const c = shapeFor(alg, call, comm.rank);
-      await invoke(comm, c, alg.name, allocate(comm, c));
+      await invoke(comm, c, alg, allocate(comm, c));
     },
     { trace, seed: call.seed ?? 1 },
   );
@@ -336,15 +337,19 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   if (!o.algorithm && !o.algorithmFile) {
     throw new InvalidArgumentError({ op: "trace", arg: "--algorithm" }, "is required (cclab list names them)");
   }
-  const [alg] = await selectAlgorithms({ collective, algorithm: o.algorithm, algorithmFile: o.algorithmFile });
-  if (!alg) return 1;
+  const [given] = await selectAlgorithms({ collective, algorithm: o.algorithm, algorithmFile: o.algorithmFile });
+  if (!given) return 1;
   // Inside an MPI job someone else started, the job's size is the size.
   const job = o.backend === "mpi" && !o.traceDir && insideJob();
   const env = process.env;
   const jobSize = Number(env.OMPI_COMM_WORLD_SIZE ?? env.PMI_SIZE ?? env.SLURM_NTASKS ?? env.WORLD_SIZE ?? 4);
   // -n, when given, must agree with the job (traceThisMpiRank says so otherwise).
   const size = o.nranks ?? o.size ?? (job ? jobSize : 4);
-  const shown = explainCallFor(alg, size, { count: o.count, root: o.root, segment: o.segment });
+  const shown = explainCallFor(given, size, { count: o.count, root: o.root, segment: o.segment });
+  // On sim the algorithm sees --topology's machine (Swing on a torus); an MPI run's workers load it by name, flat.
+  const [alg] = (
+    o.topology !== undefined && o.backend === "sim" ? bindTopology([given], o, size, "trace") : [given]
+  ) as [Algorithm];
   const call: TraceCall = { size, count: shown.count, root: shown.root, segment: shown.segment, seed: o.seed };
   if (call.root >= call.size) {
     throw new InvalidArgumentError({ op: "trace", arg: "--root" }, `${call.root} is not a rank of ${call.size}`);
@@ -475,7 +480,7 @@ export function registerTrace(program: Command): void {
     )
     .option(
       "--topology <spec>",
-      "with -o x.html: draw this machine beside the diagram and colour the links each step loads (torus:4x4, fattree, rail:2x8, ...; see cclab model --help)",
+      "with -o x.html: draw this machine beside the diagram and colour the links each step loads (torus:4x4, fattree, rail:2x8, ...; see cclab model --help); on sim an algorithm that reads its shape (Swing on a torus) runs on it",
     )
     .option("--placement <how>", "with --topology: where ranks sit: block (default), round-robin, file:PATH")
     .addOption(jsonOption())

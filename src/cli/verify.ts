@@ -1,8 +1,10 @@
 /** `cclab verify`: the command line of src/verify/run.ts (the static proof, property and differential tests). */
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../core/errors.js";
+import type { Shape } from "../specs/types.js";
 import { type VerifyOptions, verify } from "../verify/run.js";
 import { jsonOption, npOption, nranksOption, parsers, ranksOf, TOOL_MAX_RANKS } from "./options.js";
+import { shapeOfFlags, topologyHosts } from "./topology-shape.js";
 
 interface VerifyFlags {
   collective?: string;
@@ -16,6 +18,31 @@ interface VerifyFlags {
   np?: number[];
   json?: boolean;
   size?: string;
+  topology?: string;
+  placement?: string;
+}
+
+/** --topology's shape for the one rank count verify then runs at (-n's single value, else the topology's hosts). */
+function verifyShape(f: VerifyFlags, ranks: readonly number[] | undefined): Shape | undefined {
+  if (f.topology === undefined) {
+    if (f.placement !== undefined)
+      throw new InvalidArgumentError(
+        { op: "verify", arg: "--placement" },
+        "places ranks on a topology's hosts: give --topology too",
+      );
+    return undefined;
+  }
+  if (f.backend !== "sim")
+    throw new InvalidArgumentError(
+      { op: "verify", arg: "--topology" },
+      `runs on --backend sim; on ${f.backend} the workers run each algorithm by name, flat (a bound algorithm from --algorithm-file runs there)`,
+    );
+  if (ranks && ranks.length > 1)
+    throw new InvalidArgumentError(
+      { op: "verify", arg: "-n" },
+      `with --topology names one rank count, got ${ranks.join(",")}`,
+    );
+  return shapeOfFlags(f.topology, ranks?.[0] ?? topologyHosts(f.topology), f.placement, "verify");
 }
 
 export function registerVerify(program: Command): void {
@@ -41,6 +68,11 @@ export function registerVerify(program: Command): void {
     )
     .addOption(npOption(list).hideHelp())
     .addOption(new Option("--size <n>", "renamed --max-n").hideHelp())
+    .option(
+      "--topology <spec>",
+      "the machine, as cclab model takes it (torus:4x4, mesh:2x4x2, ring:8, rail:2x4, ...): every algorithm is verified at its rank count (-n, else its hosts) and an algorithm that reads the shape (Swing on a torus or mesh) gets it",
+    )
+    .option("--placement <how>", "with --topology: ranks on hosts, block (default), round-robin or file:PATH")
     .addOption(jsonOption())
     .action(async (f: VerifyFlags) => {
       if (f.size !== undefined) {
@@ -49,7 +81,9 @@ export function registerVerify(program: Command): void {
           "is now --max-n (the largest n the static proof covers); -n gives the ranks",
         );
       }
-      const ranks = ranksOf("verify", f);
+      let ranks = ranksOf("verify", f);
+      const shape = verifyShape(f, ranks);
+      if (shape) ranks = [shape.hostOf.length];
       const o: VerifyOptions = {
         collective: f.collective,
         algorithm: f.algorithm,
@@ -61,6 +95,7 @@ export function registerVerify(program: Command): void {
         np: f.backend !== "sim" && ranks ? ranks.join(",") : undefined,
         sizes: f.backend === "sim" ? ranks : undefined,
         json: f.json,
+        ...(shape ? { shape } : {}),
       };
       process.exitCode = await verify(o);
     });

@@ -24,14 +24,14 @@ import { findAlgorithm, registryVersion } from "../schedule/registry.js";
 import { type Collective, makeCall, rankCall, specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
-import { chooseFor, planFor, planStats } from "./plans.js";
+import { chooseFor, givenAlgorithm, planFor, planStats, sameCounts } from "./plans.js";
 
 export type { Buf } from "./args.js";
 export { chooseFor, planFor, planStats } from "./plans.js";
 
 export interface CollectiveOptions {
-  /** A registered algorithm's name, or 'auto' (default): see auto.ts for the table. */
-  readonly algorithm?: string;
+  /** A registered algorithm's name, 'auto' (default, auto.ts), or a bound Algorithm (withShape). */
+  readonly algorithm?: string | Algorithm;
   /** Pipelining unit in elements, for segmented algorithms. */
   readonly segment?: number;
   /** Prefix for step labels in traces and errors. */
@@ -133,6 +133,8 @@ function queueOf(comm: Comm): Queue {
 }
 
 function pick(comm: Comm, call: Call, requested: unknown): Algorithm {
+  const given = givenAlgorithm(requested, call.collective, () => site(comm, call.name, "options.algorithm"));
+  if (given) return given;
   if (typeof requested !== "string") {
     throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
   }
@@ -149,7 +151,7 @@ function pick(comm: Comm, call: Call, requested: unknown): Algorithm {
  * (registryVersion) is a new probe: 'auto' may then choose another algorithm.
  */
 interface Probe {
-  readonly requested: string;
+  readonly requested: string | Algorithm;
   readonly version: number;
   readonly alg: Algorithm;
   readonly size: number;
@@ -186,17 +188,6 @@ function fits(p: Probe, comm: Comm, call: Call, requested: unknown, segment: num
   );
 }
 
-/**
- * Per-peer counts (all-to-all-v) by value: allToAllv copies the caller's splits every call (so
- * the arrays a probe keeps are its own), and the same splits again are the same shape.
- */
-function sameCounts(kept: readonly number[] | undefined, now: readonly number[] | undefined): boolean {
-  if (kept === now) return true;
-  if (!kept || !now || kept.length !== now.length) return false;
-  for (let i = 0; i < kept.length; i++) if (kept[i] !== now[i]) return false;
-  return true;
-}
-
 function probeFor(comm: Comm, q: Queue, call: Call): Probe {
   const requested = call.options.algorithm ?? "auto";
   const segment = call.options.segment;
@@ -231,7 +222,7 @@ function probeFor(comm: Comm, q: Queue, call: Call): Probe {
   );
   const { collective, count, root, dtype, op, sendCounts, recvCounts } = call;
   const probe: Probe = {
-    requested: requested as string,
+    requested: requested as string | Algorithm,
     version,
     alg,
     size: comm.size,

@@ -5,6 +5,7 @@
  */
 import type { Comm } from "../comm.js";
 import { type DataBuffer, type View, view } from "../core/buffer.js";
+import type { Algorithm } from "../schedule/dsl.js";
 import { layoutOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import { runCollective } from "./api.js";
@@ -34,7 +35,7 @@ export function allocate(comm: Comm, c: RankCall): Buffers {
 }
 
 /** Runs the call's collective with `algorithm` on the buffers `allocate` made. */
-export function invoke(comm: Comm, c: RankCall, algorithm: string, b: Buffers): Promise<void> {
+export function invoke(comm: Comm, c: RankCall, algorithm: string | Algorithm, b: Buffers): Promise<void> {
   return invoker(comm, c, algorithm, b)();
 }
 
@@ -42,7 +43,7 @@ export function invoke(comm: Comm, c: RankCall, algorithm: string, b: Buffers): 
  * invoke() as a function to call again and again (bench's timed calls): its arguments made
  * once, so a call allocates nothing here.
  */
-export function invoker(comm: Comm, c: RankCall, algorithm: string, b: Buffers): () => Promise<void> {
+export function invoker(comm: Comm, c: RankCall, algorithm: string | Algorithm, b: Buffers): () => Promise<void> {
   const buffers = { input: b.input, output: b.output };
   const options = { algorithm, segment: c.segment };
   return () => runCollective(comm, c, buffers, options);

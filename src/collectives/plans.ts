@@ -3,7 +3,7 @@
  * per call shape (rank, size, count, root, dtype, op, in place, segment, splits) and reused.
  */
 import { type DType, dtypeInfo } from "../core/dtype.js";
-import { InvalidArgumentError } from "../core/errors.js";
+import { type ErrorSite, InvalidArgumentError } from "../core/errors.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { compile, type Plan } from "../schedule/plan.js";
 import { algorithmsOf, registryVersion } from "../schedule/registry.js";
@@ -81,3 +81,26 @@ function sameShape(a: RankCall, b: RankCall): boolean {
  * a repeated call shape makes none of them. For tests and bench.
  */
 export const planStats = { compiled: 0, chosen: 0, probed: 0 };
+
+/**
+ * Per-peer counts (all-to-all-v) by value: allToAllv copies the caller's splits every call (so
+ * the arrays a probe keeps are its own), and the same splits again are the same shape.
+ */
+export function sameCounts(kept: readonly number[] | undefined, now: readonly number[] | undefined): boolean {
+  if (kept === now) return true;
+  if (!kept || !now || kept.length !== now.length) return false;
+  for (let i = 0; i < kept.length; i++) if (kept[i] !== now[i]) return false;
+  return true;
+}
+
+/**
+ * The algorithm a caller passed itself as options.algorithm (one bound to a machine by
+ * withShape), checked to be of this collective; undefined for a name.
+ */
+export function givenAlgorithm(x: unknown, collective: string, where: () => ErrorSite): Algorithm | undefined {
+  if (typeof x !== "object" || x === null || typeof (x as Algorithm).schedule !== "function") return undefined;
+  const alg = x as Algorithm;
+  if (alg.collective !== collective)
+    throw new InvalidArgumentError(where(), `${alg.collective}/${alg.name} is not a ${collective} algorithm`);
+  return alg;
+}

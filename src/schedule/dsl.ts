@@ -17,7 +17,7 @@
  * for algorithms marked `form: "in-place"`, the out-of-place copy of the input into the output.
  */
 import { invariant } from "../core/assert.js";
-import type { RankCall } from "../specs/types.js";
+import type { RankCall, Shape, ShapeFamily } from "../specs/types.js";
 
 export type BufferName = "input" | "output" | "scratch";
 
@@ -150,10 +150,24 @@ export interface Algorithm {
   readonly segmentBytes?: number;
   /** Where the schedule is defined, if not for every call (imported MSCCL programs). */
   readonly domain?: Domain;
+  /**
+   * The machine shapes the schedule reads from `c.shape` (`--topology`): a call with a shape of
+   * one of these families hands it over; every other call (and every algorithm without this
+   * field) sees the flat rank line. `required`: the schedule refuses a call without one.
+   */
+  readonly topology?: TopologyUse;
   /** The steps of one rank's part. Must be a pure function of its arguments. */
   schedule(c: RankCall, mem: Memory): Schedule;
   /** Source file, set by the registry for user-loaded algorithms. */
   readonly file?: string;
+}
+
+/** What an algorithm reads of the machine's shape (Algorithm.topology). */
+export interface TopologyUse {
+  readonly families: readonly ShapeFamily[];
+  readonly required?: boolean;
+  /** The cost on a machine of that shape, where it differs from `cost` (formulas of its rank count). */
+  cost?(shape: Shape): Cost;
 }
 
 /** An algorithm, as its file declares it. */

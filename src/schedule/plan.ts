@@ -35,6 +35,7 @@ import {
   type Step,
   step,
 } from "./dsl.js";
+import { callSeenBy } from "./shape.js";
 
 export class ScheduleError extends Error {
   override name = "ScheduleError";
@@ -218,7 +219,8 @@ class Deps {
  * buffer, a peer that is no rank, counts that differ, an endless schedule) throw ScheduleError
  * naming the algorithm, rank, step and region.
  */
-export function compile(alg: Algorithm, c: RankCall): Plan {
+export function compile(alg: Algorithm, given: RankCall): Plan {
+  const c = callSeenBy(alg, given);
   const spec = specOf(c.collective);
   const layout = spec.layout(c);
   const inPlace = c.inPlace && spec.inPlace && alg.inPlace !== false;

@@ -99,6 +99,7 @@ export function makeCall(
     inPlace: spec.inPlace && (c.inPlace ?? false),
     segment: Math.max(1, c.segment ?? defaultSegment(dtype, alg)),
     splits: c.splits,
+    ...(c.shape ? { shape: c.shape } : {}),
   };
 }
 

@@ -34,7 +34,43 @@ export interface CollectiveCall {
   readonly segment: number;
   /** alltoallv: splits[src][dst], elements rank src sends to rank dst (the whole matrix, where known). */
   readonly splits?: readonly (readonly number[])[];
+  /**
+   * The machine the ranks run on (`--topology`, ranks laid out by `--placement`), for the
+   * algorithms that declare they read it (Algorithm.topology); left out, the flat view every
+   * other algorithm has.
+   */
+  readonly shape?: Shape;
 }
+
+/**
+ * The shape of the machine as an algorithm sees it: a torus or mesh's dimensions (a ring is a
+ * one-dimensional torus), a rail system's nodes, GPUs per node and rails, or no structure an
+ * algorithm reads (full, fat-tree, a graph from a file). `hostOf[r]` is the host rank r sits on;
+ * hosts are numbered as the network model numbers them (a grid's dimension 0 varies fastest: host
+ * h has coordinate ⌊h / (A0·...·A(d-1))⌋ mod Ad in dimension d).
+ */
+export type Shape =
+  | (ShapeBase & { readonly family: "torus" | "mesh" | "ring"; readonly dims: readonly number[] })
+  | (ShapeBase & {
+      readonly family: "rail";
+      readonly nodes: number;
+      readonly gpusPerNode: number;
+      /** One rail per GPU of a node: GPU g of every node has its NIC on rail g. */
+      readonly rails: number;
+    })
+  | (ShapeBase & { readonly family: "flat" });
+
+interface ShapeBase {
+  /** The topology as the user wrote it, normalised: 'torus:8x8'. */
+  readonly name: string;
+  /** Hosts of the machine (at least the ranks). */
+  readonly hosts: number;
+  /** Rank r sits on host hostOf[r]. */
+  readonly hostOf: readonly number[];
+}
+
+/** What a Shape can be: its `family`. */
+export type ShapeFamily = Shape["family"];
 
 /**
  * One rank's view of a call. Real backends know only their own row and column of alltoallv's

@@ -8,8 +8,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Algorithm } from "../schedule/dsl.js";
-import { explain } from "../schedule/explain.js";
+import { explain, explainCall } from "../schedule/explain.js";
 import { algorithmFile, allAlgorithms } from "../schedule/registry.js";
+import { withShape } from "../schedule/shape.js";
+import type { Shape } from "../specs/types.js";
 
 /** Algorithms whose header keeps the step table inline (the one a reader meets first). */
 export const INLINE_TABLES: ReadonlySet<string> = new Set(["allreduce/ring"]);
@@ -50,6 +52,12 @@ export function headerOf(alg: Algorithm): string {
     lines.push(`Step table: \`cclab explain ${alg.collective} --algorithm ${alg.name} -n 4\``);
     lines.push(`(kept current in test/golden/explain/${id(alg)}.txt).`);
   }
+  if (readsTorus(alg)) {
+    lines.push(
+      `On a torus: \`cclab explain ${alg.collective} --algorithm ${alg.name} --topology ${SHAPED.name}\``,
+      `(kept current in test/golden/explain/${id(alg)}.${SHAPED_SUFFIX}.txt).`,
+    );
+  }
   lines.push("(This header is written from the fields below by src/tools/headers.ts.)");
   return `/**\n${lines.map((l) => (l ? ` * ${l}` : " *")).join("\n")}\n */`;
 }
@@ -60,6 +68,14 @@ export function withHeader(source: string, alg: Algorithm): string {
   return `${headerOf(alg)}${end > 0 ? source.slice(end) : `\n${source}`}`;
 }
 
+/** The machine the shaped step table is drawn on, for the algorithms that read a torus. */
+const SHAPED: Shape = { family: "torus", dims: [2, 2], name: "torus:2x2", hosts: 4, hostOf: [0, 1, 2, 3] };
+const SHAPED_SUFFIX = "torus-2x2";
+const readsTorus = (alg: Algorithm) => alg.topology?.families.includes("torus") ?? false;
+
+/** explain's n = 4 table of `alg` on SHAPED (the call as the algorithm's own, as `cclab explain --topology` runs it). */
+const shapedTable = (alg: Algorithm) => `${explain(withShape(alg, SHAPED), explainCall(alg, 4))}\n`;
+
 export const GOLDEN_DIR = new URL("../../test/golden/explain/", import.meta.url).pathname;
 export const goldenFile = (alg: Algorithm): string => `${GOLDEN_DIR}${id(alg)}.txt`;
 
@@ -68,6 +84,16 @@ export interface HeaderStatus {
   readonly ok: boolean;
   readonly updated: string;
   readonly golden?: { readonly file: string; readonly ok: boolean; readonly text: string };
+  /** The table on a torus, for an algorithm that reads one. */
+  readonly shaped?: { readonly file: string; readonly ok: boolean; readonly text: string };
+}
+
+function golden(file: string, text: string): { file: string; ok: boolean; text: string } {
+  let have = "";
+  try {
+    have = readFileSync(file, "utf8");
+  } catch {}
+  return { file, ok: have === text, text };
 }
 
 export function headerStatus(alg: Algorithm): HeaderStatus {
@@ -75,13 +101,10 @@ export function headerStatus(alg: Algorithm): HeaderStatus {
   const src = readFileSync(file, "utf8");
   const updated = withHeader(src, alg);
   if (INLINE_TABLES.has(id(alg))) return { file, ok: updated === src, updated };
-  const g = goldenFile(alg);
-  const text = `${explain(alg)}\n`;
-  let have = "";
-  try {
-    have = readFileSync(g, "utf8");
-  } catch {}
-  return { file, ok: updated === src, updated, golden: { file: g, ok: have === text, text } };
+  const shaped = readsTorus(alg)
+    ? { shaped: golden(`${GOLDEN_DIR}${id(alg)}.${SHAPED_SUFFIX}.txt`, shapedTable(alg)) }
+    : {};
+  return { file, ok: updated === src, updated, golden: golden(goldenFile(alg), `${explain(alg)}\n`), ...shaped };
 }
 
 function main(argv: string[]): number {
@@ -94,6 +117,7 @@ function main(argv: string[]): number {
     for (const [ok, file, text] of [
       [st.ok, st.file, st.updated],
       ...(st.golden ? [[st.golden.ok, st.golden.file, st.golden.text] as const] : []),
+      ...(st.shaped ? [[st.shaped.ok, st.shaped.file, st.shaped.text] as const] : []),
     ] as const) {
       if (ok) continue;
       if (check) {

@@ -254,7 +254,7 @@ export async function runCase(alg: Algorithm, c: Case): Promise<string | undefin
     const inArr = hostArray(b.input as View);
     inArr.set(caseValues(c, comm.rank, inArr.length) as never);
     inputs[comm.rank] = inArr.slice() as TypedArray;
-    await invoke(comm, rc, alg.name, b);
+    await invoke(comm, rc, alg, b);
     return {
       out: hostArray(b.output as View).slice() as TypedArray,
       inputBefore: inputs[comm.rank] as TypedArray,

@@ -3,6 +3,7 @@
  * takes and the JSON report each prints with --json. Kept apart from run.ts so the engine
  * drivers, which run.ts loads only when asked, import it without importing run.ts back.
  */
+import type { Shape } from "../specs/types.js";
 
 export interface VerifyOptions {
   collective?: string;
@@ -20,6 +21,8 @@ export interface VerifyOptions {
   shrinkSeconds?: number;
   /** Print a VerifyReport as JSON on stdout instead of the table. */
   json?: boolean;
+  /** `--topology`: the machine every algorithm is bound to (src/schedule/shape.ts), at its rank count only. */
+  shape?: Shape;
 }
 
 /** `cclab verify --json`, on every backend: one result per algorithm. */

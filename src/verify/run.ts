@@ -9,6 +9,7 @@ import Table from "cli-table3";
 import fc from "fast-check";
 import { checkAlgorithm } from "../schedule/check.js";
 import type { Algorithm } from "../schedule/dsl.js";
+import { withShape } from "../schedule/shape.js";
 import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "./load.js";
 import { checkCases } from "./matrix.js";
@@ -126,7 +127,10 @@ export async function verify(o: VerifyOptions): Promise<number> {
       console.error(`cclab verify: unknown backend '${o.backend}'; expected sim, mpi or nccl`);
       return 2;
   }
-  const algs = await selectAlgorithms(o);
+  const shape = o.shape;
+  const algs = (await selectAlgorithms(o)).map((a) =>
+    shape ? withShape(a, shape, { op: "verify", arg: "--topology" }) : a,
+  );
   const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
   const t0 = performance.now();
   const log = o.json ? () => {} : (line: string) => console.log(line);
