@@ -403,17 +403,33 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     // The address bar keeps the state as it changes (a reload keeps the code), Share or not.
     await page.waitForFunction((t) => location.hash.startsWith("#s=") && playground.getSource() === t, {}, edited);
     await page.waitForFunction(() => playground.step() === 1);
+    // It is written a moment after the last change: wait until it holds the step, then reload.
+    for (let tries = 0; ; tries++) {
+      const kept = await decodeShared(await page.evaluate(() => location.hash));
+      if (kept?.step === 1 && kept.files?.[kept.main ?? ""] === edited) break;
+      expect(tries, "the address bar never held step 1").toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     await page.reload();
     await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready);
-    await idle(page);
     expect(await page.evaluate(() => playground.getSource())).toBe(edited);
+    // A link's own program waits for Run (test/playground-hostile.test.ts holds why); Run shows the step it kept.
+    const waits = async (p: Page) => {
+      expect(await p.evaluate(() => playground.busy())).toBe(false);
+      expect(await p.$eval("#trace-out", (e) => e.classList.contains("hidden"))).toBe(true);
+      expect(await status(p)).toMatch(/nothing has run yet; read it, then press Run$/);
+      await p.click("#run");
+      await idle(p);
+    };
+    await waits(page);
+    expect(await page.evaluate(() => playground.step())).toBe(1);
     const link = await page.evaluate(() => playground.share());
     expect(link).toMatch(/#s=[A-Za-z0-9_-]+$/);
     const caption = await text(page, "#step-text");
     await close(page);
 
     const again = await open(link);
-    await idle(again);
+    await waits(again);
     expect(await again.evaluate(() => playground.getSource())).toBe(edited);
     expect(await again.$eval("#semantics", (e) => (e as HTMLSelectElement).value)).toBe("mpi-eager");
     expect(await again.$eval("#seed", (e) => (e as HTMLInputElement).value)).toBe("7");
@@ -466,6 +482,8 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
       expect(await text(page, "#rank-3")).toMatch(/\S/);
       await close(page);
     } finally {
+      // Chromium may hold a connection it opened ahead and never used: close() alone waits on it.
+      (server as Server).closeAllConnections();
       await new Promise((r) => (server as Server).close(r));
     }
   });

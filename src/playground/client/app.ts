@@ -10,10 +10,13 @@ import { Prec } from "@codemirror/state";
 import { keymap } from "@codemirror/view";
 import { basicSetup, EditorView } from "codemirror";
 import type { Semantics } from "../../sim/ops.js";
+import { fill, h } from "./dom.js";
+import { type Ending, RunningJob, refusedMessages } from "./jobs.js";
+import { clearOutput, flushOutput, printed, rankPanels, showVerify } from "./panels.js";
 import { importsOf, resolvePath } from "./paths.js";
-import type { CallShape, Files, FromWorker, Job, Result } from "./protocol.js";
+import type { CallShape, Files, Job, Result } from "./protocol.js";
 import { decodeShared, encodeShared, type Shared } from "./share.js";
-import { esc, hideTrace, move, setOnStep, show, showTraced, stepIndex } from "./viewer.js";
+import { hideTrace, move, setOnStep, show, showTraced, stepIndex } from "./viewer.js";
 
 interface SourceFile {
   readonly path: string;
@@ -107,9 +110,10 @@ function openImport(path: string): void {
 
 function refreshFiles(): void {
   const fileSel = byId<HTMLSelectElement>("file");
-  fileSel.innerHTML = Object.keys(ws.files)
-    .map((p) => `<option value="${esc(p)}">${esc(p)}${p === ws.main ? " (main)" : ""}</option>`)
-    .join("");
+  fill(
+    fileSel,
+    ...Object.keys(ws.files).map((p) => h("option", { value: p }, `${p}${p === ws.main ? " (main)" : ""}`)),
+  );
   fileSel.value = ws.current;
   const imports = new Set<string>();
   for (const [p, text] of Object.entries(ws.files)) {
@@ -119,7 +123,11 @@ function refreshFiles(): void {
     }
   }
   const impSel = byId<HTMLSelectElement>("imports");
-  impSel.innerHTML = `<option value="">${imports.size} to open</option>${[...imports].map((p) => `<option>${esc(p)}</option>`).join("")}`;
+  fill(
+    impSel,
+    h("option", { value: "" }, `${imports.size} to open`),
+    ...[...imports].map((p) => h("option", { value: p }, p)),
+  );
   byId("file-note").textContent =
     ws.current === ws.main ? "" : `editing an import; Run, Verify and Explain act on ${ws.main}`;
 }
@@ -131,12 +139,16 @@ function fillExamples(): void {
     list.push(s);
     groups.set(s.group, list);
   }
-  byId<HTMLSelectElement>("examples").innerHTML = [...groups]
-    .map(
-      ([group, list]) =>
-        `<optgroup label="${esc(group)}">${list.map((s) => `<option value="${esc(s.path)}">${esc(s.path.replace(/^(examples|algorithms)\//, ""))}</option>`).join("")}</optgroup>`,
-    )
-    .join("");
+  fill(
+    byId<HTMLSelectElement>("examples"),
+    ...[...groups].map(([group, list]) =>
+      h(
+        "optgroup",
+        { label: group },
+        ...list.map((s) => h("option", { value: s.path }, s.path.replace(/^(examples|algorithms)\//, ""))),
+      ),
+    ),
+  );
 }
 
 // ---- results ----
@@ -150,25 +162,9 @@ function setStatus(text: string, cls: "" | "error" | "ok" = ""): void {
 function clearResults(): void {
   hideTrace();
   for (const id of ["verify-out", "output-out", "explain-out"]) byId(id).classList.add("hidden");
-  byId("ranks").innerHTML = "";
-  byId("console").textContent = "";
-  byId("console").classList.add("hidden");
-  byId("verify-out").innerHTML = "";
+  clearOutput();
+  fill(byId("verify-out"));
   byId("progress").classList.add("hidden");
-}
-
-function rankPanels(n: number): void {
-  const out: string[] = [];
-  for (let r = 0; r < n; r++) out.push(`<div><h3>rank ${r}</h3><pre id="rank-${r}" class="rank-out"></pre></div>`);
-  byId("ranks").innerHTML = out.join("");
-  byId("output-out").classList.remove("hidden");
-}
-
-function printLine(rank: number, line: string): void {
-  const el = rank < 0 ? byId("console") : document.getElementById(`rank-${rank}`);
-  if (!el) return;
-  el.classList.remove("hidden");
-  el.textContent += `${line}\n`;
 }
 
 let lastResult: Result | undefined;
@@ -190,33 +186,21 @@ function showResult(r: Result, step?: number): void {
     byId("explain-text").textContent = r.traced.explainText ?? "";
     setStatus(`${r.traced.title}${notes}`, r.traced.steps?.errors.length ? "error" : "");
   } else {
-    const el = byId("verify-out");
-    el.classList.remove("hidden");
-    const f = r.failure;
-    const head = `${r.algorithm}: static proof, ${r.staticCases} cases; property tests, ${r.propertyCases} cases`;
-    if (!f) {
-      el.innerHTML = `<h2 id="verify-verdict">verified</h2><pre>${esc(head)}: all pass</pre>`;
-      setStatus(`${r.algorithm} verified${notes}`, "ok");
-    } else {
-      el.innerHTML =
-        `<div class="failure"><h2 id="verify-verdict">FAILED (${f.phase === "proof" ? "static proof" : "property test"})</h2>` +
-        `<pre>${esc(head)}</pre><h2>counterexample</h2><pre id="counterexample">${esc(f.message)}</pre>` +
-        `<p>replay: <button id="replay">explain it here (n = ${f.replay.n}${f.replay.count !== undefined ? `, count = ${f.replay.count}` : ""})</button> or, in a checkout, <code>${esc(f.command)}</code></p></div>`;
-      byId("replay").addEventListener("click", () => startExplain(f.replay));
-      setStatus(`${r.algorithm} FAILED${notes}`, "error");
-    }
+    showVerify(
+      byId("verify-out"),
+      r,
+      guarded((f) => startExplain(f.replay)),
+    );
+    if (r.failure) setStatus(`${r.algorithm} FAILED${notes}`, "error");
+    else setStatus(`${r.algorithm} verified${notes}`, "ok");
   }
 }
-
 // ---- jobs ----
 
-let worker: Worker | undefined;
-let timer: number | undefined;
+let job: RunningJob | undefined;
 let nextId = 1;
-let busy = false;
 /** Progress messages shown since the page opened (the test reads it). */
 let progressSeen = 0;
-let started = 0;
 
 function settings() {
   return {
@@ -231,91 +215,62 @@ function settings() {
 }
 
 function setBusy(b: boolean): void {
-  busy = b;
   for (const id of ["run", "verify", "explain"]) byId<HTMLButtonElement>(id).disabled = b;
   byId<HTMLButtonElement>("stop").disabled = !b;
 }
 
-function stop(why: string): void {
-  worker?.terminate();
-  worker = undefined;
-  if (timer !== undefined) clearTimeout(timer);
-  timer = undefined;
-  setBusy(false);
-  byId("progress").classList.add("hidden");
-  setStatus(why, "error");
-}
-
-function start(job: Job, onDone: (r: Result) => void): void {
+function start(j: Job, onDone: (r: Result) => void): void {
   const s = settings();
-  stop("");
+  job?.stop("");
   clearResults();
   setBusy(true);
-  started = performance.now();
-  setStatus(`${job.kind}: running ${job.main}…`);
-  const w = new Worker(workerUrl);
-  worker = w;
-  timer = window.setTimeout(
-    () =>
-      stop(
-        `stopped: ${job.kind} of ${job.main} ran past its limit of ${s.limit} s (an endless loop, or too much work: raise the limit)`,
-      ),
-    s.limit * 1000,
-  );
-  w.onmessage = (ev: MessageEvent<FromWorker>) => {
-    const m = ev.data;
-    if (worker !== w || m.id !== job.id) return;
-    if (m.kind === "print") printLine(m.rank, m.line);
-    else if (m.kind === "progress") {
+  setStatus(`${j.kind}: running ${j.main}…`);
+  job = new RunningJob(workerUrl, j, s.limit, {
+    print: printed,
+    progress: (done, total, what) => {
       progressSeen++;
       const p = byId<HTMLProgressElement>("progress");
       p.classList.remove("hidden");
-      p.max = m.total;
-      p.value = m.done;
-      setStatus(`verify: ${m.done} of ${m.total}: ${m.what}`);
-    } else {
-      worker = undefined;
-      w.terminate();
-      if (timer !== undefined) clearTimeout(timer);
+      p.max = total;
+      p.value = done;
+      setStatus(`verify: ${done} of ${total}: ${what}`);
+    },
+    end: (how: Ending) => {
       setBusy(false);
       byId("progress").classList.add("hidden");
-      if (m.kind === "failed") setStatus(m.message, "error");
-      else onDone(m.result);
-    }
-  };
-  w.onerror = (ev) => {
-    if (worker === w) stop(`the worker failed: ${ev.message}`);
-  };
-  w.postMessage(job);
+      flushOutput();
+      if ("result" in how) onDone(how.result);
+      else setStatus("failed" in how ? how.failed : how.stopped, "error");
+    },
+  });
 }
 
 function base(kind: Job["kind"]) {
   return { id: nextId++, files: { ...ws.files } as Files, main: ws.main, kind };
 }
 
-function guarded(f: () => void): () => void {
-  return () => {
+function guarded<A extends unknown[]>(f: (...a: A) => void): (...a: A) => void {
+  return (...a) => {
     try {
-      f();
+      f(...a);
     } catch (e) {
       setStatus(e instanceof Error ? e.message : String(e), "error");
     }
   };
 }
 
-function startRun(step?: number): void {
+function startRun(step = pendingStep("run")): void {
   const s = settings();
   lastAction = "run";
-  start({ ...base("run"), kind: "run", n: s.n, semantics: s.semantics, seed: s.seed }, (r) => {
-    if (r.kind === "run")
-      for (let i = 0; i < r.output.length; i++) if ((r.output[i] ?? []).length === 0) printLine(i, "");
-    showResult(r, step);
-  });
+  start({ ...base("run"), kind: "run", n: s.n, semantics: s.semantics, seed: s.seed }, (r) => showResult(r, step));
   // After start(), which clears the results; the worker's first line comes later.
   rankPanels(s.n);
 }
 
-function startExplain(call?: CallShape & { semantics?: Semantics; seed?: number }, step?: number): void {
+function startExplain(
+  call?: CallShape & { semantics?: Semantics; seed?: number },
+  step = call ? undefined : pendingStep("explain"),
+): void {
   // A replay runs under the failing case's semantics and seed: the controls show them.
   if (call?.semantics) byId<HTMLSelectElement>("semantics").value = call.semantics;
   if (call?.seed !== undefined) input("seed").value = String(call.seed);
@@ -340,13 +295,26 @@ function startVerify(): void {
 
 function shared(): Shared {
   const s = settings();
-  return {
-    files: ws.files,
-    main: ws.main,
-    current: ws.current,
-    ...s,
-    ...(lastAction ? { action: lastAction, step: stepIndex() } : {}),
-  };
+  const action = lastAction
+    ? { action: lastAction, step: stepIndex() }
+    : pending
+      ? { action: pending.action, ...(pending.step !== undefined ? { step: pending.step } : {}) }
+      : {};
+  return { files: ws.files, main: ws.main, current: ws.current, ...s, ...action };
+}
+
+/**
+ * What an opened link last did (Run or Explain) and the step it showed: a link's program does
+ * not start by itself, so this waits for the reader's own Run or Explain, which then shows that
+ * step.
+ */
+let pending: { action: "run" | "explain"; step?: number } | undefined;
+
+/** The step to show after a Run or Explain the reader started: the link's, the first time. */
+function pendingStep(action: "run" | "explain"): number | undefined {
+  const p = pending;
+  pending = undefined;
+  return p?.action === action ? p.step : undefined;
 }
 
 async function share(): Promise<string> {
@@ -409,8 +377,19 @@ async function restore(): Promise<void> {
   setv("hi", st.hi);
   setv("runs", st.runs);
   setv("limit", st.limit);
-  if (st.action === "run") startRun(st.step);
-  else if (st.action === "explain") startExplain(undefined, st.step);
+  if (st.example) {
+    // The site's own program, with settings from the link (the lessons of docs/teaching.md): it
+    // runs as the link says, since nothing in it came from the link.
+    if (st.action === "run") startRun(st.step);
+    else if (st.action === "explain") startExplain(undefined, st.step);
+    return;
+  }
+  // A link's own program runs only when the reader says so.
+  if (st.action) pending = { action: st.action, ...(st.step !== undefined ? { step: st.step } : {}) };
+  const n = Object.keys(ws.files).length;
+  setStatus(
+    `opened a shared program (${n} file${n > 1 ? "s" : ""}, ${ws.main} runs): nothing has run yet; read it, then press ${st.action === "explain" ? "Explain" : "Run"}`,
+  );
 }
 
 // ---- wiring ----
@@ -441,7 +420,7 @@ byId("explain").addEventListener(
   guarded(() => startExplain()),
 );
 byId("stop").addEventListener("click", () => {
-  if (busy) stop(`stopped by you after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  if (job?.running) job.stop(`stopped by you after ${((performance.now() - job.started) / 1000).toFixed(1)} s`);
 });
 byId("share").addEventListener(
   "click",
@@ -473,8 +452,9 @@ const handle = {
   open: (path: string) => openExample(path),
   openImport: (path: string) => openImport(path),
   workspace: () => ({ files: { ...ws.files }, main: ws.main, current: ws.current }),
-  busy: () => busy,
+  busy: () => job?.running ?? false,
   progressSeen: () => progressSeen,
+  invalidSeen: refusedMessages,
   lastResult: () => lastResult,
   share,
   step: () => stepIndex(),
@@ -484,8 +464,9 @@ g.playground = handle;
 restore()
   .catch((e: unknown) => {
     openExample("examples/send_recv.ts");
+    const why = e instanceof Error ? e.message : String(e);
     setStatus(
-      `the link's state could not be read (${e instanceof Error ? e.message : String(e)}); opened the first example`,
+      `${why.startsWith("this link") ? why : `this link could not be opened: ${why}`}. Meanwhile the first example is open (examples/send_recv.ts).`,
       "error",
     );
   })
