@@ -488,3 +488,45 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     }
   });
 });
+
+describe.skipIf(!chromium)("the playground keeps your work and shows your output", () => {
+  it("console.log inside a rank goes to that rank's panel, and a tensor prints as its values", async () => {
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    await page.evaluate(() =>
+      playground.setSource(
+        [
+          'import { tensor } from "../src/index.js";',
+          'import { printer } from "./_run.js";',
+          "export async function main(comm) {",
+          '  const t = tensor("float32", [comm.rank, 1.5]);',
+          "  console.log('rank', comm.rank, t);",
+          "  printer(comm)(t, new Int32Array([7, 8]), { n: 2n });",
+          "}",
+        ].join("\n"),
+      ),
+    );
+    await page.click("#run");
+    await idle(page);
+    for (const r of [0, 1, 2, 3]) {
+      expect(await text(page, `#rank-${r}`)).toBe(
+        `rank ${r} tensor([${r}, 1.5], dtype=float32)\ntensor([${r}, 1.5], dtype=float32) Int32Array(2) [7, 8] {"n":"2n"}`,
+      );
+    }
+    expect(await page.$eval("#console", (e) => e.classList.contains("hidden"))).toBe(true);
+    await close(page);
+  });
+
+  it("the editor does not double a typed closing brace, and wraps long lines", async () => {
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    await page.evaluate(() => playground.setSource(""));
+    await page.click(".cm-content");
+    await page.keyboard.type("function f() {");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("return 1;");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("}");
+    expect(await page.evaluate(() => playground.getSource())).toBe("function f() {\n  return 1;\n}");
+    expect(await page.$eval(".cm-content", (e) => e.classList.contains("cm-lineWrapping"))).toBe(true);
+    await close(page);
+  });
+});

@@ -6,7 +6,7 @@
  * last result, whether a job runs.
  */
 import { javascript } from "@codemirror/lang-javascript";
-import { Prec } from "@codemirror/state";
+import { EditorState, Prec } from "@codemirror/state";
 import { keymap } from "@codemirror/view";
 import { basicSetup, EditorView } from "codemirror";
 import type { Semantics } from "../../sim/ops.js";
@@ -54,6 +54,9 @@ const editor = new EditorView({
   extensions: [
     basicSetup,
     javascript({ typescript: true }),
+    // '{' is not closed for you: '{', Enter, '}' typed as in any editor would double the brace.
+    Prec.highest(EditorState.languageData.of(() => [{ closeBrackets: { brackets: ["(", "[", "'", '"', "`"] } }])),
+    EditorView.lineWrapping,
     // Ctrl-Enter runs (CodeMirror's own Mod-Enter would insert a line).
     Prec.highest(
       keymap.of([

@@ -21,6 +21,7 @@ import { Trace } from "../../trace.js";
 import { checkCases } from "../../verify/matrix.js";
 import { caseArb, describeCase, runCase } from "../../verify/property.js";
 import { stepThrough } from "../../viz/steps.js";
+import { formatLine } from "./format.js";
 import { type Exports, makeLoader } from "./loader.js";
 import { clipLine, Kept } from "./output.js";
 import {
@@ -141,9 +142,10 @@ function isAlgorithm(x: unknown): x is Algorithm {
   );
 }
 
-function load(job: Job, out: Outbox): Exports {
+/** The main file's module, loaded with a console whose lines go to `rank`'s stream (-1: none). */
+function load(job: Job, out: Outbox, rank = -1): Exports {
   const console = {
-    log: (...parts: unknown[]) => out.add(-1, parts.map(String).join(" ")),
+    log: (...parts: unknown[]) => out.add(rank, formatLine(parts)),
   };
   const c = { ...console, info: console.log, warn: console.log, error: console.log, debug: console.log };
   return makeLoader(job.files, MODULES as Record<string, Exports>, c).load(job.main);
@@ -230,7 +232,10 @@ async function traceAlgorithm(alg: Algorithm, call: CollectiveCall, job: Explain
 }
 
 async function run(job: RunJob, out: Outbox): Promise<Result> {
-  const mod = load(job, out);
+  // Each rank loads the program for itself, as each process of a job does: its console.log
+  // goes to its own panel, and module-level state is its own.
+  const mods = Array.from({ length: job.n }, (_, rank) => load(job, out, rank));
+  const mod = mods[0] as Exports;
   const notes: string[] = [];
   const main = mod.main;
   if (typeof main !== "function") {
@@ -250,7 +255,9 @@ async function run(job: RunJob, out: Outbox): Promise<Result> {
       job.n,
       (comm: Comm) => {
         setSink(comm, (line) => out.add(comm.rank, line));
-        return (main as (c: Comm, args: string[]) => Promise<void>)(comm, []);
+        const own = mods[comm.rank]?.main;
+        if (typeof own !== "function") throw new Error(`${job.main} exports no main(comm) on rank ${comm.rank}`);
+        return (own as (c: Comm, args: string[]) => Promise<void>)(comm, []);
       },
       { trace, seed: job.seed, semantics: job.semantics },
     );
