@@ -456,6 +456,8 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
 
   it("every file of the Examples menu runs (a program) or explains (an algorithm) at n = 4 without an error", async () => {
     const page = await open(url());
+    // The site's own files: the menu opens your kept copy of a file, and earlier tests edited some.
+    await page.evaluate(() => localStorage.clear());
     const menu = await page.$$eval("#examples option", (els) => els.map((e) => (e as HTMLOptionElement).value));
     const files = menu.filter((p) => !/^algorithms\/(lib|topology)\//.test(p));
     expect(files).toContain("examples/deadlock.ts");
@@ -514,6 +516,61 @@ describe.skipIf(!chromium)("the playground keeps your work and shows your output
     }
     expect(await page.$eval("#console", (e) => e.classList.contains("hidden"))).toBe(true);
     await close(page);
+  });
+
+  it("edits survive switching examples and a reload; Revert asks; a switch that would discard a link's program asks first", async () => {
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    const original = await page.evaluate(() => playground.getSource());
+    const edited = `// mine\n${original}`;
+    const dialogs: string[] = [];
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      void d.accept();
+    });
+    await page.evaluate((t) => playground.setSource(t), edited);
+    await page.select("#examples", "examples/deadlock.ts");
+    expect(await page.evaluate(() => playground.workspace().main)).toBe("examples/deadlock.ts");
+    await page.select("#examples", "examples/send_recv.ts");
+    expect(await page.evaluate(() => playground.getSource())).toBe(edited);
+    expect(await status(page)).toMatch(/^opened your edited copy of examples\/send_recv\.ts \(kept in this browser/);
+    expect(dialogs).toEqual([]);
+    // The page opened again with no link: the last example, with your edits.
+    await page.goto(url());
+    await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready);
+    expect(await page.evaluate(() => playground.getSource())).toBe(edited);
+    await page.click("#revert");
+    expect(dialogs).toEqual(["Discard your edits to examples/send_recv.ts and show the site's text?"]);
+    expect(await page.evaluate(() => playground.getSource())).toBe(original);
+    await close(page);
+
+    // A shared link's program is kept nowhere else: switching away asks, and Cancel keeps it.
+    const state: Shared = {
+      files: { "examples/mine.ts": "export async function main() {}\n" },
+      main: "examples/mine.ts",
+      current: "examples/mine.ts",
+      n: 2,
+      semantics: "nccl",
+      seed: 1,
+      lo: 1,
+      hi: 4,
+      runs: 5,
+      limit: 10,
+    };
+    const linked = await open(`${url()}#${await encodeShared(state)}`);
+    const asked: string[] = [];
+    let answer = false;
+    linked.on("dialog", (d) => {
+      asked.push(d.message());
+      void (answer ? d.accept() : d.dismiss());
+    });
+    await linked.select("#examples", "examples/deadlock.ts");
+    expect(asked[0]).toMatch(/^Open examples\/deadlock\.ts\? examples\/mine\.ts is kept nowhere else/);
+    expect(await linked.evaluate(() => playground.workspace().main)).toBe("examples/mine.ts");
+    answer = true;
+    await linked.select("#examples", "examples/deadlock.ts");
+    expect(asked.length).toBe(2);
+    expect(await linked.evaluate(() => playground.workspace().main)).toBe("examples/deadlock.ts");
+    await close(linked);
   });
 
   it("the editor does not double a typed closing brace, and wraps long lines", async () => {

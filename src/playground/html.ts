@@ -91,6 +91,7 @@ export function playgroundHtml(nranks = 4): string {
     '<div id="left">',
     '<div id="files"><label>file <select id="file"></select></label>',
     '<label>open an import <select id="imports"></select></label>',
+    '<button id="revert" title="discard your edited copy of this file (kept in this browser) and show the site\'s text">Revert</button>',
     '<span id="file-note"></span></div>',
     '<div id="editor"></div>',
     "</div>",

@@ -10,19 +10,14 @@ import { EditorState, Prec } from "@codemirror/state";
 import { keymap } from "@codemirror/view";
 import { basicSetup, EditorView } from "codemirror";
 import type { Semantics } from "../../sim/ops.js";
-import { fill, h } from "./dom.js";
+import { fill } from "./dom.js";
+import { draftOf, dropDraft, keepDraft, lastOpened, setLastOpened } from "./drafts.js";
 import { type Ending, RunningJob, refusedMessages } from "./jobs.js";
+import { fillExamples, refreshFiles, type SourceFile } from "./menus.js";
 import { clearOutput, flushOutput, printed, rankPanels, showVerify } from "./panels.js";
-import { importsOf, resolvePath } from "./paths.js";
 import type { CallShape, Files, Job, Result } from "./protocol.js";
 import { decodeShared, encodeShared, type Shared } from "./share.js";
 import { hideTrace, move, setOnStep, show, showTraced, stepIndex } from "./viewer.js";
-
-interface SourceFile {
-  readonly path: string;
-  readonly group: string;
-  readonly text: string;
-}
 
 const g = globalThis as unknown as {
   CCLAB_SOURCES: SourceFile[];
@@ -71,34 +66,72 @@ const editor = new EditorView({
     ),
     EditorView.updateListener.of((u) => {
       if (u.docChanged && ws.current) {
-        ws.files[ws.current] = u.state.doc.toString();
+        const text = u.state.doc.toString();
+        ws.files[ws.current] = text;
+        // Your edit is kept in this browser (drafts.ts); one that cannot be is asked about before a switch.
+        if (!loading) {
+          if (keepDraft(ws.current, text, SOURCES.get(ws.current)?.text)) unsaved.delete(ws.current);
+          else unsaved.add(ws.current);
+        }
         keepInUrl();
       }
     }),
   ],
 });
 
-function setDoc(text: string): void {
-  editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
+/** Files of the workspace whose text is kept nowhere else (a link's program, a draft the browser would not keep). */
+const unsaved = new Set<string>();
+let loading = false;
+
+/** Shows `text`; an edit of yours (kept as a draft) or, by default, a file being opened. */
+function setDoc(text: string, edit = false): void {
+  loading = !edit;
+  try {
+    editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
+  } finally {
+    loading = false;
+  }
 }
 
 function showFile(path: string): void {
   ws.current = path;
   setDoc(ws.files[path] ?? "");
-  refreshFiles();
+  refreshFiles(ws, (p) => SOURCES.has(p));
 }
 
 /** Opens a file the site carries as the workspace's only (and main) file. */
-function openExample(path: string): void {
+/**
+ * Opens a file the site carries as the workspace's only (and main) file: your kept copy of it
+ * when `yours` (the Examples menu), the site's own text otherwise (a lesson's link). Asks first
+ * where that would discard text kept nowhere else.
+ */
+function openExample(path: string, yours = false): void {
   const s = SOURCES.get(path);
   if (!s) throw new Error(`the site carries no file ${path}; the Examples menu lists those it has`);
-  ws.files = { [path]: s.text };
+  const lost = [...unsaved].filter((p) => ws.files[p] !== undefined);
+  if (
+    lost.length > 0 &&
+    !window.confirm(
+      `Open ${path}? ${lost.join(", ")} ${lost.length > 1 ? "are" : "is"} kept nowhere else (a shared link's program, or this browser keeps no drafts): opening another file discards ${lost.length > 1 ? "them" : "it"}. Cancel, then Share, to keep a link.`,
+    )
+  ) {
+    byId<HTMLSelectElement>("examples").value = ws.main;
+    return;
+  }
+  unsaved.clear();
+  const draft = yours ? draftOf(path) : undefined;
+  ws.files = { [path]: draft ?? s.text };
   ws.main = path;
   lastAction = undefined;
   byId<HTMLSelectElement>("examples").value = path;
   showFile(path);
   clearResults();
-  setStatus(`opened ${path}`);
+  setLastOpened(path);
+  setStatus(
+    draft === undefined
+      ? `opened ${path}`
+      : `opened your edited copy of ${path} (kept in this browser; Revert gives the site's)`,
+  );
 }
 
 /** Adds a file the main file imports to the workspace (edits to it then take effect), and shows it. */
@@ -109,49 +142,6 @@ function openImport(path: string): void {
     ws.files[path] = s.text;
   }
   showFile(path);
-}
-
-function refreshFiles(): void {
-  const fileSel = byId<HTMLSelectElement>("file");
-  fill(
-    fileSel,
-    ...Object.keys(ws.files).map((p) => h("option", { value: p }, `${p}${p === ws.main ? " (main)" : ""}`)),
-  );
-  fileSel.value = ws.current;
-  const imports = new Set<string>();
-  for (const [p, text] of Object.entries(ws.files)) {
-    for (const spec of importsOf(text)) {
-      const key = resolvePath(p, spec);
-      if (key && SOURCES.has(`${key}.ts`) && ws.files[`${key}.ts`] === undefined) imports.add(`${key}.ts`);
-    }
-  }
-  const impSel = byId<HTMLSelectElement>("imports");
-  fill(
-    impSel,
-    h("option", { value: "" }, `${imports.size} to open`),
-    ...[...imports].map((p) => h("option", { value: p }, p)),
-  );
-  byId("file-note").textContent =
-    ws.current === ws.main ? "" : `editing an import; Run, Verify and Explain act on ${ws.main}`;
-}
-
-function fillExamples(): void {
-  const groups = new Map<string, SourceFile[]>();
-  for (const s of SOURCES.values()) {
-    const list = groups.get(s.group) ?? [];
-    list.push(s);
-    groups.set(s.group, list);
-  }
-  fill(
-    byId<HTMLSelectElement>("examples"),
-    ...[...groups].map(([group, list]) =>
-      h(
-        "optgroup",
-        { label: group },
-        ...list.map((s) => h("option", { value: s.path }, s.path.replace(/^(examples|algorithms)\//, ""))),
-      ),
-    ),
-  );
 }
 
 // ---- results ----
@@ -361,13 +351,15 @@ function keepInUrl(): void {
 async function restore(): Promise<void> {
   const st = await decodeShared(location.hash);
   if (!st) {
-    openExample("examples/send_recv.ts");
+    const last = lastOpened();
+    openExample(last && SOURCES.has(last) ? last : "examples/send_recv.ts", true);
     return;
   }
   if (st.example) openExample(st.example);
   else if (st.files && st.main) {
     ws.files = { ...st.files };
     ws.main = st.main;
+    for (const [p, text] of Object.entries(st.files)) if (text !== (draftOf(p) ?? SOURCES.get(p)?.text)) unsaved.add(p);
     showFile(st.current && st.files[st.current] !== undefined ? st.current : st.main);
   } else openExample("examples/send_recv.ts");
   const setv = (id: string, v: number | string | undefined) => {
@@ -397,10 +389,22 @@ async function restore(): Promise<void> {
 
 // ---- wiring ----
 
-fillExamples();
+fillExamples(SOURCES.values());
 byId("examples").addEventListener(
   "change",
-  guarded(() => openExample(byId<HTMLSelectElement>("examples").value)),
+  guarded(() => openExample(byId<HTMLSelectElement>("examples").value, true)),
+);
+byId("revert").addEventListener(
+  "click",
+  guarded(() => {
+    const original = SOURCES.get(ws.current)?.text;
+    if (original === undefined) throw new Error(`the site carries no ${ws.current} to revert to`);
+    if (!window.confirm(`Discard your edits to ${ws.current} and show the site's text?`)) return;
+    dropDraft(ws.current);
+    unsaved.delete(ws.current);
+    setDoc(original);
+    setStatus(`${ws.current}: the site's text again`);
+  }),
 );
 byId("file").addEventListener(
   "change",
@@ -451,7 +455,7 @@ const handle = {
   /** The text of the file shown in the editor. */
   getSource: () => editor.state.doc.toString(),
   /** Replaces the shown file's text (as typing would). */
-  setSource: (text: string) => setDoc(text),
+  setSource: (text: string) => setDoc(text, true),
   open: (path: string) => openExample(path),
   openImport: (path: string) => openImport(path),
   workspace: () => ({ files: { ...ws.files }, main: ws.main, current: ws.current }),
