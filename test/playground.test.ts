@@ -573,6 +573,29 @@ describe.skipIf(!chromium)("the playground keeps your work and shows your output
     await close(linked);
   });
 
+  it("a new program and a new algorithm start from templates with an API hint, and each runs as it says", async () => {
+    const page = await open(url());
+    await page.evaluate(() => localStorage.clear());
+    const groups = await page.$$eval("#examples optgroup", (els) => els.map((e) => e.getAttribute("label")));
+    expect(groups[0]).toBe("start your own: a new program (Run) or a new algorithm (Verify, Explain)");
+    expect(groups).toContain("programs: main(comm), press Run");
+    await page.select("#examples", "examples/mine.ts");
+    expect(await page.evaluate(() => playground.getSource())).toMatch(
+      /^\/\/ A program: main\(comm\) runs on every simulated rank; press Run\. API: /,
+    );
+    await page.click("#run");
+    await idle(page);
+    expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+    expect(await text(page, "#rank-1")).toBe("rank 1 of 4: tensor([6, 10], dtype=float32)");
+    await page.select("#examples", "examples/algorithms/mine.ts");
+    expect(await page.evaluate(() => playground.getSource())).toMatch(/^\/\/ An algorithm: .* API: yield step\(/);
+    await setValue(page, "#hi", "6");
+    await page.click("#verify");
+    await idle(page);
+    expect(await status(page)).toMatch(/^broadcast\/mine verified/);
+    await close(page);
+  });
+
   it("the editor does not double a typed closing brace, and wraps long lines", async () => {
     const page = await open(`${url()}#example=examples/send_recv.ts`);
     await page.evaluate(() => playground.setSource(""));

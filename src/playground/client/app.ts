@@ -13,7 +13,7 @@ import type { Semantics } from "../../sim/ops.js";
 import { fill } from "./dom.js";
 import { draftOf, dropDraft, keepDraft, lastOpened, setLastOpened } from "./drafts.js";
 import { type Ending, RunningJob, refusedMessages } from "./jobs.js";
-import { fillExamples, refreshFiles, type SourceFile } from "./menus.js";
+import { fillExamples, refreshFiles, type SourceFile, TEMPLATES } from "./menus.js";
 import { clearOutput, flushOutput, printed, rankPanels, showVerify } from "./panels.js";
 import type { CallShape, Files, Job, Result } from "./protocol.js";
 import { decodeShared, encodeShared, type Shared } from "./share.js";
@@ -24,7 +24,8 @@ const g = globalThis as unknown as {
   CCLAB_WORKER_SOURCE: string;
   playground: unknown;
 };
-const SOURCES = new Map(g.CCLAB_SOURCES.map((s) => [s.path, s]));
+// The templates first: the menu's first group.
+const SOURCES = new Map([...TEMPLATES, ...g.CCLAB_SOURCES].map((s) => [s.path, s]));
 const workerUrl = URL.createObjectURL(new Blob([g.CCLAB_WORKER_SOURCE], { type: "text/javascript" }));
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
