@@ -596,6 +596,17 @@ describe.skipIf(!chromium)("the playground keeps your work and shows your output
     await close(page);
   });
 
+  it("a built-in algorithm runs under its own name until it is edited, then as '<name>_yours'", async () => {
+    const page = await open(`${url()}#example=algorithms/allreduce/ring.ts&n=4&explain=1`);
+    await idle(page);
+    expect(await status(page)).not.toContain("yours runs as");
+    await page.evaluate(() => playground.setSource(`// mine\n${playground.getSource()}`));
+    await page.click("#explain");
+    await idle(page);
+    expect(await status(page)).toContain("allreduce has a built-in 'ring': yours runs as 'ring_yours'");
+    await close(page);
+  });
+
   it("the editor does not double a typed closing brace, and wraps long lines", async () => {
     const page = await open(`${url()}#example=examples/send_recv.ts`);
     await page.evaluate(() => playground.setSource(""));

@@ -240,7 +240,8 @@ function start(j: Job, onDone: (r: Result) => void): void {
 }
 
 function base(kind: Job["kind"]) {
-  return { id: nextId++, files: { ...ws.files } as Files, main: ws.main, kind };
+  const pristine = Object.entries(ws.files).every(([p, text]) => SOURCES.get(p)?.text === text);
+  return { id: nextId++, files: { ...ws.files } as Files, main: ws.main, kind, pristine };
 }
 
 function guarded<A extends unknown[]>(f: (...a: A) => void): (...a: A) => void {

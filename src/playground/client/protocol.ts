@@ -16,6 +16,8 @@ interface JobBase {
   readonly files: Files;
   /** The file that runs (a program) or holds the algorithm. */
   readonly main: string;
+  /** Every file is the site's own text, unedited (a built-in algorithm then runs under its own name). */
+  readonly pristine?: boolean;
 }
 
 export interface RunJob extends JobBase {

@@ -165,12 +165,20 @@ function algorithmOf(job: Job, mod: Exports): Algorithm {
 /**
  * The algorithm as the registry knows it (the front API looks algorithms up by name): a file
  * that reuses a built-in's name (an edited algorithms/allreduce/ring.ts) is registered under
- * '<name>_yours', and a note says so.
+ * '<name>_yours', and a note says so. Where nothing of the workspace is edited (`pristine`), the
+ * file is the built-in itself, which runs under its own name.
  */
 const registered = new Map<Algorithm, Algorithm>();
-function registeredAs(alg: Algorithm, notes: string[]): Algorithm {
+function registeredAs(alg: Algorithm, notes: string[], pristine = false): Algorithm {
   const had = registered.get(alg);
   if (had) return had;
+  if (pristine) {
+    try {
+      return findAlgorithm(alg.collective, alg.name, { op: "playground" });
+    } catch {
+      // Not a built-in: registered below.
+    }
+  }
   let name = alg.name;
   let taken = true;
   for (let i = 0; taken; i++) {
@@ -197,7 +205,7 @@ function callOf(alg: Algorithm, job: ExplainJob): CollectiveCall {
 
 /** One run of the algorithm at `call` on the simulator, traced, with explain's steps and text. */
 async function traceAlgorithm(alg: Algorithm, call: CollectiveCall, job: ExplainJob, notes: string[]): Promise<Traced> {
-  const reg = registeredAs(alg, notes);
+  const reg = registeredAs(alg, notes, job.pristine);
   const trace = new BoundedTrace();
   const explainText = explain(alg, call);
   const steps = stepThrough(alg, {
@@ -324,7 +332,7 @@ async function verify(job: VerifyJob, out: Outbox): Promise<Result> {
       };
     }
   }
-  const reg = registeredAs(alg, notes);
+  const reg = registeredAs(alg, notes, job.pristine);
   // As `cclab verify -n lo..hi` draws them, so the command below replays the same cases.
   const sizes = Array.from({ length: job.hi - job.lo + 1 }, (_, i) => job.lo + i);
   const arb = fc.constantFrom(...sizes).chain((n) => caseArb(alg, { worldSize: n }));
