@@ -607,6 +607,65 @@ describe.skipIf(!chromium)("the playground keeps your work and shows your output
     await close(page);
   });
 
+  it("the student's exercise, end to end: a send-first program deadlocks, fixed it runs; ring verifies, broken it fails, its counterexample replays", async () => {
+    const page = await open(url());
+    await page.evaluate(() => localStorage.clear());
+    await page.select("#examples", "examples/mine.ts");
+    await setValue(page, "#n", "2");
+    const program = (fixed: boolean) =>
+      [
+        'import { type Comm, tensor, view, zeros } from "../src/index.js";',
+        "export async function main(comm: Comm): Promise<void> {",
+        "  const peer = 1 - comm.rank;",
+        '  const mine = tensor("float32", [comm.rank]);',
+        '  const theirs = zeros("float32", 1);',
+        fixed ? "  if (comm.rank === 1) await comm.recv(view(theirs), peer);" : "",
+        "  await comm.send(view(mine), peer);",
+        fixed
+          ? "  if (comm.rank === 0) await comm.recv(view(theirs), peer);"
+          : "  await comm.recv(view(theirs), peer);",
+        "}",
+      ].join("\n");
+    await page.evaluate((t) => playground.setSource(t), program(false));
+    await page.click("#run");
+    await idle(page);
+    expect(await page.$eval("#status", (e) => e.className)).toBe("error");
+    expect(await text(page, "#deadlock .deadlock-title")).toContain("wait-for cycle rank 0 → rank 1 → rank 0");
+    // The deadlock's message once, below; the status only says what happened.
+    expect(await status(page)).toBe(
+      "the run failed: it deadlocked (the wait-for cycle and every blocked operation below)",
+    );
+    const body = await page.evaluate(() => document.body.textContent ?? "");
+    expect(body.split("every unfinished rank is blocked").length).toBe(2);
+    await page.evaluate((t) => playground.setSource(t), program(true));
+    await page.click("#run");
+    await idle(page);
+    expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+
+    await page.select("#examples", "algorithms/allreduce/ring.ts");
+    await setValue(page, "#hi", "6");
+    await setValue(page, "#runs", "10");
+    await page.click("#verify");
+    await idle(page);
+    expect(await text(page, "#verify-verdict")).toBe("verified");
+    const gather = "yield* ringAllGather(rank, size, output, chunks);";
+    const source = await page.evaluate(() => playground.getSource());
+    expect(source).toContain(gather);
+    await page.evaluate(
+      (t) => playground.setSource(t),
+      source.replace(gather, "yield* ringAllGather(rank, size, output, [...chunks].reverse());"),
+    );
+    await page.click("#verify");
+    await idle(page);
+    expect(await text(page, "#verify-verdict")).toMatch(/^FAILED/);
+    expect(await text(page, "#counterexample")).toMatch(/\S/);
+    await page.click("#replay");
+    await idle(page);
+    expect(await text(page, "#trace-title")).toMatch(/^allreduce\/ring, n = \d+/);
+    expect(await text(page, "#explain-text")).toMatch(/\S/);
+    await close(page);
+  });
+
   it("the editor does not double a typed closing brace, and wraps long lines", async () => {
     const page = await open(`${url()}#example=examples/send_recv.ts`);
     await page.evaluate(() => playground.setSource(""));

@@ -170,7 +170,13 @@ function showResult(r: Result, step?: number): void {
   if (r.kind === "run") {
     showTraced(r.traced, step);
     const dl = r.traced.deadlocks.length;
-    if (r.error) setStatus(`the run failed: ${r.error}${notes}`, "error");
+    // A deadlock that ended the run is drawn below with its message: the status does not repeat it.
+    if (r.error && dl > 0 && /DeadlockError/.test(r.error))
+      setStatus(
+        `the run failed: it deadlocked (the wait-for cycle and every blocked operation below)${notes}`,
+        "error",
+      );
+    else if (r.error) setStatus(`the run failed: ${r.error}${notes}`, "error");
     else if (dl > 0)
       setStatus(`ran to the end, after ${dl} deadlock${dl > 1 ? "s" : ""} the program caught (below)${notes}`);
     else setStatus(`ran to the end: no deadlock, ${r.traced.events.length} events${notes}`, "ok");
