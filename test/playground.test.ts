@@ -403,17 +403,33 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     // The address bar keeps the state as it changes (a reload keeps the code), Share or not.
     await page.waitForFunction((t) => location.hash.startsWith("#s=") && playground.getSource() === t, {}, edited);
     await page.waitForFunction(() => playground.step() === 1);
+    // It is written a moment after the last change: wait until it holds the step, then reload.
+    for (let tries = 0; ; tries++) {
+      const kept = await decodeShared(await page.evaluate(() => location.hash));
+      if (kept?.step === 1 && kept.files?.[kept.main ?? ""] === edited) break;
+      expect(tries, "the address bar never held step 1").toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     await page.reload();
     await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready);
-    await idle(page);
     expect(await page.evaluate(() => playground.getSource())).toBe(edited);
+    // A link's own program waits for Run (test/playground-hostile.test.ts holds why); Run shows the step it kept.
+    const waits = async (p: Page) => {
+      expect(await p.evaluate(() => playground.busy())).toBe(false);
+      expect(await p.$eval("#trace-out", (e) => e.classList.contains("hidden"))).toBe(true);
+      expect(await status(p)).toMatch(/nothing has run yet; read it, then press Run$/);
+      await p.click("#run");
+      await idle(p);
+    };
+    await waits(page);
+    expect(await page.evaluate(() => playground.step())).toBe(1);
     const link = await page.evaluate(() => playground.share());
     expect(link).toMatch(/#s=[A-Za-z0-9_-]+$/);
     const caption = await text(page, "#step-text");
     await close(page);
 
     const again = await open(link);
-    await idle(again);
+    await waits(again);
     expect(await again.evaluate(() => playground.getSource())).toBe(edited);
     expect(await again.$eval("#semantics", (e) => (e as HTMLSelectElement).value)).toBe("mpi-eager");
     expect(await again.$eval("#seed", (e) => (e as HTMLInputElement).value)).toBe("7");
@@ -440,6 +456,8 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
 
   it("every file of the Examples menu runs (a program) or explains (an algorithm) at n = 4 without an error", async () => {
     const page = await open(url());
+    // The site's own files: the menu opens your kept copy of a file, and earlier tests edited some.
+    await page.evaluate(() => localStorage.clear());
     const menu = await page.$$eval("#examples option", (els) => els.map((e) => (e as HTMLOptionElement).value));
     const files = menu.filter((p) => !/^algorithms\/(lib|topology)\//.test(p));
     expect(files).toContain("examples/deadlock.ts");
@@ -466,7 +484,199 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
       expect(await text(page, "#rank-3")).toMatch(/\S/);
       await close(page);
     } finally {
+      // Chromium may hold a connection it opened ahead and never used: close() alone waits on it.
+      (server as Server).closeAllConnections();
       await new Promise((r) => (server as Server).close(r));
     }
+  });
+});
+
+describe.skipIf(!chromium)("the playground keeps your work and shows your output", () => {
+  it("console.log inside a rank goes to that rank's panel, and a tensor prints as its values", async () => {
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    await page.evaluate(() =>
+      playground.setSource(
+        [
+          'import { tensor } from "../src/index.js";',
+          'import { printer } from "./_run.js";',
+          "export async function main(comm) {",
+          '  const t = tensor("float32", [comm.rank, 1.5]);',
+          "  console.log('rank', comm.rank, t);",
+          "  printer(comm)(t, new Int32Array([7, 8]), { n: 2n });",
+          "}",
+        ].join("\n"),
+      ),
+    );
+    await page.click("#run");
+    await idle(page);
+    for (const r of [0, 1, 2, 3]) {
+      expect(await text(page, `#rank-${r}`)).toBe(
+        `rank ${r} tensor([${r}, 1.5], dtype=float32)\ntensor([${r}, 1.5], dtype=float32) Int32Array(2) [7, 8] {"n":"2n"}`,
+      );
+    }
+    expect(await page.$eval("#console", (e) => e.classList.contains("hidden"))).toBe(true);
+    await close(page);
+  });
+
+  it("edits survive switching examples and a reload; Revert asks; a switch that would discard a link's program asks first", async () => {
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    const original = await page.evaluate(() => playground.getSource());
+    const edited = `// mine\n${original}`;
+    const dialogs: string[] = [];
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      void d.accept();
+    });
+    await page.evaluate((t) => playground.setSource(t), edited);
+    await page.select("#examples", "examples/deadlock.ts");
+    expect(await page.evaluate(() => playground.workspace().main)).toBe("examples/deadlock.ts");
+    await page.select("#examples", "examples/send_recv.ts");
+    expect(await page.evaluate(() => playground.getSource())).toBe(edited);
+    expect(await status(page)).toMatch(/^opened your edited copy of examples\/send_recv\.ts \(kept in this browser/);
+    expect(dialogs).toEqual([]);
+    // The page opened again with no link: the last example, with your edits.
+    await page.goto(url());
+    await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready);
+    expect(await page.evaluate(() => playground.getSource())).toBe(edited);
+    await page.click("#revert");
+    expect(dialogs).toEqual(["Discard your edits to examples/send_recv.ts and show the site's text?"]);
+    expect(await page.evaluate(() => playground.getSource())).toBe(original);
+    await close(page);
+
+    // A shared link's program is kept nowhere else: switching away asks, and Cancel keeps it.
+    const state: Shared = {
+      files: { "examples/mine.ts": "export async function main() {}\n" },
+      main: "examples/mine.ts",
+      current: "examples/mine.ts",
+      n: 2,
+      semantics: "nccl",
+      seed: 1,
+      lo: 1,
+      hi: 4,
+      runs: 5,
+      limit: 10,
+    };
+    const linked = await open(`${url()}#${await encodeShared(state)}`);
+    const asked: string[] = [];
+    let answer = false;
+    linked.on("dialog", (d) => {
+      asked.push(d.message());
+      void (answer ? d.accept() : d.dismiss());
+    });
+    await linked.select("#examples", "examples/deadlock.ts");
+    expect(asked[0]).toMatch(/^Open examples\/deadlock\.ts\? examples\/mine\.ts is kept nowhere else/);
+    expect(await linked.evaluate(() => playground.workspace().main)).toBe("examples/mine.ts");
+    answer = true;
+    await linked.select("#examples", "examples/deadlock.ts");
+    expect(asked.length).toBe(2);
+    expect(await linked.evaluate(() => playground.workspace().main)).toBe("examples/deadlock.ts");
+    await close(linked);
+  });
+
+  it("a new program and a new algorithm start from templates with an API hint, and each runs as it says", async () => {
+    const page = await open(url());
+    await page.evaluate(() => localStorage.clear());
+    const groups = await page.$$eval("#examples optgroup", (els) => els.map((e) => e.getAttribute("label")));
+    expect(groups[0]).toBe("start your own: a new program (Run) or a new algorithm (Verify, Explain)");
+    expect(groups).toContain("programs: main(comm), press Run");
+    await page.select("#examples", "examples/mine.ts");
+    expect(await page.evaluate(() => playground.getSource())).toMatch(
+      /^\/\/ A program: main\(comm\) runs on every simulated rank; press Run\. API: /,
+    );
+    await page.click("#run");
+    await idle(page);
+    expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+    expect(await text(page, "#rank-1")).toBe("rank 1 of 4: tensor([6, 10], dtype=float32)");
+    await page.select("#examples", "examples/algorithms/mine.ts");
+    expect(await page.evaluate(() => playground.getSource())).toMatch(/^\/\/ An algorithm: .* API: yield step\(/);
+    await setValue(page, "#hi", "6");
+    await page.click("#verify");
+    await idle(page);
+    expect(await status(page)).toMatch(/^broadcast\/mine verified/);
+    await close(page);
+  });
+
+  it("a built-in algorithm runs under its own name until it is edited, then as '<name>_yours'", async () => {
+    const page = await open(`${url()}#example=algorithms/allreduce/ring.ts&n=4&explain=1`);
+    await idle(page);
+    expect(await status(page)).not.toContain("yours runs as");
+    await page.evaluate(() => playground.setSource(`// mine\n${playground.getSource()}`));
+    await page.click("#explain");
+    await idle(page);
+    expect(await status(page)).toContain("allreduce has a built-in 'ring': yours runs as 'ring_yours'");
+    await close(page);
+  });
+
+  it("the student's exercise, end to end: a send-first program deadlocks, fixed it runs; ring verifies, broken it fails, its counterexample replays", async () => {
+    const page = await open(url());
+    await page.evaluate(() => localStorage.clear());
+    await page.select("#examples", "examples/mine.ts");
+    await setValue(page, "#n", "2");
+    const program = (fixed: boolean) =>
+      [
+        'import { type Comm, tensor, view, zeros } from "../src/index.js";',
+        "export async function main(comm: Comm): Promise<void> {",
+        "  const peer = 1 - comm.rank;",
+        '  const mine = tensor("float32", [comm.rank]);',
+        '  const theirs = zeros("float32", 1);',
+        fixed ? "  if (comm.rank === 1) await comm.recv(view(theirs), peer);" : "",
+        "  await comm.send(view(mine), peer);",
+        fixed
+          ? "  if (comm.rank === 0) await comm.recv(view(theirs), peer);"
+          : "  await comm.recv(view(theirs), peer);",
+        "}",
+      ].join("\n");
+    await page.evaluate((t) => playground.setSource(t), program(false));
+    await page.click("#run");
+    await idle(page);
+    expect(await page.$eval("#status", (e) => e.className)).toBe("error");
+    expect(await text(page, "#deadlock .deadlock-title")).toContain("wait-for cycle rank 0 → rank 1 → rank 0");
+    // The deadlock's message once, below; the status only says what happened.
+    expect(await status(page)).toBe(
+      "the run failed: it deadlocked (the wait-for cycle and every blocked operation below)",
+    );
+    const body = await page.evaluate(() => document.body.textContent ?? "");
+    expect(body.split("every unfinished rank is blocked").length).toBe(2);
+    await page.evaluate((t) => playground.setSource(t), program(true));
+    await page.click("#run");
+    await idle(page);
+    expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+
+    await page.select("#examples", "algorithms/allreduce/ring.ts");
+    await setValue(page, "#hi", "6");
+    await setValue(page, "#runs", "10");
+    await page.click("#verify");
+    await idle(page);
+    expect(await text(page, "#verify-verdict")).toBe("verified");
+    const gather = "yield* ringAllGather(rank, size, output, chunks);";
+    const source = await page.evaluate(() => playground.getSource());
+    expect(source).toContain(gather);
+    await page.evaluate(
+      (t) => playground.setSource(t),
+      source.replace(gather, "yield* ringAllGather(rank, size, output, [...chunks].reverse());"),
+    );
+    await page.click("#verify");
+    await idle(page);
+    expect(await text(page, "#verify-verdict")).toMatch(/^FAILED/);
+    expect(await text(page, "#counterexample")).toMatch(/\S/);
+    await page.click("#replay");
+    await idle(page);
+    expect(await text(page, "#trace-title")).toMatch(/^allreduce\/ring, n = \d+/);
+    expect(await text(page, "#explain-text")).toMatch(/\S/);
+    await close(page);
+  });
+
+  it("the editor does not double a typed closing brace, and wraps long lines", async () => {
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    await page.evaluate(() => playground.setSource(""));
+    await page.click(".cm-content");
+    await page.keyboard.type("function f() {");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("return 1;");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("}");
+    expect(await page.evaluate(() => playground.getSource())).toBe("function f() {\n  return 1;\n}");
+    expect(await page.$eval(".cm-content", (e) => e.classList.contains("cm-lineWrapping"))).toBe(true);
+    await close(page);
   });
 });

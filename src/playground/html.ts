@@ -44,12 +44,31 @@ ol.ops{font:12px/1.35 Menlo,Consolas,"DejaVu Sans Mono",monospace;padding-left:0
 footer{font-size:12px;color:#555;padding:4px 12px;border-top:1px solid #ddd}
 `;
 
+/**
+ * The page's Content-Security-Policy: scripts only from the site's own files, never inline (an
+ * element or attribute that slipped into the page cannot run). 'unsafe-eval' because the
+ * Worker, started from a Blob, inherits this policy and evaluates the user's program;
+ * 'wasm-unsafe-eval' for Graphviz. Inline styles are allowed (the diagrams carry theirs).
+ */
+export const PLAYGROUND_CSP = [
+  "default-src 'none'",
+  "script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval'",
+  "worker-src blob:",
+  "style-src 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "object-src 'none'",
+].join("; ");
+
 /** The page; `nranks` is the number of simulated ranks it starts with (a link may say another). */
 export function playgroundHtml(nranks = 4): string {
   return [
     "<!DOCTYPE html>",
     '<html lang="en">',
-    '<head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>cclab playground</title>',
+    `<head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${PLAYGROUND_CSP}">`,
+    '<meta name="viewport" content="width=device-width"><title>cclab playground</title>',
     `<style>${CSS}</style></head>`,
     "<body>",
     "<header>",
@@ -72,6 +91,7 @@ export function playgroundHtml(nranks = 4): string {
     '<div id="left">',
     '<div id="files"><label>file <select id="file"></select></label>',
     '<label>open an import <select id="imports"></select></label>',
+    '<button id="revert" title="discard your edited copy of this file (kept in this browser) and show the site\'s text">Revert</button>',
     '<span id="file-note"></span></div>',
     '<div id="editor"></div>',
     "</div>",
@@ -93,7 +113,7 @@ export function playgroundHtml(nranks = 4): string {
     '<section id="explain-out" class="hidden"><h2>cclab explain</h2><pre id="explain-text"></pre></section>',
     "</div>",
     "</div>",
-    "<footer>Limits: only the simulator runs here (no MPI, no NCCL, no GPU); your code runs in a Web Worker with a time bound (limit) and a Stop button, so a program that loops forever never freezes this tab. Nothing leaves the page: Share puts the files in the link itself.</footer>",
+    "<footer>Limits: only the simulator runs here (no MPI, no NCCL, no GPU); your code runs in a Web Worker with a time bound (limit) and a Stop button, so a program that loops forever never freezes this tab; its buffers may hold 256 MiB each and 1 GiB in all, and each rank's printed output keeps its first and last 500 lines. A shared link's program runs only when you press Run. Nothing leaves the page: Share puts the files in the link itself.</footer>",
     '<script src="assets/sources.js"></script>',
     '<script src="assets/worker.js"></script>',
     '<script src="assets/playground.js"></script>',

@@ -6,27 +6,26 @@
  * last result, whether a job runs.
  */
 import { javascript } from "@codemirror/lang-javascript";
-import { Prec } from "@codemirror/state";
+import { EditorState, Prec } from "@codemirror/state";
 import { keymap } from "@codemirror/view";
 import { basicSetup, EditorView } from "codemirror";
 import type { Semantics } from "../../sim/ops.js";
-import { importsOf, resolvePath } from "./paths.js";
-import type { CallShape, Files, FromWorker, Job, Result } from "./protocol.js";
+import { fill } from "./dom.js";
+import { draftOf, dropDraft, keepDraft, lastOpened, setLastOpened } from "./drafts.js";
+import { type Ending, RunningJob, refusedMessages } from "./jobs.js";
+import { fillExamples, refreshFiles, type SourceFile, TEMPLATES } from "./menus.js";
+import { clearOutput, flushOutput, printed, rankPanels, showVerify } from "./panels.js";
+import type { CallShape, Files, Job, Result } from "./protocol.js";
 import { decodeShared, encodeShared, type Shared } from "./share.js";
-import { esc, hideTrace, move, setOnStep, show, showTraced, stepIndex } from "./viewer.js";
-
-interface SourceFile {
-  readonly path: string;
-  readonly group: string;
-  readonly text: string;
-}
+import { hideTrace, move, setOnStep, show, showTraced, stepIndex } from "./viewer.js";
 
 const g = globalThis as unknown as {
   CCLAB_SOURCES: SourceFile[];
   CCLAB_WORKER_SOURCE: string;
   playground: unknown;
 };
-const SOURCES = new Map(g.CCLAB_SOURCES.map((s) => [s.path, s]));
+// The templates first: the menu's first group.
+const SOURCES = new Map([...TEMPLATES, ...g.CCLAB_SOURCES].map((s) => [s.path, s]));
 const workerUrl = URL.createObjectURL(new Blob([g.CCLAB_WORKER_SOURCE], { type: "text/javascript" }));
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -51,6 +50,9 @@ const editor = new EditorView({
   extensions: [
     basicSetup,
     javascript({ typescript: true }),
+    // '{' is not closed for you: '{', Enter, '}' typed as in any editor would double the brace.
+    Prec.highest(EditorState.languageData.of(() => [{ closeBrackets: { brackets: ["(", "[", "'", '"', "`"] } }])),
+    EditorView.lineWrapping,
     // Ctrl-Enter runs (CodeMirror's own Mod-Enter would insert a line).
     Prec.highest(
       keymap.of([
@@ -65,34 +67,72 @@ const editor = new EditorView({
     ),
     EditorView.updateListener.of((u) => {
       if (u.docChanged && ws.current) {
-        ws.files[ws.current] = u.state.doc.toString();
+        const text = u.state.doc.toString();
+        ws.files[ws.current] = text;
+        // Your edit is kept in this browser (drafts.ts); one that cannot be is asked about before a switch.
+        if (!loading) {
+          if (keepDraft(ws.current, text, SOURCES.get(ws.current)?.text)) unsaved.delete(ws.current);
+          else unsaved.add(ws.current);
+        }
         keepInUrl();
       }
     }),
   ],
 });
 
-function setDoc(text: string): void {
-  editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
+/** Files of the workspace whose text is kept nowhere else (a link's program, a draft the browser would not keep). */
+const unsaved = new Set<string>();
+let loading = false;
+
+/** Shows `text`; an edit of yours (kept as a draft) or, by default, a file being opened. */
+function setDoc(text: string, edit = false): void {
+  loading = !edit;
+  try {
+    editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
+  } finally {
+    loading = false;
+  }
 }
 
 function showFile(path: string): void {
   ws.current = path;
   setDoc(ws.files[path] ?? "");
-  refreshFiles();
+  refreshFiles(ws, (p) => SOURCES.has(p));
 }
 
 /** Opens a file the site carries as the workspace's only (and main) file. */
-function openExample(path: string): void {
+/**
+ * Opens a file the site carries as the workspace's only (and main) file: your kept copy of it
+ * when `yours` (the Examples menu), the site's own text otherwise (a lesson's link). Asks first
+ * where that would discard text kept nowhere else.
+ */
+function openExample(path: string, yours = false): void {
   const s = SOURCES.get(path);
   if (!s) throw new Error(`the site carries no file ${path}; the Examples menu lists those it has`);
-  ws.files = { [path]: s.text };
+  const lost = [...unsaved].filter((p) => ws.files[p] !== undefined);
+  if (
+    lost.length > 0 &&
+    !window.confirm(
+      `Open ${path}? ${lost.join(", ")} ${lost.length > 1 ? "are" : "is"} kept nowhere else (a shared link's program, or this browser keeps no drafts): opening another file discards ${lost.length > 1 ? "them" : "it"}. Cancel, then Share, to keep a link.`,
+    )
+  ) {
+    byId<HTMLSelectElement>("examples").value = ws.main;
+    return;
+  }
+  unsaved.clear();
+  const draft = yours ? draftOf(path) : undefined;
+  ws.files = { [path]: draft ?? s.text };
   ws.main = path;
   lastAction = undefined;
   byId<HTMLSelectElement>("examples").value = path;
   showFile(path);
   clearResults();
-  setStatus(`opened ${path}`);
+  setLastOpened(path);
+  setStatus(
+    draft === undefined
+      ? `opened ${path}`
+      : `opened your edited copy of ${path} (kept in this browser; Revert gives the site's)`,
+  );
 }
 
 /** Adds a file the main file imports to the workspace (edits to it then take effect), and shows it. */
@@ -103,40 +143,6 @@ function openImport(path: string): void {
     ws.files[path] = s.text;
   }
   showFile(path);
-}
-
-function refreshFiles(): void {
-  const fileSel = byId<HTMLSelectElement>("file");
-  fileSel.innerHTML = Object.keys(ws.files)
-    .map((p) => `<option value="${esc(p)}">${esc(p)}${p === ws.main ? " (main)" : ""}</option>`)
-    .join("");
-  fileSel.value = ws.current;
-  const imports = new Set<string>();
-  for (const [p, text] of Object.entries(ws.files)) {
-    for (const spec of importsOf(text)) {
-      const key = resolvePath(p, spec);
-      if (key && SOURCES.has(`${key}.ts`) && ws.files[`${key}.ts`] === undefined) imports.add(`${key}.ts`);
-    }
-  }
-  const impSel = byId<HTMLSelectElement>("imports");
-  impSel.innerHTML = `<option value="">${imports.size} to open</option>${[...imports].map((p) => `<option>${esc(p)}</option>`).join("")}`;
-  byId("file-note").textContent =
-    ws.current === ws.main ? "" : `editing an import; Run, Verify and Explain act on ${ws.main}`;
-}
-
-function fillExamples(): void {
-  const groups = new Map<string, SourceFile[]>();
-  for (const s of SOURCES.values()) {
-    const list = groups.get(s.group) ?? [];
-    list.push(s);
-    groups.set(s.group, list);
-  }
-  byId<HTMLSelectElement>("examples").innerHTML = [...groups]
-    .map(
-      ([group, list]) =>
-        `<optgroup label="${esc(group)}">${list.map((s) => `<option value="${esc(s.path)}">${esc(s.path.replace(/^(examples|algorithms)\//, ""))}</option>`).join("")}</optgroup>`,
-    )
-    .join("");
 }
 
 // ---- results ----
@@ -150,25 +156,9 @@ function setStatus(text: string, cls: "" | "error" | "ok" = ""): void {
 function clearResults(): void {
   hideTrace();
   for (const id of ["verify-out", "output-out", "explain-out"]) byId(id).classList.add("hidden");
-  byId("ranks").innerHTML = "";
-  byId("console").textContent = "";
-  byId("console").classList.add("hidden");
-  byId("verify-out").innerHTML = "";
+  clearOutput();
+  fill(byId("verify-out"));
   byId("progress").classList.add("hidden");
-}
-
-function rankPanels(n: number): void {
-  const out: string[] = [];
-  for (let r = 0; r < n; r++) out.push(`<div><h3>rank ${r}</h3><pre id="rank-${r}" class="rank-out"></pre></div>`);
-  byId("ranks").innerHTML = out.join("");
-  byId("output-out").classList.remove("hidden");
-}
-
-function printLine(rank: number, line: string): void {
-  const el = rank < 0 ? byId("console") : document.getElementById(`rank-${rank}`);
-  if (!el) return;
-  el.classList.remove("hidden");
-  el.textContent += `${line}\n`;
 }
 
 let lastResult: Result | undefined;
@@ -180,7 +170,13 @@ function showResult(r: Result, step?: number): void {
   if (r.kind === "run") {
     showTraced(r.traced, step);
     const dl = r.traced.deadlocks.length;
-    if (r.error) setStatus(`the run failed: ${r.error}${notes}`, "error");
+    // A deadlock that ended the run is drawn below with its message: the status does not repeat it.
+    if (r.error && dl > 0 && /DeadlockError/.test(r.error))
+      setStatus(
+        `the run failed: it deadlocked (the wait-for cycle and every blocked operation below)${notes}`,
+        "error",
+      );
+    else if (r.error) setStatus(`the run failed: ${r.error}${notes}`, "error");
     else if (dl > 0)
       setStatus(`ran to the end, after ${dl} deadlock${dl > 1 ? "s" : ""} the program caught (below)${notes}`);
     else setStatus(`ran to the end: no deadlock, ${r.traced.events.length} events${notes}`, "ok");
@@ -190,33 +186,21 @@ function showResult(r: Result, step?: number): void {
     byId("explain-text").textContent = r.traced.explainText ?? "";
     setStatus(`${r.traced.title}${notes}`, r.traced.steps?.errors.length ? "error" : "");
   } else {
-    const el = byId("verify-out");
-    el.classList.remove("hidden");
-    const f = r.failure;
-    const head = `${r.algorithm}: static proof, ${r.staticCases} cases; property tests, ${r.propertyCases} cases`;
-    if (!f) {
-      el.innerHTML = `<h2 id="verify-verdict">verified</h2><pre>${esc(head)}: all pass</pre>`;
-      setStatus(`${r.algorithm} verified${notes}`, "ok");
-    } else {
-      el.innerHTML =
-        `<div class="failure"><h2 id="verify-verdict">FAILED (${f.phase === "proof" ? "static proof" : "property test"})</h2>` +
-        `<pre>${esc(head)}</pre><h2>counterexample</h2><pre id="counterexample">${esc(f.message)}</pre>` +
-        `<p>replay: <button id="replay">explain it here (n = ${f.replay.n}${f.replay.count !== undefined ? `, count = ${f.replay.count}` : ""})</button> or, in a checkout, <code>${esc(f.command)}</code></p></div>`;
-      byId("replay").addEventListener("click", () => startExplain(f.replay));
-      setStatus(`${r.algorithm} FAILED${notes}`, "error");
-    }
+    showVerify(
+      byId("verify-out"),
+      r,
+      guarded((f) => startExplain(f.replay)),
+    );
+    if (r.failure) setStatus(`${r.algorithm} FAILED${notes}`, "error");
+    else setStatus(`${r.algorithm} verified${notes}`, "ok");
   }
 }
-
 // ---- jobs ----
 
-let worker: Worker | undefined;
-let timer: number | undefined;
+let job: RunningJob | undefined;
 let nextId = 1;
-let busy = false;
 /** Progress messages shown since the page opened (the test reads it). */
 let progressSeen = 0;
-let started = 0;
 
 function settings() {
   return {
@@ -231,91 +215,63 @@ function settings() {
 }
 
 function setBusy(b: boolean): void {
-  busy = b;
   for (const id of ["run", "verify", "explain"]) byId<HTMLButtonElement>(id).disabled = b;
   byId<HTMLButtonElement>("stop").disabled = !b;
 }
 
-function stop(why: string): void {
-  worker?.terminate();
-  worker = undefined;
-  if (timer !== undefined) clearTimeout(timer);
-  timer = undefined;
-  setBusy(false);
-  byId("progress").classList.add("hidden");
-  setStatus(why, "error");
-}
-
-function start(job: Job, onDone: (r: Result) => void): void {
+function start(j: Job, onDone: (r: Result) => void): void {
   const s = settings();
-  stop("");
+  job?.stop("");
   clearResults();
   setBusy(true);
-  started = performance.now();
-  setStatus(`${job.kind}: running ${job.main}…`);
-  const w = new Worker(workerUrl);
-  worker = w;
-  timer = window.setTimeout(
-    () =>
-      stop(
-        `stopped: ${job.kind} of ${job.main} ran past its limit of ${s.limit} s (an endless loop, or too much work: raise the limit)`,
-      ),
-    s.limit * 1000,
-  );
-  w.onmessage = (ev: MessageEvent<FromWorker>) => {
-    const m = ev.data;
-    if (worker !== w || m.id !== job.id) return;
-    if (m.kind === "print") printLine(m.rank, m.line);
-    else if (m.kind === "progress") {
+  setStatus(`${j.kind}: running ${j.main}…`);
+  job = new RunningJob(workerUrl, j, s.limit, {
+    print: printed,
+    progress: (done, total, what) => {
       progressSeen++;
       const p = byId<HTMLProgressElement>("progress");
       p.classList.remove("hidden");
-      p.max = m.total;
-      p.value = m.done;
-      setStatus(`verify: ${m.done} of ${m.total}: ${m.what}`);
-    } else {
-      worker = undefined;
-      w.terminate();
-      if (timer !== undefined) clearTimeout(timer);
+      p.max = total;
+      p.value = done;
+      setStatus(`verify: ${done} of ${total}: ${what}`);
+    },
+    end: (how: Ending) => {
       setBusy(false);
       byId("progress").classList.add("hidden");
-      if (m.kind === "failed") setStatus(m.message, "error");
-      else onDone(m.result);
-    }
-  };
-  w.onerror = (ev) => {
-    if (worker === w) stop(`the worker failed: ${ev.message}`);
-  };
-  w.postMessage(job);
+      flushOutput();
+      if ("result" in how) onDone(how.result);
+      else setStatus("failed" in how ? how.failed : how.stopped, "error");
+    },
+  });
 }
 
 function base(kind: Job["kind"]) {
-  return { id: nextId++, files: { ...ws.files } as Files, main: ws.main, kind };
+  const pristine = Object.entries(ws.files).every(([p, text]) => SOURCES.get(p)?.text === text);
+  return { id: nextId++, files: { ...ws.files } as Files, main: ws.main, kind, pristine };
 }
 
-function guarded(f: () => void): () => void {
-  return () => {
+function guarded<A extends unknown[]>(f: (...a: A) => void): (...a: A) => void {
+  return (...a) => {
     try {
-      f();
+      f(...a);
     } catch (e) {
       setStatus(e instanceof Error ? e.message : String(e), "error");
     }
   };
 }
 
-function startRun(step?: number): void {
+function startRun(step = pendingStep("run")): void {
   const s = settings();
   lastAction = "run";
-  start({ ...base("run"), kind: "run", n: s.n, semantics: s.semantics, seed: s.seed }, (r) => {
-    if (r.kind === "run")
-      for (let i = 0; i < r.output.length; i++) if ((r.output[i] ?? []).length === 0) printLine(i, "");
-    showResult(r, step);
-  });
+  start({ ...base("run"), kind: "run", n: s.n, semantics: s.semantics, seed: s.seed }, (r) => showResult(r, step));
   // After start(), which clears the results; the worker's first line comes later.
   rankPanels(s.n);
 }
 
-function startExplain(call?: CallShape & { semantics?: Semantics; seed?: number }, step?: number): void {
+function startExplain(
+  call?: CallShape & { semantics?: Semantics; seed?: number },
+  step = call ? undefined : pendingStep("explain"),
+): void {
   // A replay runs under the failing case's semantics and seed: the controls show them.
   if (call?.semantics) byId<HTMLSelectElement>("semantics").value = call.semantics;
   if (call?.seed !== undefined) input("seed").value = String(call.seed);
@@ -340,13 +296,26 @@ function startVerify(): void {
 
 function shared(): Shared {
   const s = settings();
-  return {
-    files: ws.files,
-    main: ws.main,
-    current: ws.current,
-    ...s,
-    ...(lastAction ? { action: lastAction, step: stepIndex() } : {}),
-  };
+  const action = lastAction
+    ? { action: lastAction, step: stepIndex() }
+    : pending
+      ? { action: pending.action, ...(pending.step !== undefined ? { step: pending.step } : {}) }
+      : {};
+  return { files: ws.files, main: ws.main, current: ws.current, ...s, ...action };
+}
+
+/**
+ * What an opened link last did (Run or Explain) and the step it showed: a link's program does
+ * not start by itself, so this waits for the reader's own Run or Explain, which then shows that
+ * step.
+ */
+let pending: { action: "run" | "explain"; step?: number } | undefined;
+
+/** The step to show after a Run or Explain the reader started: the link's, the first time. */
+function pendingStep(action: "run" | "explain"): number | undefined {
+  const p = pending;
+  pending = undefined;
+  return p?.action === action ? p.step : undefined;
 }
 
 async function share(): Promise<string> {
@@ -390,13 +359,15 @@ function keepInUrl(): void {
 async function restore(): Promise<void> {
   const st = await decodeShared(location.hash);
   if (!st) {
-    openExample("examples/send_recv.ts");
+    const last = lastOpened();
+    openExample(last && SOURCES.has(last) ? last : "examples/send_recv.ts", true);
     return;
   }
   if (st.example) openExample(st.example);
   else if (st.files && st.main) {
     ws.files = { ...st.files };
     ws.main = st.main;
+    for (const [p, text] of Object.entries(st.files)) if (text !== (draftOf(p) ?? SOURCES.get(p)?.text)) unsaved.add(p);
     showFile(st.current && st.files[st.current] !== undefined ? st.current : st.main);
   } else openExample("examples/send_recv.ts");
   const setv = (id: string, v: number | string | undefined) => {
@@ -409,16 +380,39 @@ async function restore(): Promise<void> {
   setv("hi", st.hi);
   setv("runs", st.runs);
   setv("limit", st.limit);
-  if (st.action === "run") startRun(st.step);
-  else if (st.action === "explain") startExplain(undefined, st.step);
+  if (st.example) {
+    // The site's own program, with settings from the link (the lessons of docs/teaching.md): it
+    // runs as the link says, since nothing in it came from the link.
+    if (st.action === "run") startRun(st.step);
+    else if (st.action === "explain") startExplain(undefined, st.step);
+    return;
+  }
+  // A link's own program runs only when the reader says so.
+  if (st.action) pending = { action: st.action, ...(st.step !== undefined ? { step: st.step } : {}) };
+  const n = Object.keys(ws.files).length;
+  setStatus(
+    `opened a shared program (${n} file${n > 1 ? "s" : ""}, ${ws.main} runs): nothing has run yet; read it, then press ${st.action === "explain" ? "Explain" : "Run"}`,
+  );
 }
 
 // ---- wiring ----
 
-fillExamples();
+fillExamples(SOURCES.values());
 byId("examples").addEventListener(
   "change",
-  guarded(() => openExample(byId<HTMLSelectElement>("examples").value)),
+  guarded(() => openExample(byId<HTMLSelectElement>("examples").value, true)),
+);
+byId("revert").addEventListener(
+  "click",
+  guarded(() => {
+    const original = SOURCES.get(ws.current)?.text;
+    if (original === undefined) throw new Error(`the site carries no ${ws.current} to revert to`);
+    if (!window.confirm(`Discard your edits to ${ws.current} and show the site's text?`)) return;
+    dropDraft(ws.current);
+    unsaved.delete(ws.current);
+    setDoc(original);
+    setStatus(`${ws.current}: the site's text again`);
+  }),
 );
 byId("file").addEventListener(
   "change",
@@ -441,7 +435,7 @@ byId("explain").addEventListener(
   guarded(() => startExplain()),
 );
 byId("stop").addEventListener("click", () => {
-  if (busy) stop(`stopped by you after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  if (job?.running) job.stop(`stopped by you after ${((performance.now() - job.started) / 1000).toFixed(1)} s`);
 });
 byId("share").addEventListener(
   "click",
@@ -469,12 +463,13 @@ const handle = {
   /** The text of the file shown in the editor. */
   getSource: () => editor.state.doc.toString(),
   /** Replaces the shown file's text (as typing would). */
-  setSource: (text: string) => setDoc(text),
+  setSource: (text: string) => setDoc(text, true),
   open: (path: string) => openExample(path),
   openImport: (path: string) => openImport(path),
   workspace: () => ({ files: { ...ws.files }, main: ws.main, current: ws.current }),
-  busy: () => busy,
+  busy: () => job?.running ?? false,
   progressSeen: () => progressSeen,
+  invalidSeen: refusedMessages,
   lastResult: () => lastResult,
   share,
   step: () => stepIndex(),
@@ -484,8 +479,9 @@ g.playground = handle;
 restore()
   .catch((e: unknown) => {
     openExample("examples/send_recv.ts");
+    const why = e instanceof Error ? e.message : String(e);
     setStatus(
-      `the link's state could not be read (${e instanceof Error ? e.message : String(e)}); opened the first example`,
+      `${why.startsWith("this link") ? why : `this link could not be opened: ${why}`}. Meanwhile the first example is open (examples/send_recv.ts).`,
       "error",
     );
   })

@@ -16,6 +16,8 @@ interface JobBase {
   readonly files: Files;
   /** The file that runs (a program) or holds the algorithm. */
   readonly main: string;
+  /** Every file is the site's own text, unedited (a built-in algorithm then runs under its own name). */
+  readonly pristine?: boolean;
 }
 
 export interface RunJob extends JobBase {
@@ -68,8 +70,8 @@ export interface Traced {
 export interface RunResult {
   readonly kind: "run";
   readonly traced: Traced;
-  /** Each rank's printed lines (print() of examples/_run.ts, or console.log inside a rank). */
-  readonly output: readonly (readonly string[])[];
+  /** How many lines each rank printed (print() of examples/_run.ts); the lines came as print messages. */
+  readonly printed: readonly number[];
   /** The run's failure (a RankError's text), if it failed. */
   readonly error?: string;
   readonly notes: readonly string[];
@@ -101,8 +103,31 @@ export interface ExplainResult {
 
 export type Result = RunResult | VerifyResult | ExplainResult;
 
+/**
+ * Printed lines of one stream (a rank, or -1 for console.log outside one), in order. The worker
+ * sends each stream's first KEEP_HEAD lines, then, at each flush, only the last KEEP_TAIL lines
+ * printed since the one before: `skipped` counts those it left out before `lines`.
+ */
+export interface Printed {
+  readonly rank: number;
+  readonly skipped: number;
+  readonly lines: readonly string[];
+}
+
+/** Lines kept of each stream: the first KEEP_HEAD, the last KEEP_TAIL, and a count of the rest. */
+export const KEEP_HEAD = 500;
+export const KEEP_TAIL = 500;
+/** Characters kept of one printed line (the rest is counted). */
+export const MAX_LINE = 1000;
+/** Trace events a run keeps (the diagram of more would not be read, and would cost the page). */
+export const MAX_EVENTS = 100_000;
+/** Deadlocks a run keeps. */
+export const MAX_DEADLOCKS = 16;
+/** Simulated ranks the page offers. */
+export const MAX_RANKS = 64;
+
 export type FromWorker =
-  | { readonly kind: "print"; readonly id: number; readonly rank: number; readonly line: string }
+  | { readonly kind: "print"; readonly id: number; readonly streams: readonly Printed[] }
   | {
       readonly kind: "progress";
       readonly id: number;
@@ -112,3 +137,20 @@ export type FromWorker =
     }
   | { readonly kind: "done"; readonly id: number; readonly result: Result }
   | { readonly kind: "failed"; readonly id: number; readonly message: string };
+
+/** What a share link carries: the workspace and the settings (share.ts writes it into the URL). */
+export interface Shared {
+  readonly files: Files;
+  readonly main: string;
+  readonly current: string;
+  readonly n: number;
+  readonly semantics: Semantics;
+  readonly seed: number;
+  readonly lo: number;
+  readonly hi: number;
+  readonly runs: number;
+  readonly limit: number;
+  /** What was last done (reopening the link does it again), and the step it showed. */
+  readonly action?: "run" | "explain";
+  readonly step?: number;
+}

@@ -4,6 +4,7 @@
  * program starts here).
  */
 import type { Comm } from "../../comm.js";
+import { formatLine } from "./format.js";
 
 export type Main = (comm: Comm, args?: string[]) => Promise<void>;
 export type Print = (...parts: unknown[]) => void;
@@ -17,7 +18,7 @@ export function setSink(comm: Comm, sink: (line: string) => void): void {
 
 export function printer(comm: Comm): Print {
   return (...parts) => {
-    const line = parts.map(String).join(" ");
+    const line = formatLine(parts);
     const sink = sinks.get(comm);
     if (sink) sink(line);
     else console.log(line);

@@ -9,16 +9,13 @@ import { blockedText, deadlockDot, deadlockSvg } from "../../viz/deadlock.js";
 import { type Diagram, type DrawnMessage, diagram } from "../../viz/diagram.js";
 import { DIAGRAM_CSS, type RenderOptions, renderDiagram } from "../../viz/render.js";
 import { stepOfIndex } from "../../viz/steps.js";
+import { fill, h, svgContent, svgInto } from "./dom.js";
 import type { Traced } from "./protocol.js";
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
   if (!el) throw new Error(`the page has no #${id}`);
   return el as T;
-}
-
-export function esc(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
 const ctx = document.createElement("canvas").getContext("2d");
@@ -97,10 +94,11 @@ export function showTraced(t: Traced, step?: number): void {
   slider.max = String(Math.max(0, current.positions.length - 1));
   drawDeadlocks(t);
   const bad = t.checkErrors ?? [];
-  byId("verdict").innerHTML =
-    bad.length > 0
-      ? `<div class="failure"><h2>the static checker rejects this call</h2><pre>${esc(bad.join("\n"))}</pre></div>`
-      : "";
+  fill(
+    byId("verdict"),
+    bad.length > 0 &&
+      h("div", { class: "failure" }, h("h2", {}, "the static checker rejects this call"), h("pre", {}, bad.join("\n"))),
+  );
   show(step ?? (t.steps ? 0 : current.positions.length - 1));
 }
 
@@ -136,65 +134,78 @@ function draw(): void {
   const r = renderDiagram(current.d, o);
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("height", String(height));
-  svg.innerHTML = `<defs>${r.defs}<style>${DIAGRAM_CSS}</style></defs><rect x="0" y="0" width="${width}" height="${height}" fill="#fff"/>${r.body.join("")}`;
+  svgContent(
+    svg,
+    `<defs>${r.defs}<style>${DIAGRAM_CSS}</style></defs><rect x="0" y="0" width="${width}" height="${height}" fill="#fff"/>${r.body.join("")}`,
+  );
 }
 
 function side(): void {
   const el = byId("side");
   const st = current?.traced.steps;
-  if (!current || !st) {
-    el.innerHTML = "";
+  const step = st?.steps[pos];
+  if (!current || !st || !step) {
+    fill(el);
     return;
   }
-  const step = st.steps[pos];
   const prev = st.steps[pos - 1];
-  if (!step) {
-    el.innerHTML = "";
-    return;
-  }
   const n = current.traced.size;
-  const out: string[] = [`<h2>${esc(step.label)}: what each rank does</h2><ol class="ops" id="ops">`];
-  step.ops.forEach((o, r) => {
-    out.push(`<li data-rank="${r}">rank ${r}  ${esc(o)}</li>`);
-  });
-  out.push(
-    `</ol><h2>what each rank holds after ${esc(step.label)}</h2><table class="cells" id="cells"><thead><tr><th></th>`,
-  );
-  for (let r = 0; r < n; r++) out.push(`<th>rank ${r}</th>`);
-  out.push("</tr></thead><tbody>");
-  for (const row of step.rows) {
+  const ranks = Array.from({ length: n }, (_, r) => h("th", {}, `rank ${r}`));
+  const rows = step.rows.map((row) => {
     const before = prev?.rows.find((x) => x.name === row.name);
-    out.push(`<tr><th>${esc(row.name)}</th>`);
-    row.cells.forEach((c, r) => {
-      const changed = before && before.cells[r] !== c;
-      out.push(`<td${changed ? ' class="changed"' : ""}>${esc(c)}</td>`);
-    });
-    out.push("</tr>");
-  }
-  out.push("</tbody></table>");
-  if (st.errors.length > 0)
-    out.push(`<h2>the checker rejects this schedule</h2><pre>${esc(st.errors.join("\n"))}</pre>`);
-  el.innerHTML = out.join("");
+    return h(
+      "tr",
+      {},
+      h("th", {}, row.name),
+      ...row.cells.map((c, r) => h("td", before && before.cells[r] !== c ? { class: "changed" } : {}, c)),
+    );
+  });
+  fill(
+    el,
+    h("h2", {}, `${step.label}: what each rank does`),
+    h(
+      "ol",
+      { class: "ops", id: "ops" },
+      ...step.ops.map((o, r) => h("li", { "data-rank": String(r) }, `rank ${r}  ${o}`)),
+    ),
+    h("h2", {}, `what each rank holds after ${step.label}`),
+    h(
+      "table",
+      { class: "cells", id: "cells" },
+      h("thead", {}, h("tr", {}, h("th", {}), ...ranks)),
+      h("tbody", {}, ...rows),
+    ),
+    st.errors.length > 0 && h("h2", {}, "the checker rejects this schedule"),
+    st.errors.length > 0 && h("pre", {}, st.errors.join("\n")),
+  );
 }
 
 function drawDeadlocks(t: Traced): void {
-  const out: string[] = [];
+  const out: HTMLElement[] = [];
   for (const dl of t.deadlocks) {
     const cyc = dl.cycle;
     const title =
       cyc.length > 0
         ? `deadlock at round ${dl.at}: wait-for cycle ${[...cyc, cyc[0]].map((r) => `rank ${r}`).join(" → ")}`
         : `deadlock at round ${dl.at}: blocked ranks`;
-    const svg = deadlockSvg(dl);
-    out.push(`<h2 class="deadlock-title">${esc(title)}</h2>`);
+    const graph = h("div", { class: "graph", "data-layout": "circle" });
+    try {
+      svgInto(graph, deadlockSvg(dl));
+    } catch (e) {
+      graph.textContent = e instanceof Error ? e.message : String(e);
+    }
     out.push(
-      `<ul class="blocked">${dl.blocked.map((b) => `<li>rank ${b.rank} blocked in ${esc(blockedText(b))}</li>`).join("")}</ul>`,
-    );
-    out.push(
-      `<div class="graph" data-layout="circle">${svg.slice(Math.max(0, svg.indexOf("<svg")))}</div><pre>${esc(dl.message)}</pre>`,
+      h("h2", { class: "deadlock-title" }, title),
+      h(
+        "ul",
+        { class: "blocked" },
+        ...dl.blocked.map((b) => h("li", {}, `rank ${b.rank} blocked in ${blockedText(b)}`)),
+      ),
+      graph,
+      h("pre", {}, dl.message),
     );
   }
-  byId("deadlock").innerHTML = out.join("");
+  fill(byId("deadlock"), ...out);
   if (t.deadlocks.length > 0) void layOut(t);
 }
 
@@ -228,8 +239,7 @@ async function layOut(t: Traced): Promise<void> {
     t.deadlocks.forEach((dl, i) => {
       const box = boxes[i];
       if (!box?.isConnected) return;
-      const svg = viz.renderString(deadlockDot(dl), { format: "svg", engine: "dot" });
-      box.innerHTML = svg.slice(Math.max(0, svg.indexOf("<svg")));
+      svgInto(box, viz.renderString(deadlockDot(dl), { format: "svg", engine: "dot" }));
       box.dataset.layout = "graphviz";
     });
   } catch (e) {
@@ -242,5 +252,5 @@ async function layOut(t: Traced): Promise<void> {
 export function hideTrace(): void {
   current = undefined;
   byId("trace-out").classList.add("hidden");
-  byId("deadlock").innerHTML = "";
+  fill(byId("deadlock"));
 }

@@ -4,6 +4,8 @@
  * page bounds every job in time and terminates this worker to stop one, so a program that
  * never yields (while (true) {}) costs the page nothing but a new worker.
  */
+// First: bounds the buffers every module below allocates (limits.ts).
+import "./limits.js";
 import { MODULES } from "cclab-playground:modules";
 import fc from "fast-check";
 import { allocate, invoke } from "../../collectives/dispatch.js";
@@ -19,8 +21,23 @@ import { Trace } from "../../trace.js";
 import { checkCases } from "../../verify/matrix.js";
 import { caseArb, describeCase, runCase } from "../../verify/property.js";
 import { stepThrough } from "../../viz/steps.js";
+import { formatLine } from "./format.js";
 import { type Exports, makeLoader } from "./loader.js";
-import type { ExplainJob, FromWorker, Job, Result, RunJob, Traced, VerifyJob } from "./protocol.js";
+import { clipLine, Kept } from "./output.js";
+import {
+  type ExplainJob,
+  type FromWorker,
+  type Job,
+  KEEP_HEAD,
+  KEEP_TAIL,
+  MAX_DEADLOCKS,
+  MAX_EVENTS,
+  type Printed,
+  type Result,
+  type RunJob,
+  type Traced,
+  type VerifyJob,
+} from "./protocol.js";
 import { setSink } from "./run-shim.js";
 
 // The simulator yields to the event loop with setImmediate between rounds (Node's); a browser
@@ -37,7 +54,82 @@ if (typeof (globalThis as { setImmediate?: unknown }).setImmediate !== "function
 
 const post = (m: FromWorker) => (self as unknown as { postMessage(m: FromWorker): void }).postMessage(m);
 
-const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+/**
+ * Printed lines on their way to the page: each stream's first KEEP_HEAD lines, then only the
+ * last KEEP_TAIL since the previous flush (with a count of those skipped), sent at most every
+ * 50 ms or 5,000 lines, so a program printing without end sends the page a bounded trickle.
+ */
+class Outbox {
+  private readonly streams = new Map<number, { printed: number; head: string[]; tail: Kept }>();
+  private pending = 0;
+  private last = 0;
+  constructor(private readonly id: number) {}
+
+  add(rank: number, line: string): void {
+    let s = this.streams.get(rank);
+    if (!s) {
+      s = { printed: 0, head: [], tail: new Kept(0, KEEP_TAIL) };
+      this.streams.set(rank, s);
+    }
+    s.printed++;
+    if (s.printed <= KEEP_HEAD) s.head.push(clipLine(line));
+    else s.tail.add(clipLine(line));
+    this.pending++;
+    const now = performance.now();
+    if (this.pending >= 5000 || now - this.last >= 50) {
+      this.last = now;
+      this.flush();
+    }
+  }
+
+  /** Lines each rank printed, for ranks 0..n-1. */
+  printed(n: number): number[] {
+    return Array.from({ length: n }, (_, r) => this.streams.get(r)?.printed ?? 0);
+  }
+
+  flush(): void {
+    const out: Printed[] = [];
+    for (const [rank, s] of this.streams) {
+      if (s.head.length > 0) out.push({ rank, skipped: 0, lines: s.head.splice(0) });
+      if (s.tail.total > 0) {
+        out.push({ rank, skipped: s.tail.dropped, lines: s.tail.takeTail() });
+        s.tail = new Kept(0, KEEP_TAIL);
+      }
+    }
+    this.pending = 0;
+    if (out.length > 0) post({ kind: "print", id: this.id, streams: out });
+  }
+}
+
+/** A trace that keeps the first MAX_EVENTS events and MAX_DEADLOCKS deadlocks, counting the rest. */
+class BoundedTrace extends Trace {
+  dropped = 0;
+  override record(e: Parameters<Trace["record"]>[0]): void {
+    if (this.events.length >= MAX_EVENTS) this.dropped++;
+    else super.record(e.label === undefined ? e : { ...e, label: clip(e.label, 500) });
+  }
+  override recordDeadlock(d: Parameters<Trace["recordDeadlock"]>[0]): void {
+    if (this.deadlocks.length >= MAX_DEADLOCKS) this.dropped++;
+    else
+      super.recordDeadlock({
+        ...d,
+        message: clip(d.message),
+        blocked: d.blocked.map((b) => (b.label === undefined ? b : { ...b, label: clip(b.label, 500) })),
+      });
+  }
+  note(notes: string[]): void {
+    if (this.dropped > 0)
+      notes.push(
+        `the diagram shows the first ${MAX_EVENTS} operations (and ${MAX_DEADLOCKS} deadlocks) of the run; ${this.dropped} more were not kept`,
+      );
+  }
+}
+
+/** Text cut to `max` characters, saying how many more it had (the page refuses longer text). */
+const clip = (s: string, max = 20_000) =>
+  s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more characters)`;
+
+const errorText = (e: unknown) => clip(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
 function isAlgorithm(x: unknown): x is Algorithm {
   const a = x as Algorithm;
@@ -50,9 +142,10 @@ function isAlgorithm(x: unknown): x is Algorithm {
   );
 }
 
-function load(job: Job, id: number): Exports {
+/** The main file's module, loaded with a console whose lines go to `rank`'s stream (-1: none). */
+function load(job: Job, out: Outbox, rank = -1): Exports {
   const console = {
-    log: (...parts: unknown[]) => post({ kind: "print", id, rank: -1, line: parts.map(String).join(" ") }),
+    log: (...parts: unknown[]) => out.add(rank, formatLine(parts)),
   };
   const c = { ...console, info: console.log, warn: console.log, error: console.log, debug: console.log };
   return makeLoader(job.files, MODULES as Record<string, Exports>, c).load(job.main);
@@ -72,12 +165,20 @@ function algorithmOf(job: Job, mod: Exports): Algorithm {
 /**
  * The algorithm as the registry knows it (the front API looks algorithms up by name): a file
  * that reuses a built-in's name (an edited algorithms/allreduce/ring.ts) is registered under
- * '<name>_yours', and a note says so.
+ * '<name>_yours', and a note says so. Where nothing of the workspace is edited (`pristine`), the
+ * file is the built-in itself, which runs under its own name.
  */
 const registered = new Map<Algorithm, Algorithm>();
-function registeredAs(alg: Algorithm, notes: string[]): Algorithm {
+function registeredAs(alg: Algorithm, notes: string[], pristine = false): Algorithm {
   const had = registered.get(alg);
   if (had) return had;
+  if (pristine) {
+    try {
+      return findAlgorithm(alg.collective, alg.name, { op: "playground" });
+    } catch {
+      // Not a built-in: registered below.
+    }
+  }
   let name = alg.name;
   let taken = true;
   for (let i = 0; taken; i++) {
@@ -104,8 +205,8 @@ function callOf(alg: Algorithm, job: ExplainJob): CollectiveCall {
 
 /** One run of the algorithm at `call` on the simulator, traced, with explain's steps and text. */
 async function traceAlgorithm(alg: Algorithm, call: CollectiveCall, job: ExplainJob, notes: string[]): Promise<Traced> {
-  const reg = registeredAs(alg, notes);
-  const trace = new Trace();
+  const reg = registeredAs(alg, notes, job.pristine);
+  const trace = new BoundedTrace();
   const explainText = explain(alg, call);
   const steps = stepThrough(alg, {
     size: call.size,
@@ -126,8 +227,9 @@ async function traceAlgorithm(alg: Algorithm, call: CollectiveCall, job: Explain
   } catch (e) {
     notes.push(`the run failed: ${errorText(e)}`);
   }
+  trace.note(notes);
   return {
-    title: `${alg.collective}/${alg.name}, n = ${call.size}, count = ${call.count}, ${job.semantics}, seed ${job.seed}`,
+    title: `${clip(`${alg.collective}/${alg.name}`, 200)}, n = ${call.size}, count = ${call.count}, ${job.semantics}, seed ${job.seed}`,
     size: call.size,
     events: trace.events,
     deadlocks: trace.deadlocks,
@@ -137,8 +239,11 @@ async function traceAlgorithm(alg: Algorithm, call: CollectiveCall, job: Explain
   };
 }
 
-async function run(job: RunJob): Promise<Result> {
-  const mod = load(job, job.id);
+async function run(job: RunJob, out: Outbox): Promise<Result> {
+  // Each rank loads the program for itself, as each process of a job does: its console.log
+  // goes to its own panel, and module-level state is its own.
+  const mods = Array.from({ length: job.n }, (_, rank) => load(job, out, rank));
+  const mod = mods[0] as Exports;
   const notes: string[] = [];
   const main = mod.main;
   if (typeof main !== "function") {
@@ -147,22 +252,20 @@ async function run(job: RunJob): Promise<Result> {
       // An algorithm file: Run runs the collective once, as Explain does, under the chosen semantics.
       const ex: ExplainJob = { ...job, kind: "explain", call: { n: job.n } };
       const traced = await traceAlgorithm(alg, callOf(alg, ex), ex, notes);
-      return { kind: "run", traced, output: [], notes };
+      return { kind: "run", traced, printed: out.printed(job.n), notes };
     }
     throw new Error(`${job.main} exports no main(comm) to run (export async function main(comm) { ... })`);
   }
-  const trace = new Trace();
-  const output: string[][] = Array.from({ length: job.n }, () => []);
+  const trace = new BoundedTrace();
   let error: string | undefined;
   try {
     await spawn(
       job.n,
       (comm: Comm) => {
-        setSink(comm, (line) => {
-          output[comm.rank]?.push(line);
-          post({ kind: "print", id: job.id, rank: comm.rank, line });
-        });
-        return (main as (c: Comm, args: string[]) => Promise<void>)(comm, []);
+        setSink(comm, (line) => out.add(comm.rank, line));
+        const own = mods[comm.rank]?.main;
+        if (typeof own !== "function") throw new Error(`${job.main} exports no main(comm) on rank ${comm.rank}`);
+        return (own as (c: Comm, args: string[]) => Promise<void>)(comm, []);
       },
       { trace, seed: job.seed, semantics: job.semantics },
     );
@@ -171,6 +274,7 @@ async function run(job: RunJob): Promise<Result> {
     const where = stackOf((e as { cause?: unknown }).cause ?? e);
     error = where ? `${errorText(e)}\n${where}` : errorText(e);
   }
+  trace.note(notes);
   return {
     kind: "run",
     traced: {
@@ -179,7 +283,7 @@ async function run(job: RunJob): Promise<Result> {
       events: trace.events,
       deadlocks: trace.deadlocks,
     },
-    output,
+    printed: out.printed(job.n),
     ...(error ? { error } : {}),
     notes,
   };
@@ -192,10 +296,10 @@ function fileFlag(job: Job, alg: Algorithm): string {
     : `--algorithm-file ${job.main}`;
 }
 
-async function verify(job: VerifyJob): Promise<Result> {
+async function verify(job: VerifyJob, out: Outbox): Promise<Result> {
   const notes: string[] = [];
-  const alg = algorithmOf(job, load(job, job.id));
-  const name = `${alg.collective}/${alg.name}`;
+  const alg = algorithmOf(job, load(job, out));
+  const name = clip(`${alg.collective}/${alg.name}`, 200);
   const cases = checkCases(alg, job.hi).filter((c) => c.size >= job.lo);
   const total = cases.length + job.runs;
   let done = 0;
@@ -220,15 +324,15 @@ async function verify(job: VerifyJob): Promise<Result> {
         propertyCases: 0,
         failure: {
           phase: "proof",
-          message: report.errors.join("\n"),
+          message: clip(report.errors.join("\n")),
           replay: { n: c.size, count: c.count, root: c.root, segment: c.segment, inPlace: c.inPlace },
-          command: `cclab explain ${alg.collective} ${fileFlag(job, alg)} ${call}`,
+          command: clip(`cclab explain ${alg.collective} ${fileFlag(job, alg)} ${call}`, 1000),
         },
         notes,
       };
     }
   }
-  const reg = registeredAs(alg, notes);
+  const reg = registeredAs(alg, notes, job.pristine);
   // As `cclab verify -n lo..hi` draws them, so the command below replays the same cases.
   const sizes = Array.from({ length: job.hi - job.lo + 1 }, (_, i) => job.lo + i);
   const arb = fc.constantFrom(...sizes).chain((n) => caseArb(alg, { worldSize: n }));
@@ -250,7 +354,7 @@ async function verify(job: VerifyJob): Promise<Result> {
       propertyCases: result.numRuns,
       failure: {
         phase: "property",
-        message: `minimal counterexample after ${result.numShrinks} shrinks: ${err}`,
+        message: clip(`minimal counterexample after ${result.numShrinks} shrinks: ${err}`),
         replay: c
           ? {
               n: c.size,
@@ -262,7 +366,10 @@ async function verify(job: VerifyJob): Promise<Result> {
               seed: c.seed,
             }
           : { n: Math.min(4, job.hi) },
-        command: `cclab verify --collective ${alg.collective} ${fileFlag(job, alg)} --max-n ${job.hi} -n ${job.lo}..${job.hi} --seed ${job.seed} --runs ${job.runs}`,
+        command: clip(
+          `cclab verify --collective ${alg.collective} ${fileFlag(job, alg)} --max-n ${job.hi} -n ${job.lo}..${job.hi} --seed ${job.seed} --runs ${job.runs}`,
+          1000,
+        ),
       },
       notes,
     };
@@ -270,24 +377,31 @@ async function verify(job: VerifyJob): Promise<Result> {
   return { kind: "verify", algorithm: name, staticCases: cases.length, propertyCases: result.numRuns, notes };
 }
 
-async function explainJob(job: ExplainJob): Promise<Result> {
+async function explainJob(job: ExplainJob, out: Outbox): Promise<Result> {
   const notes: string[] = [];
-  const alg = algorithmOf(job, load(job, job.id));
+  const alg = algorithmOf(job, load(job, out));
   const traced = await traceAlgorithm(alg, callOf(alg, job), job, notes);
   return { kind: "explain", traced, notes };
 }
 
 self.onmessage = async (ev: MessageEvent<Job>) => {
   const job = ev.data;
+  const out = new Outbox(job.id);
   try {
     const result =
-      job.kind === "run" ? await run(job) : job.kind === "verify" ? await verify(job) : await explainJob(job);
+      job.kind === "run"
+        ? await run(job, out)
+        : job.kind === "verify"
+          ? await verify(job, out)
+          : await explainJob(job, out);
+    out.flush();
     post({ kind: "done", id: job.id, result });
   } catch (e) {
+    out.flush();
     post({
       kind: "failed",
       id: job.id,
-      message: `${errorText(e)}\n${stackOf(e)}`.trim(),
+      message: clip(`${errorText(e)}\n${stackOf(e)}`.trim()),
     });
   }
 };
