@@ -11,6 +11,7 @@ import { DTYPES } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
 import type { Semantics } from "../../sim/ops.js";
 import type { DeadlockRecord, TraceEvent } from "../../trace.js";
+import type { StepTransfer } from "../../viz/step-data.js";
 import type { StepThrough } from "../../viz/steps.js";
 import {
   type Files,
@@ -133,6 +134,18 @@ const steps = shape<StepThrough>({
       label: str(NAME),
       ops: list(str(NAME), MAX_RANKS),
       indices: list(list(int(0, Number.MAX_SAFE_INTEGER), 100_000), MAX_RANKS),
+      transfers: list(
+        list(
+          shape<StepTransfer>({
+            index: int(0, Number.MAX_SAFE_INTEGER),
+            kind: oneOf("send", "recv"),
+            peer: rank,
+            region: str(NAME),
+          }),
+          100_000,
+        ),
+        MAX_RANKS,
+      ),
       rows: list(shape({ name: str(NAME), cells: list(str(NAME), MAX_RANKS) }), 100_000),
     }),
     100_000,

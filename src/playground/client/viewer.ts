@@ -7,8 +7,8 @@
 import type { Viz } from "@viz-js/viz";
 import { blockedText, deadlockDot, deadlockSvg } from "../../viz/deadlock.js";
 import { type Diagram, type DrawnMessage, diagram } from "../../viz/diagram.js";
+import { eventNotes } from "../../viz/notes.js";
 import { DIAGRAM_CSS, type RenderOptions, renderDiagram } from "../../viz/render.js";
-import { stepOfIndex } from "../../viz/steps.js";
 import { fill, h, svgContent, svgInto } from "./dom.js";
 import type { Traced } from "./protocol.js";
 
@@ -36,18 +36,12 @@ interface Prepared {
 function prepare(t: Traced): Prepared {
   const st = t.steps;
   if (st) {
-    const of = stepOfIndex(st);
-    const stepOfEvent = new Map(
-      t.events.map((e) => {
-        const i = /\bstep (\d+)\b/.exec(e.label ?? "")?.[1];
-        return [e, i === undefined ? undefined : of[e.rank]?.get(Number(i))] as const;
-      }),
-    );
+    // explain's step numbers and regions on each traced message (as the step-through page).
     const d = diagram(t.events, {
       size: t.size,
       unit: "tick",
       deadlocks: t.deadlocks,
-      stepFor: (e) => stepOfEvent.get(e),
+      notes: eventNotes(st, t.events),
     });
     const positions = st.steps.map((s, k) => Number(/^step (\d+)/.exec(s.label)?.[1] ?? k));
     return { traced: t, d, positions, captions: st.steps.map((s) => s.label) };
