@@ -236,7 +236,7 @@ function linkBetween(t: Topology, a: string, b: string): number {
 function busiestLinkTime(t: Topology, pairs: readonly (readonly [number, number])[], bytes: number): number {
   const load = new Float64Array(t.links.count);
   for (const [a, b] of pairs) {
-    const ps = t.paths(a, b, 0);
+    const ps = t.paths(a, b);
     for (const p of ps) for (const l of p) load[l] = (load[l] as number) + bytes / ps.length;
   }
   let worst = 0;
@@ -248,7 +248,7 @@ function busiestLinkTime(t: Topology, pairs: readonly (readonly [number, number]
 function stepLatency(t: Topology, pairs: readonly (readonly [number, number])[]): number {
   let worst = 0;
   for (const [a, b] of pairs) {
-    for (const p of t.paths(a, b, 0)) {
+    for (const p of t.paths(a, b)) {
       let s = t.hopLatency * p.length;
       for (const l of p) s += t.links.latency[l] as number;
       worst = Math.max(worst, s);

@@ -154,7 +154,7 @@ describe("pageNetwork", () => {
     expect(Object.keys(p.routes)).toEqual(["0>5", "3>3"]);
     expect(p.routes["3>3"]).toEqual([]);
     const flat = p.routes["0>5"] as number[];
-    const paths = t.paths(placement[0] as number, placement[5] as number, 0);
+    const paths = t.paths(placement[0] as number, placement[5] as number);
     let share = 0;
     for (let i = 0; i < flat.length; i += 2) {
       const l = flat[i] as number;

@@ -589,7 +589,7 @@ export function pageNetwork(
       throw new Error(`the page's topology: rank ${ha === undefined ? a : b} has no host (${placement.length} placed)`);
     const flat: number[] = [];
     if (ha !== hb) {
-      const paths = t.paths(ha, hb, 0);
+      const paths = t.paths(ha, hb);
       const share = new Map<number, number>();
       for (const p of paths) for (const l of p) share.set(l, (share.get(l) ?? 0) + 1 / paths.length);
       for (const [l, s] of share) flat.push(l, s / (t.links.bandwidth[l] as number));

@@ -75,7 +75,7 @@ export class Routes {
     const key = a * t.hosts + b;
     let r = this.cache.get(key);
     if (!r) {
-      const paths = t.paths(a, b, 0);
+      const paths = t.paths(a, b);
       const latency = paths.map((p) => {
         let s = t.hopLatency * p.length;
         for (const l of p) s += t.links.latency[l] as number;
