@@ -22,6 +22,7 @@ import {
   AUTO_EXACT_HASHED_MAX_OPERATIONS,
   AUTO_EXACT_MAX_OPERATIONS,
   autoEngine,
+  bytesByClass,
   type NetworkResult,
   networkTime,
   networkTimeExact,
@@ -889,5 +890,24 @@ describe("FlowNet keeps its paths right when it packs the pool", () => {
       for (const t of pair) expect(t).toBeCloseTo(10 * (k + 1), 9);
     });
     expect([...net.use.bytes]).toEqual([1000, 500, 500, 500, 500, 500, 500]);
+  });
+});
+
+describe("bytes per link class", () => {
+  it("a ring all-reduce over two dragonfly groups: local and global bytes as counted by hand", () => {
+    // ranks 0,1 in group 0 and 2,3 in group 1 (one host per router); every ring edge carries
+    // 2(n-1) chunks of S/n = 1.5 S; edges 0->1 and 2->3 cross one local link, 1->2 and 3->0 a
+    // local and a global one.
+    const S = 64 * 1024;
+    const a = alg("allreduce", "ring");
+    const net = onTopology("dragonfly:groups=2,routers=2,hosts=1", 4);
+    const r = networkTimeExact(a, callFor(a, 4, S), net);
+    const byKind = Object.fromEntries(bytesByClass(net.topology, r.linkBytes).map((c) => [c.kind, c]));
+    expect(byKind.global?.bytes).toBe(3 * S);
+    expect(byKind.global?.used).toBe(2);
+    expect(byKind.global?.links).toBe(2);
+    expect(byKind.local?.bytes).toBe(6 * S);
+    expect(byKind.inject?.bytes).toBe(6 * S);
+    expect(byKind.global?.share).toBeCloseTo(3 / 21, 12);
   });
 });

@@ -12,7 +12,7 @@
  * 128 nodes becomes boxes of consecutive nodes, a ring beyond 128 routers sectors. The caption
  * says what was aggregated.
  */
-import { hottestLinks } from "../model/network/index.js";
+import { bytesByClass, hottestLinks } from "../model/network/index.js";
 import type { Topology } from "../model/network/types.js";
 import { HEAT_UNUSED, heatColor, heatGradientStops, lineChartSvg } from "./chart.js";
 import { bytesText, esc, px, svgDocument, timeText } from "./svg.js";
@@ -441,7 +441,15 @@ export function linkHeatmap(t: Topology, linkBytes: Float64Array, time: number, 
   const lines = [
     `utilization = bytes / (bandwidth × time), time = ${timeText(time)}; colours relative to the hottest link`,
     ...g.notes,
-    hot.length > 0 ? "hottest links:" : "no link carried any bytes",
+    ...(hot.length > 0
+      ? [
+          `bytes by link kind: ${bytesByClass(t, linkBytes)
+            .filter((c) => c.bytes > 0)
+            .map((c) => `${c.kind} ${bytesText(Math.round(c.bytes))} (${pct(c.share)})`)
+            .join(", ")}`,
+          "hottest links:",
+        ]
+      : ["no link carried any bytes"]),
     ...hot.map(
       (h, i) => `${i + 1}. ${h.from} → ${h.to} (${h.kind}): ${pct(h.utilization)}, ${bytesText(Math.round(h.bytes))}`,
     ),

@@ -13,6 +13,7 @@ import { type NetworkParams, type NetworkResult, networkTimeExact } from "./simu
 import type { Topology } from "./types.js";
 
 export type { LinkUse } from "./flows.js";
+export { bytesByClass, type ClassBytes } from "./link-classes.js";
 export {
   MAX_PERIOD,
   networkTimePhases,
