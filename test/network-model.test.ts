@@ -674,14 +674,13 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
         // auto runs the rings and PAT at 16,384 ranks): the every-rank walk's times too.
         const vector = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: false });
         expect(vector.time).toBe(phases.time);
-        if (under.engine === "symmetric")
-          expect(vector.note).toMatch(/each of their operations timed for its \d+ copies at once/);
+        if (under.symmetry) expect(vector.note).toMatch(/each of their operations timed for its \d+ copies at once/);
         // Under a symmetry with every rank walked (as auto runs the log-step algorithms at 16,384
         // ranks): ranks p.. take their representative's plan moved, and time as if compiled.
         const moved = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: true });
         expect(moved.time).toBe(phases.time);
         expect(moved.messages).toBe(phases.messages);
-        if (under.engine === "symmetric")
+        if (under.symmetry)
           expect(moved.note).toMatch(/every rank walked, ranks \d+\.\. with the plans of ranks 0\.\.\d+ moved/);
         expect(phases.approximate).toBe(true);
         expect(phases.note).toMatch(/approximate/);
@@ -700,7 +699,8 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
         );
         for (const r of [phases, under, moved, vector]) {
           const sym = symmetryOf(r);
-          expect(sym !== undefined, "symmetric results name their symmetry").toBe(r.engine === "symmetric");
+          expect(r.engine, "the engine reported is one --engine takes").toBe("phases");
+          expect(sym, "a result walked under a symmetry names it in its note and its fields").toEqual(r.symmetry);
           if (sym) {
             const plans = Array.from({ length: n }, (_, k) => compile(a, rankCall(call, k)));
             expect(symmetryHolds(plans, sym), `${sym.kind} period ${sym.p}`).toBe(true);

@@ -125,6 +125,7 @@ export function modelOnNetwork(alg: Algorithm, request: NetworkRequest, o: Netwo
       engine: r.engine,
       engineAsked: machine.engine,
       approximate: r.approximate,
+      ...(r.symmetry ? { symmetry: r.symmetry } : {}),
       ...(r.note ? { note: r.note } : {}),
       timeUs: r.time,
       algbw: bw.algbw,

@@ -6,6 +6,7 @@
  */
 import { InvalidArgumentError } from "../../core/errors.js";
 import { suggest } from "../../core/suggest.js";
+import { THRESHOLDS } from "./policy.js";
 import type { Topology } from "./types.js";
 
 /** Link parameters from the flags, in model units (bytes per microsecond, microseconds). */
@@ -43,8 +44,8 @@ export const NETWORK_DEFAULTS = {
 } as const;
 
 /** Refused before anything is allocated: a typo such as torus:100000x100000 fails at once. */
-export const MAX_TOPOLOGY_HOSTS = 2 ** 21;
-export const MAX_TOPOLOGY_LINKS = 2 ** 23;
+export const MAX_TOPOLOGY_HOSTS = THRESHOLDS.MAX_TOPOLOGY_HOSTS.value;
+export const MAX_TOPOLOGY_LINKS = THRESHOLDS.MAX_TOPOLOGY_LINKS.value;
 
 /**
  * A parsed `--topology` value: its family, its hosts and the links it will build (checked against

@@ -26,10 +26,11 @@
  */
 import { checkPair, dimsOf, LinkTable, positiveInt, topologyError } from "../builder.js";
 import type { TopologyFamily, TopologyShape } from "../family.js";
+import { THRESHOLDS } from "../policy.js";
 import type { Topology } from "../types.js";
 
 /** --routing minimal on tori and meshes: the most paths one message may be split over (4-D torus: 384). */
-export const MAX_MINIMAL_PATHS = 4096;
+export const MAX_MINIMAL_PATHS = THRESHOLDS.MAX_MINIMAL_PATHS.value;
 
 type GridFamily = "ring" | "torus" | "mesh";
 
