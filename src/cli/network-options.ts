@@ -7,7 +7,15 @@
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../core/errors.js";
 import type { NetworkRequest } from "../model/machine.js";
-import { ENGINES, type Engine, FAMILIES, type FamilyFlag, parseBandwidth, parseTime } from "../model/network/index.js";
+import {
+  ENGINES,
+  type Engine,
+  FAMILIES,
+  type FamilyFlag,
+  parseBandwidth,
+  parseTime,
+  THRESHOLDS as T,
+} from "../model/network/index.js";
 import { decimal } from "./options.js";
 
 /** The flags as commander hands them over. */
@@ -37,6 +45,7 @@ function familyFlagHelp(flag: FamilyFlag): string {
   return [...byText].map(([text, names]) => `${names.join(", ")}: ${text}`).join("; ");
 }
 const time = (flag: string) => (v: string) => parseTime(v, flag);
+const n = (x: number) => x.toLocaleString("en");
 
 /** Adds the network flags to a command; `prefix` starts each description ('sim: ' on bench). */
 export function addNetworkOptions(cmd: Command, prefix = ""): Command {
@@ -80,7 +89,7 @@ export function addNetworkOptions(cmd: Command, prefix = ""): Command {
     .addOption(
       new Option(
         "--engine <name>",
-        `${prefix}network engine: exact (every operation), phases (rounds solved once, approximate), auto (exact up to 64 ranks, to 1,024 for calls of at most 100,000 operations, and on ECMP-hashed networks for calls of at most 1,200,000)`,
+        `${prefix}network engine: exact (every operation, as far as its memory goes), phases (rounds solved once, approximate), auto (exact up to ${n(T.AUTO_EXACT_MAX_RANKS.value)} ranks, to ${n(T.AUTO_EXACT_LARGE_MAX_RANKS.value)} for calls of at most ${n(T.AUTO_EXACT_MAX_OPERATIONS.value)} operations, and on ECMP-hashed networks for calls of at most ${n(T.AUTO_EXACT_HASHED_MAX_OPERATIONS.value)}, where it fits the heap)`,
       ).choices([...ENGINES]),
     )
     .addOption(
