@@ -178,7 +178,7 @@ function representatives(
     if (ops > PHASES_MAX_OPERATIONS) {
       throw new InvalidArgumentError(
         { op: "model", arg: "-n" },
-        `${alg.collective}/${alg.name} at n = ${n}, ${call.count} elements in segments of ${call.segment}: more than ${PHASES_MAX_OPERATIONS.toLocaleString("en")} operations to walk (${ops.toLocaleString("en")} in ${made.size + 1} ranks), past what the model holds in memory, and no rotation symmetry of period <= ${MAX_PERIOD} to walk fewer ranks; a larger --segment makes fewer`,
+        `${alg.collective}/${alg.name} at n = ${n}, ${call.count} elements in segments of ${call.segment}: more than ${PHASES_MAX_OPERATIONS.toLocaleString("en")} operations to walk (${ops.toLocaleString("en")} in ${made.size + 1} ranks), past what the model holds in memory, and no rotation symmetry of period <= ${MAX_PERIOD} to walk fewer ranks; ${fewerOperations(call, (ops / (made.size + 1)) * n)}`,
       );
     }
     made.set(r, made1);
@@ -703,8 +703,19 @@ function roundsOf(flat: Flat, n: number, sym: Symmetry): Walk {
 function budgetError(alg: Algorithm, call: CollectiveCall, estimate: number): InvalidArgumentError {
   return new InvalidArgumentError(
     { op: "model", arg: "-n" },
-    `${alg.collective}/${alg.name} at n = ${call.size}, ${call.count} elements in segments of ${call.segment}: about ${estimate.toLocaleString("en")} operations to walk (every rank: no rotation or exclusive-or symmetry of period <= ${MAX_PERIOD}, and no pipeline fold whose walk fits), past the ${PHASES_MAX_OPERATIONS.toLocaleString("en")} the phases engine compiles; a larger --segment makes fewer`,
+    `${alg.collective}/${alg.name} at n = ${call.size}, ${call.count} elements in segments of ${call.segment}: about ${estimate.toLocaleString("en")} operations to walk (every rank: no rotation or exclusive-or symmetry of period <= ${MAX_PERIOD}, and no pipeline fold whose walk fits), past the ${PHASES_MAX_OPERATIONS.toLocaleString("en")} the phases engine compiles; ${fewerOperations(call, estimate)}`,
   );
+}
+
+/**
+ * What makes a call the phases engine refuses fit: a larger --segment where the call is cut into
+ * several segments; else fewer ranks (a count that fits where the operations grow at least as
+ * fast as n) or an algorithm with fewer steps, since the plan's steps grow with n whatever the size.
+ */
+function fewerOperations(call: CollectiveCall, estimate: number): string {
+  if (call.count > call.segment) return "a larger --segment makes fewer";
+  const ranks = Math.max(2, Math.floor((call.size * PHASES_MAX_OPERATIONS) / estimate));
+  return `the call is one segment, so its plans' steps grow with n whatever its size: fewer ranks (-n ${ranks.toLocaleString("en")} fits), or an algorithm of fewer steps (e.g. recursive_doubling, a log2(n)-step one)`;
 }
 
 /**
