@@ -35,7 +35,7 @@ import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
 import { type FlowSet, solveSets } from "./flow-sets.js";
 import { grow, Heap } from "./flows.js";
-import { THRESHOLDS } from "./policy.js";
+import { phasesBudgetError as budgetError, fewerOperations, THRESHOLDS } from "./policy.js";
 import { checkNetworkParams, type NetworkParams, type NetworkResult, Routes } from "./simulate.js";
 
 /** The most operations the phases engine compiles (all ranks, or ranks 0..p-1 under a symmetry). */
@@ -698,24 +698,6 @@ function roundsOf(flat: Flat, n: number, sym: Symmetry): Walk {
     places[t] = place;
   });
   return { sym, flat, rounds, keys, places, roundOf, messageOf, operations: flat.ops };
-}
-
-function budgetError(alg: Algorithm, call: CollectiveCall, estimate: number): InvalidArgumentError {
-  return new InvalidArgumentError(
-    { op: "model", arg: "-n" },
-    `${alg.collective}/${alg.name} at n = ${call.size}, ${call.count} elements in segments of ${call.segment}: about ${estimate.toLocaleString("en")} operations to walk (every rank: no rotation or exclusive-or symmetry of period <= ${MAX_PERIOD}, and no pipeline fold whose walk fits), past the ${PHASES_MAX_OPERATIONS.toLocaleString("en")} the phases engine compiles; ${fewerOperations(call, estimate)}`,
-  );
-}
-
-/**
- * What makes a call the phases engine refuses fit: a larger --segment where the call is cut into
- * several segments; else fewer ranks (a count that fits where the operations grow at least as
- * fast as n) or an algorithm with fewer steps, since the plan's steps grow with n whatever the size.
- */
-function fewerOperations(call: CollectiveCall, estimate: number): string {
-  if (call.count > call.segment) return "a larger --segment makes fewer";
-  const ranks = Math.max(2, Math.floor((call.size * PHASES_MAX_OPERATIONS) / estimate));
-  return `the call is one segment, so its plans' steps grow with n whatever its size: fewer ranks (-n ${ranks.toLocaleString("en")} fits), or an algorithm of fewer steps (e.g. recursive_doubling, a log2(n)-step one)`;
 }
 
 /**

@@ -161,3 +161,22 @@ export function chooseEngine(
     (n <= T.AUTO_EXACT_LARGE_MAX_RANKS.value && operations() <= T.AUTO_EXACT_MAX_OPERATIONS.value);
   return short && fits() ? "exact" : "phases";
 }
+
+/** The phases engine's refusal of a call whose walk would compile more than PHASES_MAX_OPERATIONS operations. */
+export function phasesBudgetError(alg: Algorithm, call: CollectiveCall, estimate: number): InvalidArgumentError {
+  return new InvalidArgumentError(
+    { op: "model", arg: "-n" },
+    `${alg.collective}/${alg.name} at n = ${call.size}, ${call.count} elements in segments of ${call.segment}: about ${estimate.toLocaleString("en")} operations to walk (every rank: no rotation or exclusive-or symmetry of period <= ${THRESHOLDS.MAX_PERIOD.value}, and no pipeline fold whose walk fits), past the ${THRESHOLDS.PHASES_MAX_OPERATIONS.value.toLocaleString("en")} the phases engine compiles; ${fewerOperations(call, estimate)}`,
+  );
+}
+
+/**
+ * What makes a call the phases engine refuses fit: a larger --segment where the call is cut into
+ * several segments; else fewer ranks (a count that fits where the operations grow at least as
+ * fast as n) or an algorithm with fewer steps, since the plan's steps grow with n whatever the size.
+ */
+export function fewerOperations(call: CollectiveCall, estimate: number): string {
+  if (call.count > call.segment) return "a larger --segment makes fewer";
+  const ranks = Math.max(2, Math.floor((call.size * THRESHOLDS.PHASES_MAX_OPERATIONS.value) / estimate));
+  return `the call is one segment, so its plans' steps grow with n whatever its size: fewer ranks (-n ${ranks.toLocaleString("en")} fits), or an algorithm of fewer steps (e.g. recursive_doubling, a log2(n)-step one)`;
+}
