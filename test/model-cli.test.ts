@@ -41,6 +41,7 @@ interface ModelJson {
   criticalRank: number;
   engine: string;
   approximate: boolean;
+  symmetry?: { kind: string; p: number };
   messages: number;
   linksUsed: number;
   links: { link: number; bytes: number; utilization: number }[];
@@ -168,7 +169,8 @@ describe("cclab model --topology: one call", () => {
     const pat = "model allgather --algorithm pat -n 2048 --bytes 1M --topology fattree".split(" ");
     const two = await json<ModelJson>(...pat, "--threads", "2");
     const alone = await json<ModelJson>(...pat, "--threads", "1");
-    expect(two.engine).toBe("symmetric");
+    expect(two.engine).toBe("phases");
+    expect(two.symmetry).toEqual({ kind: "rotate", p: 1 });
     expect(alone.timeUs).toBe(two.timeUs);
   });
 

@@ -22,6 +22,7 @@ import {
   AUTO_EXACT_HASHED_MAX_OPERATIONS,
   AUTO_EXACT_MAX_OPERATIONS,
   autoEngine,
+  bytesByClass,
   type NetworkResult,
   networkTime,
   networkTimeExact,
@@ -236,7 +237,7 @@ function linkBetween(t: Topology, a: string, b: string): number {
 function busiestLinkTime(t: Topology, pairs: readonly (readonly [number, number])[], bytes: number): number {
   const load = new Float64Array(t.links.count);
   for (const [a, b] of pairs) {
-    const ps = t.paths(a, b, 0);
+    const ps = t.paths(a, b);
     for (const p of ps) for (const l of p) load[l] = (load[l] as number) + bytes / ps.length;
   }
   let worst = 0;
@@ -248,7 +249,7 @@ function busiestLinkTime(t: Topology, pairs: readonly (readonly [number, number]
 function stepLatency(t: Topology, pairs: readonly (readonly [number, number])[]): number {
   let worst = 0;
   for (const [a, b] of pairs) {
-    for (const p of t.paths(a, b, 0)) {
+    for (const p of t.paths(a, b)) {
       let s = t.hopLatency * p.length;
       for (const l of p) s += t.links.latency[l] as number;
       worst = Math.max(worst, s);
@@ -673,14 +674,13 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
         // auto runs the rings and PAT at 16,384 ranks): the every-rank walk's times too.
         const vector = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: false });
         expect(vector.time).toBe(phases.time);
-        if (under.engine === "symmetric")
-          expect(vector.note).toMatch(/each of their operations timed for its \d+ copies at once/);
+        if (under.symmetry) expect(vector.note).toMatch(/each of their operations timed for its \d+ copies at once/);
         // Under a symmetry with every rank walked (as auto runs the log-step algorithms at 16,384
         // ranks): ranks p.. take their representative's plan moved, and time as if compiled.
         const moved = networkTimePhases(a, call, { ...params, everyRank: false, moveRanks: true });
         expect(moved.time).toBe(phases.time);
         expect(moved.messages).toBe(phases.messages);
-        if (under.engine === "symmetric")
+        if (under.symmetry)
           expect(moved.note).toMatch(/every rank walked, ranks \d+\.\. with the plans of ranks 0\.\.\d+ moved/);
         expect(phases.approximate).toBe(true);
         expect(phases.note).toMatch(/approximate/);
@@ -699,7 +699,8 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
         );
         for (const r of [phases, under, moved, vector]) {
           const sym = symmetryOf(r);
-          expect(sym !== undefined, "symmetric results name their symmetry").toBe(r.engine === "symmetric");
+          expect(r.engine, "the engine reported is one --engine takes").toBe("phases");
+          expect(sym, "a result walked under a symmetry names it in its note and its fields").toEqual(r.symmetry);
           if (sym) {
             const plans = Array.from({ length: n }, (_, k) => compile(a, rankCall(call, k)));
             expect(symmetryHolds(plans, sym), `${sym.kind} period ${sym.p}`).toBe(true);
@@ -889,5 +890,24 @@ describe("FlowNet keeps its paths right when it packs the pool", () => {
       for (const t of pair) expect(t).toBeCloseTo(10 * (k + 1), 9);
     });
     expect([...net.use.bytes]).toEqual([1000, 500, 500, 500, 500, 500, 500]);
+  });
+});
+
+describe("bytes per link class", () => {
+  it("a ring all-reduce over two dragonfly groups: local and global bytes as counted by hand", () => {
+    // ranks 0,1 in group 0 and 2,3 in group 1 (one host per router); every ring edge carries
+    // 2(n-1) chunks of S/n = 1.5 S; edges 0->1 and 2->3 cross one local link, 1->2 and 3->0 a
+    // local and a global one.
+    const S = 64 * 1024;
+    const a = alg("allreduce", "ring");
+    const net = onTopology("dragonfly:groups=2,routers=2,hosts=1", 4);
+    const r = networkTimeExact(a, callFor(a, 4, S), net);
+    const byKind = Object.fromEntries(bytesByClass(net.topology, r.linkBytes).map((c) => [c.kind, c]));
+    expect(byKind.global?.bytes).toBe(3 * S);
+    expect(byKind.global?.used).toBe(2);
+    expect(byKind.global?.links).toBe(2);
+    expect(byKind.local?.bytes).toBe(6 * S);
+    expect(byKind.inject?.bytes).toBe(6 * S);
+    expect(byKind.global?.share).toBeCloseTo(3 / 21, 12);
   });
 });

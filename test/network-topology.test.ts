@@ -12,19 +12,23 @@ import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../src/core/errors.js";
 import {
   describeTopology,
+  FAMILIES,
   FULL_DEFAULTS,
   NETWORK_DEFAULTS,
   parseTopology,
+  parseTopologyShape,
   placeRanks,
+  ROUTINGS,
   TOPOLOGY_HELP,
 } from "../src/model/network/topology.js";
 import type { Topology } from "../src/model/network/types.js";
 import { formatBandwidth, formatTime, parseBandwidth, parseTime } from "../src/model/network/units.js";
 
-const route = (t: Topology, a: number, b: number, flow = 0): number[] => {
-  const out: number[] = [];
-  t.route(a, b, flow, out);
-  return out;
+/** The one path a single-path routing rule gives from host a to host b. */
+const route = (t: Topology, a: number, b: number): number[] => {
+  const all = t.paths(a, b);
+  expect(all).toHaveLength(1);
+  return [...(all[0] as readonly number[])];
 };
 
 /** The nodes a path visits, by name: h0 r(0,0) r(1,0) h1. */
@@ -134,7 +138,7 @@ describe("full", () => {
     const time =
       path.reduce((s, l) => s + t.links.latency[l]!, 0) + B / Math.min(...path.map((l) => t.links.bandwidth[l]!));
     expect(time).toBe(2 + B / (10 * GB));
-    expect(t.paths(1, 2, 0)).toEqual([[2, 5]]);
+    expect(t.paths(1, 2)).toEqual([[2, 5]]);
   });
 
   it("defaults to today's alpha-beta numbers; full:N sizes it; too few hosts is an error", () => {
@@ -155,13 +159,13 @@ describe("ring", () => {
     expect(nodesOf(t, route(t, 0, 4))).toEqual(["h0", "r0", "r5", "r4", "h4"]);
     expect(nodesOf(t, route(t, 1, 4))).toEqual(["h1", "r1", "r2", "r3", "r4", "h4"]);
     expect(nodesOf(t, route(t, 4, 1))).toEqual(["h4", "r4", "r5", "r0", "r1", "h1"]);
-    expect(t.paths(1, 4, 0)).toHaveLength(1);
+    expect(t.paths(1, 4)).toHaveLength(1);
     const m = parseTopology("ring:6", 6, { routing: "minimal" });
-    expect(m.paths(1, 4, 0).map((p) => nodesOf(m, p))).toEqual([
+    expect(m.paths(1, 4).map((p) => nodesOf(m, p))).toEqual([
       ["h1", "r1", "r2", "r3", "r4", "h4"],
       ["h1", "r1", "r0", "r5", "r4", "h4"],
     ]);
-    expect(m.paths(1, 3, 0)).toHaveLength(1);
+    expect(m.paths(1, 3)).toHaveLength(1);
   });
 
   it("injection defaults to the router's outgoing bandwidth; --injection sets it", () => {
@@ -216,8 +220,8 @@ describe("torus and mesh", () => {
     expect(nodesOf(t, route(t, 1, 0))).toEqual(["h1", "r(1,0)", "r(0,0)", "h0"]);
     expect(t.links.kind[route(t, 1, 0)[1]!]).toBe("x+");
     const m = parseTopology("torus:2x4", 8, { routing: "minimal" });
-    expect(m.paths(0, 1, 0)).toHaveLength(1); // half way round a ring of 2: one direction only
-    expect(m.paths(0, 5, 0)).toHaveLength(2 * 2); // two orders, the y tie both ways
+    expect(m.paths(0, 1)).toHaveLength(1); // half way round a ring of 2: one direction only
+    expect(m.paths(0, 5)).toHaveLength(2 * 2); // two orders, the y tie both ways
   });
 
   it("mesh 3x3: no wrap-around, straight along each dimension", () => {
@@ -230,7 +234,7 @@ describe("torus and mesh", () => {
     expect(t.links.bandwidth[0]).toBe(2 * NETWORK_DEFAULTS.link);
     expect(t.links.bandwidth[2 * 4]).toBe(4 * NETWORK_DEFAULTS.link);
     const m = parseTopology("mesh:3x3", 9, { routing: "minimal" });
-    expect(m.paths(0, 8, 0).map((p) => nodesOf(m, p))).toEqual([
+    expect(m.paths(0, 8).map((p) => nodesOf(m, p))).toEqual([
       ["h0", "r(0,0)", "r(1,0)", "r(2,0)", "r(2,1)", "r(2,2)", "h8"],
       ["h0", "r(0,0)", "r(0,1)", "r(0,2)", "r(1,2)", "r(2,2)", "h8"],
     ]);
@@ -239,25 +243,25 @@ describe("torus and mesh", () => {
   it("minimal multipath: every order of the moving dimensions, ties both ways", () => {
     const t = parseTopology("torus:4x4x4", 64, { routing: "minimal" });
     const at = (x: number, y: number, z: number) => x + 4 * y + 16 * z;
-    expect(t.paths(0, at(1, 1, 1), 0)).toHaveLength(6);
-    expect(t.paths(0, at(1, 1, 0), 0)).toHaveLength(2);
-    expect(t.paths(0, at(2, 0, 0), 0)).toHaveLength(2);
-    expect(t.paths(0, at(2, 2, 1), 0)).toHaveLength(6 * 4);
-    expect(t.paths(0, at(2, 2, 2), 0)).toHaveLength(6 * 8);
-    for (const p of t.paths(0, at(2, 2, 1), 0)) {
+    expect(t.paths(0, at(1, 1, 1))).toHaveLength(6);
+    expect(t.paths(0, at(1, 1, 0))).toHaveLength(2);
+    expect(t.paths(0, at(2, 0, 0))).toHaveLength(2);
+    expect(t.paths(0, at(2, 2, 1))).toHaveLength(6 * 4);
+    expect(t.paths(0, at(2, 2, 2))).toHaveLength(6 * 8);
+    for (const p of t.paths(0, at(2, 2, 1))) {
       expectWalk(t, 0, at(2, 2, 1), p);
       expect(p).toHaveLength(5 + 2);
     }
-    expect(new Set(t.paths(0, at(2, 2, 1), 0).map((p) => p.join())).size).toBe(24);
+    expect(new Set(t.paths(0, at(2, 2, 1)).map((p) => p.join())).size).toBe(24);
     // dor (the default) is one path, the same as route()
     const d = parseTopology("torus:4x4x4", 64);
-    expect(d.paths(0, at(2, 2, 1), 0)).toEqual([route(d, 0, at(2, 2, 1))]);
+    expect(d.paths(0, at(2, 2, 1))).toEqual([route(d, 0, at(2, 2, 1))]);
   });
 
   it("minimal routing refuses a torus whose messages would split over more than 4096 paths", () => {
-    expect(
-      parseTopology("torus:4x4x4x4x4", 1, { routing: "minimal" }).paths(0, 2 + 8 + 32 + 128 + 512, 0),
-    ).toHaveLength(120 * 32);
+    expect(parseTopology("torus:4x4x4x4x4", 1, { routing: "minimal" }).paths(0, 2 + 8 + 32 + 128 + 512)).toHaveLength(
+      120 * 32,
+    );
     expect(() => parseTopology("torus:4x4x4x4x4x4", 1, { routing: "minimal" })).toThrow(
       "--routing: minimal on 'torus:4x4x4x4x4x4' splits a message over up to 46080 paths",
     );
@@ -290,10 +294,10 @@ describe("torus and mesh", () => {
           if (dist > 0) moving++;
           if (!mesh && A > 2 && 2 * delta === A) ties++;
         }
-        const one = route(t, ha, hb);
+        const one = route(parseTopology(spec, 1), ha, hb);
         expectWalk(t, ha, hb, one);
         expect(one).toHaveLength(hops);
-        const all = t.paths(ha, hb, 0);
+        const all = t.paths(ha, hb);
         let fact = 1;
         for (let k = 2; k <= moving; k++) fact *= k;
         expect(all).toHaveLength(minimal ? fact * 2 ** ties : 1);
@@ -332,8 +336,8 @@ describe("fat-tree", () => {
     for (let a = 0; a < 64; a++)
       for (let b = 0; b < 64; b++) {
         if (Math.floor(a / 8) === Math.floor(b / 8)) continue;
-        const r = route(t, a, b, a * 64 + b);
-        expect(route(t, a, b, 12345)).toEqual(r);
+        const r = route(t, a, b);
+        expect(route(t, a, b)).toEqual(r);
         const spine = nodesOf(t, r)[2]!;
         used.set(spine, (used.get(spine) ?? 0) + 1);
       }
@@ -344,11 +348,11 @@ describe("fat-tree", () => {
 
   it("spray: every spine, the same leaf one path", () => {
     const t = parseTopology("fattree:leaves=4,hosts=4,spines=3", 16, { routing: "spray" });
-    const ps = t.paths(0, 9, 0);
+    const ps = t.paths(0, 9);
     expect(ps).toHaveLength(3);
     expect(ps.map((p) => nodesOf(t, p)[2])).toEqual(["spine0", "spine1", "spine2"]);
     for (const p of ps) expectWalk(t, 0, 9, p);
-    expect(t.paths(0, 1, 0)).toEqual([[0, 3]]);
+    expect(t.paths(0, 1)).toEqual([[0, 3]]);
   });
 
   it("oversubscription thins the uplinks: a leaf's uplinks carry hosts*link/over", () => {
@@ -380,10 +384,10 @@ describe("fat-tree", () => {
     expect(far[3]).toMatch(/^core[0-3]$/);
     expect(far[5]).toBe("edge7");
     const s = parseTopology("fattree:k=4", 16, { routing: "spray" });
-    expect(s.paths(0, 2, 0)).toHaveLength(2);
-    expect(s.paths(0, 15, 0)).toHaveLength(4);
-    expect(new Set(s.paths(0, 15, 0).map((p) => nodesOf(s, p)[3])).size).toBe(4);
-    for (const p of s.paths(0, 15, 0)) expectWalk(s, 0, 15, p);
+    expect(s.paths(0, 2)).toHaveLength(2);
+    expect(s.paths(0, 15)).toHaveLength(4);
+    expect(new Set(s.paths(0, 15).map((p) => nodesOf(s, p)[3])).size).toBe(4);
+    for (const p of s.paths(0, 15)) expectWalk(s, 0, 15, p);
   });
 
   it("k-ary ECMP covers every aggregation switch and core over many pairs", () => {
@@ -457,8 +461,8 @@ describe("rail-optimized GPU system", () => {
   it("spray over every spine; ECMP covers every spine over many pairs", () => {
     const s = parseTopology("rail:4x4,spines=3", 16, { routing: "spray" });
     expect(s.name).toBe("rail:4x4,spines=3");
-    expect(s.paths(0, 5, 0).map((p) => nodesOf(s, p)[2])).toEqual(["spine0", "spine1", "spine2"]);
-    expect(s.paths(0, 4, 0)).toHaveLength(1);
+    expect(s.paths(0, 5).map((p) => nodesOf(s, p)[2])).toEqual(["spine0", "spine1", "spine2"]);
+    expect(s.paths(0, 4)).toHaveLength(1);
     const e = parseTopology("rail:16x8", 128);
     const spines = new Set<string>();
     for (let a = 0; a < 128; a++)
@@ -484,14 +488,14 @@ describe("paths() under the default (single-path) rules", () => {
     "fattree:k=4",
     "rail:3x4",
     "examples/topologies/two-leaves.json",
-  ])("%s: one path, the same as route()", (spec) => {
+  ])("%s: one path, a walk, the same each time", (spec) => {
     const t = parseTopology(spec, 4);
     for (let a = 0; a < t.hosts; a++)
       for (let b = 0; b < t.hosts; b++) {
         if (a === b) continue;
-        const r = route(t, a, b, a + b);
+        const r = route(t, a, b);
         expectWalk(t, a, b, r);
-        expect(t.paths(a, b, a + b)).toEqual([r]);
+        expect(t.paths(a, b)).toEqual([r]);
       }
   });
 });
@@ -507,6 +511,7 @@ describe("describeTopology", () => {
       "  y+      16 × 50 GB/s, 100 ns",
       "  y-      16 × 50 GB/s, 100 ns",
       "hop latency 100 ns; routing: dimension order (dimension 0 first), the shorter way round each ring, a tie going +",
+      "injection: each host drives its router's 4 outgoing links at once (a port per direction): up to 4 × the link bandwidth out, and in",
     ]);
     expect(describeTopology(parseTopology("mesh:3x3", 9))[1]).toBe("  inject  9 × 100 GB/s to 200 GB/s, 100 ns");
   });
@@ -819,5 +824,51 @@ describe("16,384 hosts", () => {
     expect(t.links.count).toBe(links);
     const r = route(t, 0, 16383);
     expectWalk(t, 0, 16383, r);
+  });
+});
+
+describe("the family registry", () => {
+  it("every family file's family is registered, and --topology's help and routing rules come from them", () => {
+    const names = FAMILIES.map((f) => f.name);
+    for (const f of ["full", "ring", "torus", "mesh", "fattree", "rail", "file"]) expect(names).toContain(f);
+    for (const f of FAMILIES) {
+      for (const [syntax, what] of f.help) {
+        expect(TOPOLOGY_HELP).toContain(syntax);
+        expect(TOPOLOGY_HELP).toContain(what);
+      }
+      expect(ROUTINGS[f.name]).toEqual(f.routings);
+      // Its bare name builds it (sized from the ranks), or is refused naming --topology and what to write.
+      const spec = f.name === "file" ? "examples/topologies/two-leaves.json" : f.name;
+      let built: string | undefined;
+      try {
+        built = parseTopology(spec, 2).family;
+      } catch (e) {
+        expect(String(e)).toMatch(/--topology: '.*': .* (needs|expected)/);
+        built = parseTopology(`${f.name}:2x2`, 2).family;
+      }
+      expect(built).toBe(f.name);
+    }
+  });
+
+  it("parseTopologyShape: the family and dimensions of a --topology value, nothing built", () => {
+    expect(parseTopologyShape("torus:8x4x2")).toMatchObject({
+      family: "torus",
+      name: "torus:8x4x2",
+      hosts: 64,
+      dims: [8, 4, 2],
+    });
+    expect(parseTopologyShape("Mesh:4x4")).toMatchObject({ family: "mesh", dims: [4, 4] });
+    expect(parseTopologyShape("ring", 12)).toMatchObject({ family: "ring", hosts: 12, dims: [12] });
+    expect(parseTopologyShape("fattree:k=4")).toMatchObject({ family: "fattree", hosts: 16 });
+    expect(parseTopologyShape("fattree:k=4").dims).toBeUndefined();
+    expect(() => parseTopologyShape("torus:100000x100000")).toThrow("would have 10000000000 hosts");
+    expect(() => parseTopologyShape("tours:4x4")).toThrow("unknown topology 'tours' (did you mean 'torus'?)");
+  });
+
+  it("a routing rule another family has is refused, naming the family's own rules", () => {
+    expect(() => parseTopology("torus:4x4", 16, { routing: "ecmp" })).toThrow(
+      "--routing: 'ecmp' is not a routing rule of torus; it has dor, minimal",
+    );
+    expect(parseTopology("ring:8", 8, { routing: "dor" }).routing).toContain("shorter way round the ring");
   });
 });

@@ -154,7 +154,7 @@ describe("pageNetwork", () => {
     expect(Object.keys(p.routes)).toEqual(["0>5", "3>3"]);
     expect(p.routes["3>3"]).toEqual([]);
     const flat = p.routes["0>5"] as number[];
-    const paths = t.paths(placement[0] as number, placement[5] as number, 0);
+    const paths = t.paths(placement[0] as number, placement[5] as number);
     let share = 0;
     for (let i = 0; i < flat.length; i += 2) {
       const l = flat[i] as number;
@@ -257,4 +257,15 @@ describe.skipIf(!chromium)("the step-through page with --topology, in headless C
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe("the heat map's bytes per link class", () => {
+  it("says the bytes each kind of link carried (a dragonfly: local and global)", () => {
+    const t = parseTopology("dragonfly:groups=2,routers=2,hosts=1", 4);
+    const bytes = new Float64Array(t.links.count);
+    for (let l = 0; l < t.links.count; l++) bytes[l] = t.links.kind[l] === "global" ? 3 * 2 ** 20 : 0;
+    bytes[0] = 2 ** 20;
+    const svg = linkHeatmapSvg(t, bytes, 100);
+    expect(svg).toContain("bytes by link kind: inject 1 MiB (14.3%), global 6 MiB (85.7%)");
+  });
 });

@@ -11,7 +11,7 @@ import { NO_PROGRESS, progressBar } from "../bench/plan.js";
 import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { bandwidths, callOf, machineFor, type NetworkRequest, timeOnMachine } from "../model/machine.js";
-import { AUTO_EXACT_MAX_RANKS, hottestLinks, type LinkLoad } from "../model/network/index.js";
+import { AUTO_EXACT_MAX_RANKS, bytesByClass, hottestLinks, type LinkLoad } from "../model/network/index.js";
 import { type GridSweep, gridChart, gridSweep, type PointResult } from "../model/sweep.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import type { ModelParams } from "../schedule/model.js";
@@ -99,6 +99,7 @@ export function modelOnNetwork(given: Algorithm, request: NetworkRequest, o: Net
   const links = hottestLinks(t, r.linkBytes, r.time, JSON_MAX_LINKS);
   let used = 0;
   for (const b of r.linkBytes) if (b > 0) used++;
+  const classes = bytesByClass(t, r.linkBytes);
   if (o.output) {
     const title = `${o.collective}/${alg.name}, ${bytesText(size)} on ${n} ranks: link utilization on ${t.name}`;
     const svg = linkHeatmapSvg(t, r.linkBytes, r.time, { title });
@@ -131,6 +132,7 @@ export function modelOnNetwork(given: Algorithm, request: NetworkRequest, o: Net
       engine: r.engine,
       engineAsked: machine.engine,
       approximate: r.approximate,
+      ...(r.symmetry ? { symmetry: r.symmetry } : {}),
       ...(r.note ? { note: r.note } : {}),
       timeUs: r.time,
       algbw: bw.algbw,
@@ -141,6 +143,7 @@ export function modelOnNetwork(given: Algorithm, request: NetworkRequest, o: Net
       solves: r.solves,
       seconds,
       linksUsed: used,
+      bytesByClass: classes,
       links,
       ...(o.output ? { output: o.output } : {}),
     });
@@ -171,6 +174,12 @@ export function modelOnNetwork(given: Algorithm, request: NetworkRequest, o: Net
     chars: COMPACT,
   });
   for (const l of links.slice(0, REPORT_LINKS)) table.push(linkRow(l));
+  say(
+    `bytes by link kind: ${classes
+      .filter((c) => c.bytes > 0)
+      .map((c) => `${c.kind} ${bytesText(Math.round(c.bytes))} (${(100 * c.share).toFixed(1)}%)`)
+      .join(", ")}`,
+  );
   say(`hottest links (mean utilization over the call: bytes / (bandwidth x time)), ${used} of ${t.links.count} used:`);
   say(table.toString());
   if (o.output) say(`wrote ${o.output} (the link heat map)`);

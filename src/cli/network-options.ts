@@ -7,7 +7,15 @@
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../core/errors.js";
 import type { NetworkRequest } from "../model/machine.js";
-import { ENGINES, type Engine, parseBandwidth, parseTime } from "../model/network/index.js";
+import {
+  ENGINES,
+  type Engine,
+  FAMILIES,
+  type FamilyFlag,
+  parseBandwidth,
+  parseTime,
+  THRESHOLDS as T,
+} from "../model/network/index.js";
 import { decimal } from "./options.js";
 
 /** The flags as commander hands them over. */
@@ -26,7 +34,18 @@ export interface NetworkFlags {
 }
 
 const bandwidth = (flag: string) => (v: string) => parseBandwidth(v, flag);
+
+/** What a family-specific flag means, family by family, from the families themselves: 'rail: ...; fattree: ...'. */
+function familyFlagHelp(flag: FamilyFlag): string {
+  const byText = new Map<string, string[]>();
+  for (const f of FAMILIES) {
+    const text = f.flags?.[flag];
+    if (text !== undefined) byText.set(text, [...(byText.get(text) ?? []), f.name]);
+  }
+  return [...byText].map(([text, names]) => `${names.join(", ")}: ${text}`).join("; ");
+}
 const time = (flag: string) => (v: string) => parseTime(v, flag);
+const n = (x: number) => x.toLocaleString("en");
 
 /** Adds the network flags to a command; `prefix` starts each description ('sim: ' on bench). */
 export function addNetworkOptions(cmd: Command, prefix = ""): Command {
@@ -34,7 +53,7 @@ export function addNetworkOptions(cmd: Command, prefix = ""): Command {
     .addOption(
       new Option(
         "--topology <spec>",
-        `${prefix}time on a network: full[:N], ring[:N], torus:AxB[xC..], mesh:AxB[xC..], fattree[:leaves=L,hosts=H,spines=S,over=R], fattree:k=K, rail[:NODESxG], file:PATH.json (docs/network.md)`,
+        `${prefix}time on a network: ${FAMILIES.map((f) => f.syntax).join(", ")} (docs/network.md)`,
       ),
     )
     .addOption(
@@ -54,30 +73,23 @@ export function addNetworkOptions(cmd: Command, prefix = ""): Command {
       ),
     )
     .addOption(
-      new Option(
-        "--injection <bw>",
-        `${prefix}host link bandwidth (ring, torus, mesh: the router's outgoing total; fattree: --link)`,
-      ).argParser(bandwidth("--injection")),
+      new Option("--injection <bw>", `${prefix}${familyFlagHelp("injection")}`).argParser(bandwidth("--injection")),
     )
-    .addOption(
-      new Option("--nvlink <bw>", `${prefix}rail: a GPU's NVLink bandwidth each way (450GB/s)`).argParser(
-        bandwidth("--nvlink"),
-      ),
-    )
-    .addOption(
-      new Option("--nic <bw>", `${prefix}rail: a GPU's NIC bandwidth each way (400Gb/s)`).argParser(bandwidth("--nic")),
-    )
+    .addOption(new Option("--nvlink <bw>", `${prefix}${familyFlagHelp("nvlink")}`).argParser(bandwidth("--nvlink")))
+    .addOption(new Option("--nic <bw>", `${prefix}${familyFlagHelp("nic")}`).argParser(bandwidth("--nic")))
     .addOption(
       new Option(
         "--routing <rule>",
-        `${prefix}routing rule of the family (ring: shortest|minimal; torus, mesh: dor|minimal; fattree: ecmp|spray; rail: ecmp|spray|pxn)`,
+        `${prefix}routing rule of the family (${FAMILIES.filter((f) => f.routings.length > 1)
+          .map((f) => `${f.name}: ${f.routings.join("|")}`)
+          .join("; ")}; the first is the default)`,
       ),
     )
     .addOption(new Option("--placement <how>", `${prefix}ranks on hosts: block, round-robin or file:PATH`))
     .addOption(
       new Option(
         "--engine <name>",
-        `${prefix}network engine: exact (every operation), phases (rounds solved once, approximate), auto (exact up to 64 ranks, to 1,024 for calls of at most 100,000 operations, and on ECMP-hashed networks for calls of at most 1,200,000)`,
+        `${prefix}network engine: exact (every operation, as far as its memory goes), phases (rounds solved once, approximate), auto (exact up to ${n(T.AUTO_EXACT_MAX_RANKS.value)} ranks, to ${n(T.AUTO_EXACT_LARGE_MAX_RANKS.value)} for calls of at most ${n(T.AUTO_EXACT_MAX_OPERATIONS.value)} operations, and on ECMP-hashed networks for calls of at most ${n(T.AUTO_EXACT_HASHED_MAX_OPERATIONS.value)}, where it fits the heap)`,
       ).choices([...ENGINES]),
     )
     .addOption(

@@ -15,7 +15,7 @@ const JSON_SHAPES: Record<string, string> = {
   explain: "{ collective, algorithm, call, errors, steps, cost }",
   trace: "{ collective, algorithm, backend, call, unit, events }",
   model:
-    "{ collective, algorithm, nranks, bytes, count, dtype, segment, params, modelUs, formulaUs, ... } (one algorithm at one size; sweeps give their rows); with --topology { collective, algorithm, nranks, bytes, size, count, topology, engine, approximate, note, timeUs, algbw, busbw, criticalRank, linksUsed, links (top 100), ... }, sweeps { over, algorithms, rows: [{ nranks, size, results }], crossovers }",
+    "{ collective, algorithm, nranks, bytes, count, dtype, segment, params, modelUs, formulaUs, ... } (one algorithm at one size; sweeps give their rows); with --topology { collective, algorithm, nranks, bytes, size, count, topology, engine (exact or phases), approximate, symmetry?, note, timeUs, algbw, busbw, criticalRank, linksUsed, bytesByClass, links (top 100), ... }, sweeps { over, algorithms, rows: [{ nranks, size, results }], crossovers }",
   run: "{ exitCode, seconds, failure?, exits } (--json before the program: what follows the program is its own arguments)",
   bench:
     "{ tool, collective, algorithm, backend, nranks, dtype, op, root, iters, warmupIters, timing, average, builtinName, model, simMaxBytes, rows, outOfBounds, builtinWrong, avgBusBw, memory, floors } (src/bench/types.ts BenchResult)",

@@ -288,10 +288,9 @@ export function fileTopology(path: string, d: FileDefaults): Topology {
     links,
     hopLatency,
     routing: `fewest hops (breadth-first, links in file order; ties to the first found)${hostsForward ? "" : ", through switches only"}`,
-    route,
-    paths: (a, b, flow) => {
+    paths: (a, b) => {
       const one: number[] = [];
-      route(a, b, flow, one);
+      route(a, b, 0, one);
       return [one];
     },
     groups: groupIds.size,

@@ -12,10 +12,12 @@
  * A set is flat arrays (shared memory where threads solve it): per flow its bytes, the time it
  * starts carrying bytes (its route's latency), a tag its end is kept under, and its path.
  */
+
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { invariant } from "../../core/assert.js";
 import { FlowNet } from "./flows.js";
+import { THRESHOLDS } from "./policy.js";
 
 export interface FlowSet {
   /** Per flow: bytes, start (µs), tag (0..tags-1), and its links links[pathStart[i] .. pathStart[i+1]-1]. */
@@ -39,7 +41,7 @@ export interface SolvedSet {
 }
 
 /** Below this many flows in all, threads cost more to start than they save. */
-export const PARALLEL_MIN_FLOWS = 100_000;
+export const PARALLEL_MIN_FLOWS = THRESHOLDS.PARALLEL_MIN_FLOWS.value;
 
 /** Worker threads that neither finish a set nor beat for this long have stopped: the call fails, saying so. */
 const STALL_SECONDS = 120;

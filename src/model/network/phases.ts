@@ -35,10 +35,11 @@ import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
 import { type FlowSet, solveSets } from "./flow-sets.js";
 import { grow, Heap } from "./flows.js";
+import { phasesBudgetError as budgetError, fewerOperations, THRESHOLDS } from "./policy.js";
 import { checkNetworkParams, type NetworkParams, type NetworkResult, Routes } from "./simulate.js";
 
 /** The most operations the phases engine compiles (all ranks, or ranks 0..p-1 under a symmetry). */
-export const PHASES_MAX_OPERATIONS = 8_000_000;
+export const PHASES_MAX_OPERATIONS = THRESHOLDS.PHASES_MAX_OPERATIONS.value;
 
 interface Round {
   /** Per message: source rank (a representative under a symmetry), rank offset to the destination, bytes. */
@@ -97,7 +98,7 @@ export function symmetryHolds(plans: readonly Plan[], sym: Symmetry): boolean {
 }
 
 /** The largest period tried: past it the schedule is walked for every rank. */
-export const MAX_PERIOD = 256;
+export const MAX_PERIOD = THRESHOLDS.MAX_PERIOD.value;
 
 /** The ranks a period is checked on: up to 4 of the next period's ranks, the last rank, and 7 spread over the group. */
 function witnesses(n: number, p: number): number[] {
@@ -177,7 +178,7 @@ function representatives(
     if (ops > PHASES_MAX_OPERATIONS) {
       throw new InvalidArgumentError(
         { op: "model", arg: "-n" },
-        `${alg.collective}/${alg.name} at n = ${n}, ${call.count} elements in segments of ${call.segment}: more than ${PHASES_MAX_OPERATIONS.toLocaleString("en")} operations to walk (${ops.toLocaleString("en")} in ${made.size + 1} ranks), past what the model holds in memory, and no rotation symmetry of period <= ${MAX_PERIOD} to walk fewer ranks; a larger --segment makes fewer`,
+        `${alg.collective}/${alg.name} at n = ${n}, ${call.count} elements in segments of ${call.segment}: more than ${PHASES_MAX_OPERATIONS.toLocaleString("en")} operations to walk (${ops.toLocaleString("en")} in ${made.size + 1} ranks), past what the model holds in memory, and no rotation symmetry of period <= ${MAX_PERIOD} to walk fewer ranks; ${fewerOperations(call, (ops / (made.size + 1)) * n)}`,
       );
     }
     made.set(r, made1);
@@ -699,20 +700,13 @@ function roundsOf(flat: Flat, n: number, sym: Symmetry): Walk {
   return { sym, flat, rounds, keys, places, roundOf, messageOf, operations: flat.ops };
 }
 
-function budgetError(alg: Algorithm, call: CollectiveCall, estimate: number): InvalidArgumentError {
-  return new InvalidArgumentError(
-    { op: "model", arg: "-n" },
-    `${alg.collective}/${alg.name} at n = ${call.size}, ${call.count} elements in segments of ${call.segment}: about ${estimate.toLocaleString("en")} operations to walk (every rank: no rotation or exclusive-or symmetry of period <= ${MAX_PERIOD}, and no pipeline fold whose walk fits), past the ${PHASES_MAX_OPERATIONS.toLocaleString("en")} the model holds within 4 GiB; a larger --segment makes fewer`,
-  );
-}
-
 /**
  * Up to this many operations in all (rank 0's plan times n), a call with a symmetry is walked
  * rank by rank all the same, each rank's plan its representative's moved (compiled once per
  * representative): every copy of a message then keeps its own duration, where the quotient
  * charges each the slowest copy's at every round.
  */
-export const MOVED_OPERATIONS = 3_000_000;
+export const MOVED_OPERATIONS = THRESHOLDS.MOVED_OPERATIONS.value;
 
 /** Rank r's plan from its representative's (rank r mod p), every peer moved under the symmetry. */
 function movedPlan(rep: Plan, r: number, sym: Symmetry, n: number): Plan {
@@ -1162,14 +1156,13 @@ function copiesWalk(
 }
 
 /** What the note adds on a hashed (ECMP) network, where the rounds' copies fall out of step. */
-const HASHED_CAVEAT =
-  "; on this ECMP-hashed network the shortcut was measured 5 - 23% off the exact engine for the log-step algorithms (recursive doubling, Swing, Bruck; docs/network-validation.md): 'auto' gives calls of up to 1,200,000 operations the exact engine";
+const HASHED_CAVEAT = `; on an ECMP-hashed network the shortcut is least accurate for the log-step algorithms (recursive doubling, Swing, Bruck; their measured error: docs/network-validation.md), and 'auto' gives calls of up to ${THRESHOLDS.AUTO_EXACT_HASHED_MAX_OPERATIONS.value.toLocaleString("en")} operations the exact engine`;
 
 /** Up to this many operations (every rank's plan) the phases engine walks every rank, symmetry or not. */
-export const EVERY_RANK_OPERATIONS = 300_000;
+export const EVERY_RANK_OPERATIONS = THRESHOLDS.EVERY_RANK_OPERATIONS.value;
 
 /** Above this many operations a pipelined call with no symmetry is folded (below, walking it is quick). */
-export const FOLD_OPERATIONS = 400_000;
+export const FOLD_OPERATIONS = THRESHOLDS.FOLD_OPERATIONS.value;
 
 /** A walk timed (timeWalk's answer). */
 type Timed = ReturnType<typeof timeWalk>;
@@ -1390,7 +1383,8 @@ export function networkTimePhases(
     criticalRank: t.critical,
     messages,
     operations,
-    engine: p < n || movedUnder ? "symmetric" : "phases",
+    engine: "phases",
+    ...(movedUnder ? { symmetry: movedUnder } : p < n ? { symmetry: sym } : {}),
     approximate: true,
     note: `approximate: ${Number(rounds.toFixed(2))} logical rounds, each round's messages sharing the links as if started together (${t.phases.size} distinct), then timed in dataflow order${symText}${folded}${params.topology.hashed ? HASHED_CAVEAT : ""}`,
     linkBytes,

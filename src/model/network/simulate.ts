@@ -6,7 +6,7 @@
  * cost gamma per byte, one at a time per rank, as in the alpha-beta model.
  *
  * This is the exact engine: it walks every operation of every rank. Its reach is bounded by the
- * operations it must hold (EXACT_MAX_OPERATIONS); phases.ts takes over above it, saying so.
+ * memory its walk needs (policy.ts's estimate against the heap); phases.ts takes over above it.
  */
 import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
@@ -17,6 +17,7 @@ import { compile, type Plan } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
 import { FlowNet } from "./flows.js";
+import { exactHeapBudget, exactMemory, exactMemoryError } from "./policy.js";
 import type { Placement, Topology } from "./types.js";
 
 export interface NetworkParams {
@@ -52,8 +53,10 @@ export interface NetworkResult {
   readonly messages: number;
   /** Operations walked over all ranks. */
   readonly operations: number;
-  /** How the time was computed: 'exact' walks every operation; others are shortcuts (phases.ts). */
-  readonly engine: "exact" | "phases" | "symmetric";
+  /** The engine that computed it, by the name --engine takes: 'exact' walks every operation, 'phases' is the shortcut (phases.ts). */
+  readonly engine: "exact" | "phases";
+  /** The phases engine's: the schedule symmetry it walked under, when it walked fewer ranks' plans or moved them. */
+  readonly symmetry?: { readonly kind: "rotate" | "xor"; readonly p: number };
   /** Whether the engine approximates the exact one (and says by how much in `note`). */
   readonly approximate: boolean;
   readonly note?: string;
@@ -62,9 +65,6 @@ export interface NetworkResult {
   /** Times the flow rates were solved. */
   readonly solves: number;
 }
-
-/** The most operations (over every rank's plan) the exact engine walks: ~1 KB each at its peak. */
-export const EXACT_MAX_OPERATIONS = 4_000_000;
 
 /** Routes per host pair, computed once: a ring step reuses the same pairs 2(n-1) times. */
 export class Routes {
@@ -75,7 +75,7 @@ export class Routes {
     const key = a * t.hosts + b;
     let r = this.cache.get(key);
     if (!r) {
-      const paths = t.paths(a, b, 0);
+      const paths = t.paths(a, b);
       const latency = paths.map((p) => {
         let s = t.hopLatency * p.length;
         for (const l of p) s += t.links.latency[l] as number;
@@ -205,22 +205,20 @@ class PlanNetwork implements Network {
   }
 }
 
-/** Compiles every rank's plan, refusing past the exact engine's reach with the reason. */
-export function compileAll(alg: Algorithm, call: CollectiveCall, limit = EXACT_MAX_OPERATIONS): Plan[] {
+/**
+ * Compiles every rank's plan, refusing, before it runs out of memory, a call whose walk would not
+ * fit `budget` bytes of heap (policy.ts's estimate: checked on rank 0's plan times n, then on what
+ * is compiled).
+ */
+export function compileAll(alg: Algorithm, call: CollectiveCall, budget = exactHeapBudget()): Plan[] {
   const plans: Plan[] = [];
   let ops = 0;
-  const refuse = (what: string) =>
-    new InvalidArgumentError(
-      { op: "model", arg: "--engine" },
-      `${alg.collective}/${alg.name} at n = ${call.size} has ${what} operations: more than the ${limit.toLocaleString("en")} the exact flow engine holds in memory; use --engine phases (or auto)`,
-    );
   for (let r = 0; r < call.size; r++) {
     const p = compile(alg, rankCall(call, r));
     ops += p.ops.length;
     // Rank 0's plan tells at once when every rank's cannot fit.
-    if (r === 0 && p.ops.length * call.size > limit)
-      throw refuse(`about ${(p.ops.length * call.size).toLocaleString("en")}`);
-    if (ops > limit) throw refuse(`over ${ops.toLocaleString("en")} (in ranks 0..${r} alone)`);
+    const estimate = r === 0 ? p.ops.length * call.size : ops;
+    if (exactMemory(estimate) > budget) throw exactMemoryError(alg, call, Math.max(estimate, ops), budget);
     plans.push(p);
   }
   return plans;

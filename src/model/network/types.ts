@@ -1,8 +1,8 @@
 /**
  * What the network model knows of a machine: a directed graph of nodes (hosts where ranks sit,
  * and switches) joined by links, each with a bandwidth and a latency, plus the routing rule
- * that picks a message's path. Built by the families in topology.ts (full, ring, torus, mesh,
- * fat-tree, rail-optimized GPU system) or read from a JSON file; ranks are placed on hosts by
+ * that picks a message's path. Built by the families (families/, one file each; topology.ts parses
+ * --topology); ranks are placed on hosts by
  * placement.ts. The flow simulator (flows.ts, simulate.ts) only reads this interface.
  *
  * Units inside the model: time in microseconds, bandwidth in bytes per microsecond (= MB/s),
@@ -28,7 +28,8 @@ export type NodeKind = "host" | "switch";
 export interface Topology {
   /** As the user wrote it, normalised: 'torus:8x8', 'fattree:k=8,over=2'. */
   readonly name: string;
-  readonly family: "full" | "ring" | "torus" | "mesh" | "fattree" | "rail" | "file";
+  /** The family that built it: a registered family's name (families/). */
+  readonly family: string;
   /** Nodes 0..nodeCount-1. */
   readonly nodeCount: number;
   readonly nodeKind: (node: number) => NodeKind;
@@ -49,18 +50,14 @@ export interface Topology {
    */
   readonly hashed?: boolean;
   /**
-   * The path from host a to host b (a != b): link ids in order, written into `out` (cleared
-   * first). Deterministic: the same (a, b, flow) always gives the same path. `flow` is a
-   * per-message number a multipath rule may hash (ECMP); minimal routes ignore it.
+   * The routing rule: every path a message from host a to host b (a != b) takes, each link ids in
+   * order; the message's bytes are split evenly across them. Single-path rules (dimension order,
+   * ECMP's hash of the pair) give one; multipath rules (torus/mesh 'minimal', fat-tree and rail
+   * 'spray') give several. Deterministic: the same pair always gives the same paths.
    */
-  route(a: number, b: number, flow: number, out: number[]): void;
-  /**
-   * Every path the message from host a to host b takes (one or more, each link ids in order); the
-   * message's bytes are split evenly across them. Minimal deterministic routing gives exactly one
-   * path, the same as route(); multipath rules (torus/mesh 'minimal', fat-tree and rail 'spray')
-   * give several. Deterministic like route().
-   */
-  paths(a: number, b: number, flow: number): readonly (readonly number[])[];
+  paths(a: number, b: number): readonly (readonly number[])[];
+  /** What limits a host's traffic into the network, in words, where the family states it. */
+  readonly injectionLimit?: string;
   /**
    * Groups of hosts for placement and hierarchical algorithms: the nodes of a rail system, the
    * leaves of a fat-tree, the dimension-0 rows of a torus or mesh; every host its own group on

@@ -19,8 +19,96 @@
  * (source host, destination host) pair, so every message of a pair takes one path; 'spray' splits
  * each message evenly over all minimal paths.
  */
-import { checkPair, LinkTable, pairHash } from "../builder.js";
+import { checkPair, keyValues, LinkTable, pairHash, positiveInt, positiveReal, topologyError } from "../builder.js";
+import type { TopologyFamily, TopologyShape } from "../family.js";
 import type { Topology } from "../types.js";
+
+/** Two-level fat-tree defaults: 16 hosts per leaf; as many spines as hosts per leaf (non-blocking). */
+export const FATTREE_DEFAULT_HOSTS_PER_LEAF = 16;
+
+interface FatTreeShape extends TopologyShape {
+  readonly leaves: number;
+  readonly hostsPerLeaf: number;
+  readonly spines: number;
+  readonly k?: number;
+  readonly over: number;
+}
+
+export const fattree: TopologyFamily<FatTreeShape> = {
+  name: "fattree",
+  order: 4,
+  routings: ["ecmp", "spray"],
+  syntax: "fattree[:leaves=L,hosts=H,spines=S,over=R], fattree:k=K",
+  help: [
+    ["fattree[:leaves=L,hosts=H,spines=S,over=R]", "leaf/spine (default 16 hosts per leaf)"],
+    ["fattree:k=K[,over=R]", "k-ary three-level fat-tree"],
+  ],
+  flags: { injection: "a host's links to and from its leaf (default --link)" },
+  parse(rest, { spec, ranks }) {
+    const { values, positional } = keyValues(
+      rest === "" ? [] : rest.split(","),
+      ["leaves", "hosts", "spines", "over", "k"],
+      spec,
+    );
+    if (positional.length > 0)
+      throw topologyError(
+        `'${spec}': expected key=value parameters (leaves=, hosts=, spines=, over=, or k= for a k-ary fat-tree), got '${positional[0]}'`,
+      );
+    const over = values.has("over") ? positiveReal(values.get("over") as string, "over", spec) : 1;
+    const suffix = over !== 1 ? `,over=${over}` : "";
+    if (values.has("k")) {
+      for (const key of ["leaves", "hosts", "spines"])
+        if (values.has(key))
+          throw topologyError(`'${spec}': k= builds a k-ary fat-tree, whose shape k fixes; leave out ${key}=`);
+      const k = positiveInt(values.get("k") as string, "k", spec, 2);
+      if (k % 2 !== 0) throw topologyError(`'${spec}': k must be even (k/2 ports down, k/2 up), got ${k}`);
+      const hosts = k ** 3 / 4;
+      return {
+        family: "fattree",
+        name: `fattree:k=${k}${suffix}`,
+        hosts,
+        links: 2 * hosts * 3,
+        leaves: 0,
+        hostsPerLeaf: 0,
+        spines: 0,
+        k,
+        over,
+      };
+    }
+    const hostsPerLeaf = values.has("hosts")
+      ? positiveInt(values.get("hosts") as string, "hosts", spec)
+      : FATTREE_DEFAULT_HOSTS_PER_LEAF;
+    const leaves = values.has("leaves")
+      ? positiveInt(values.get("leaves") as string, "leaves", spec)
+      : Math.ceil(ranks / hostsPerLeaf);
+    const spines = values.has("spines") ? positiveInt(values.get("spines") as string, "spines", spec) : hostsPerLeaf;
+    return {
+      family: "fattree",
+      name: `fattree:leaves=${leaves},hosts=${hostsPerLeaf},spines=${spines}${suffix}`,
+      hosts: leaves * hostsPerLeaf,
+      links: 2 * leaves * (hostsPerLeaf + spines),
+      leaves,
+      hostsPerLeaf,
+      spines,
+      over,
+    };
+  },
+  build(shape, c) {
+    return fatTreeTopology({
+      leaves: shape.leaves,
+      hostsPerLeaf: shape.hostsPerLeaf,
+      spines: shape.spines,
+      ...(shape.k !== undefined ? { k: shape.k } : {}),
+      over: shape.over,
+      host: c.options.injection ?? c.link,
+      link: c.link,
+      latency: c.latency,
+      hopLatency: c.hopLatency,
+      routing: c.routing as "ecmp" | "spray",
+      name: shape.name,
+    });
+  },
+};
 
 export interface FatTreeParams {
   /** Two-level shape; ignored when k is set. */
@@ -63,18 +151,9 @@ function twoLevel(p: FatTreeParams): Topology {
     const lb = Math.floor(b / Hl);
     return la === lb ? [2 * a, 2 * b + 1] : [2 * a, up(la, s), up(lb, s) + 1, 2 * b + 1];
   };
-  const route = (a: number, b: number, _flow: number, out: number[]): void => {
-    checkPair(a, b, H, "route");
-    out.length = 0;
-    out.push(...via(a, b, pairHash(a, b) % S));
-  };
-  const paths = (a: number, b: number, flow: number): number[][] => {
-    if (p.routing === "ecmp" || Math.floor(a / Hl) === Math.floor(b / Hl)) {
-      const one: number[] = [];
-      route(a, b, flow, one);
-      return [one];
-    }
+  const paths = (a: number, b: number): number[][] => {
     checkPair(a, b, H, "paths");
+    if (p.routing === "ecmp" || Math.floor(a / Hl) === Math.floor(b / Hl)) return [via(a, b, pairHash(a, b) % S)];
     return Array.from({ length: S }, (_, s) => via(a, b, s));
   };
   return {
@@ -92,7 +171,6 @@ function twoLevel(p: FatTreeParams): Topology {
         ? "up/down, minimal; the spine picked by a deterministic ECMP hash of (source host, destination host)"
         : "up/down, minimal; each message split evenly over every spine (packet spraying)",
     hashed: p.routing === "ecmp",
-    route,
     paths,
     groups: L,
     group: (h) => Math.floor(h / Hl),
@@ -150,21 +228,14 @@ function threeLevel(p: FatTreeParams, k: number): Topology {
     if (pa === pb) return [2 * a, eUp(ea, j), eUp(eb, j) + 1, 2 * b + 1];
     return [2 * a, eUp(ea, j), gUp(pa * h2 + j, c), gUp(pb * h2 + j, c) + 1, eUp(eb, j) + 1, 2 * b + 1];
   };
-  const route = (a: number, b: number, _flow: number, out: number[]): void => {
-    checkPair(a, b, H, "route");
-    const x = pairHash(a, b);
-    out.length = 0;
-    out.push(...via(a, b, x % h2, Math.floor(x / h2) % h2));
-  };
-  const paths = (a: number, b: number, flow: number): number[][] => {
+  const paths = (a: number, b: number): number[][] => {
+    checkPair(a, b, H, "paths");
     const ea = Math.floor(a / h2);
     const eb = Math.floor(b / h2);
     if (p.routing === "ecmp" || ea === eb) {
-      const one: number[] = [];
-      route(a, b, flow, one);
-      return [one];
+      const x = pairHash(a, b);
+      return [via(a, b, x % h2, Math.floor(x / h2) % h2)];
     }
-    checkPair(a, b, H, "paths");
     const samePod = Math.floor(ea / h2) === Math.floor(eb / h2);
     const result: number[][] = [];
     for (let j = 0; j < h2; j++) {
@@ -189,7 +260,6 @@ function threeLevel(p: FatTreeParams, k: number): Topology {
         ? "up/down, minimal; aggregation and core switches picked by a deterministic ECMP hash of (source host, destination host)"
         : "up/down, minimal; each message split evenly over every minimal path (packet spraying)",
     hashed: p.routing === "ecmp",
-    route,
     paths,
     groups: E,
     group: (h) => Math.floor(h / h2),

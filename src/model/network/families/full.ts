@@ -6,7 +6,8 @@
  * 1/beta = link. Concurrent messages share a host's injection link (its sends) and ejection link
  * (its receives) and nothing else. Routing: the only path, host -> switch -> host.
  */
-import { checkPair, LinkTable } from "../builder.js";
+import { checkPair, LinkTable, positiveInt } from "../builder.js";
+import type { TopologyFamily, TopologyShape } from "../family.js";
 import type { Topology } from "../types.js";
 
 export interface FullParams {
@@ -24,11 +25,6 @@ export function fullTopology(p: FullParams): Topology {
     table.add(H, h, p.link, 0, "eject");
   }
   const links = table.finish();
-  const route = (a: number, b: number, _flow: number, out: number[]): void => {
-    checkPair(a, b, H, "route");
-    out.length = 0;
-    out.push(2 * a, 2 * b + 1);
-  };
   return {
     name: `full:${H}`,
     family: "full",
@@ -40,7 +36,6 @@ export function fullTopology(p: FullParams): Topology {
     links,
     hopLatency: p.hopLatency,
     routing: "host -> switch -> host (the only path)",
-    route,
     paths: (a, b) => {
       checkPair(a, b, H, "paths");
       return [[2 * a, 2 * b + 1]];
@@ -51,3 +46,29 @@ export function fullTopology(p: FullParams): Topology {
     layout: { kind: "levels", level: (n) => (n < H ? 0 : 1), index: (n) => (n < H ? n : 0) },
   };
 }
+
+/**
+ * `full` keeps the alpha-beta model's defaults (alpha 5 µs, 25 GB/s per rank, no switching
+ * latency), so `--topology full` with no other flag gives the alpha-beta model's numbers.
+ */
+export const FULL_DEFAULTS = { link: 25e3, latency: 5, hopLatency: 0 } as const;
+
+export const full: TopologyFamily<TopologyShape> = {
+  name: "full",
+  order: 0,
+  routings: ["direct"],
+  syntax: "full[:N]",
+  help: [["full[:N]", "one non-blocking switch (the alpha-beta model as a network)"]],
+  parse(rest, { spec, ranks }) {
+    const n = rest === "" ? ranks : positiveInt(rest, "the host count", spec);
+    return { family: "full", name: `full:${n}`, hosts: n, links: 2 * n };
+  },
+  build(shape, { options: o }) {
+    return fullTopology({
+      hosts: shape.hosts,
+      link: o.link ?? FULL_DEFAULTS.link,
+      latency: o.latency ?? FULL_DEFAULTS.latency,
+      hopLatency: o.hopLatency ?? FULL_DEFAULTS.hopLatency,
+    });
+  },
+};

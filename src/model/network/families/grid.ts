@@ -13,13 +13,88 @@
  * router 1's '+' link wraps to 0, and there is no '-' link (it would duplicate the '+' one); a
  * route in that dimension uses the '+' link. Size 1 (a ring of one) has no network link.
  *
+ * A host drives every link of its router at once: its injection and ejection links carry, by
+ * default, the router's outgoing links together (2D × --link on a torus of D dimensions of size
+ * 3 or more, the Swing paper's 2D ports). That one link of 2D × bandwidth times exactly as 2D ports
+ * of one link each would: a port carries only messages that cross the network link it feeds, of
+ * the same bandwidth, so neither limits a message that link does not. --injection sets it lower.
+ *
  * Routing: 'dor' (the default) is dimension order, dimension 0 first, the shorter way round each
  * ring, a tie (exactly half way) going '+'. 'minimal' splits a message evenly over the minimal
  * paths: every order of the dimensions that need moving and, on a tie, both directions (one
  * direction when the ring has size 2): at most D!·2^D paths.
  */
-import { checkPair, LinkTable } from "../builder.js";
+import { checkPair, dimsOf, LinkTable, positiveInt, topologyError } from "../builder.js";
+import type { TopologyFamily, TopologyShape } from "../family.js";
+import { THRESHOLDS } from "../policy.js";
 import type { Topology } from "../types.js";
+
+/** --routing minimal on tori and meshes: the most paths one message may be split over (4-D torus: 384). */
+export const MAX_MINIMAL_PATHS = THRESHOLDS.MAX_MINIMAL_PATHS.value;
+
+type GridFamily = "ring" | "torus" | "mesh";
+
+interface GridShape extends TopologyShape {
+  readonly dims: readonly number[];
+}
+
+/** The family of ring, torus or mesh: their syntax differs only in how the dimensions are given. */
+function gridFamily(name: GridFamily, order: number, help: string): TopologyFamily<GridShape> {
+  const syntax = name === "ring" ? "ring[:N]" : `${name}:AxB[xC...]`;
+  return {
+    name,
+    order,
+    routings: name === "ring" ? ["shortest", "minimal"] : ["dor", "minimal"],
+    ...(name === "ring" ? { routingAliases: { dor: "shortest" } } : {}),
+    syntax,
+    help: [[syntax, help]],
+    flags: {
+      injection:
+        "a host's links to and from its router (default: its router's outgoing links together, a port per direction)",
+    },
+    parse(rest, { spec, ranks }) {
+      let dims: number[];
+      if (name === "ring") dims = [rest === "" ? ranks : positiveInt(rest, "the router count", spec)];
+      else {
+        if (rest === "")
+          throw topologyError(`'${spec}': ${name} needs its dimensions, e.g. ${name}:8x8 or ${name}:4x4x4`);
+        dims = dimsOf(rest, spec, 2);
+      }
+      const hosts = dims.reduce((a, b) => a * b, 1);
+      const shapeName = name === "ring" ? `ring:${hosts}` : `${name}:${dims.join("x")}`;
+      return { family: name, name: shapeName, hosts, links: 2 * hosts * (dims.length + 1), dims };
+    },
+    checkRouting(shape, routing) {
+      if (routing !== "minimal") return;
+      let most = 1;
+      shape.dims.forEach((A, d) => {
+        most *= d + 1;
+        if (name !== "mesh" && A > 2 && A % 2 === 0) most *= 2;
+      });
+      if (most > MAX_MINIMAL_PATHS)
+        throw topologyError(
+          `minimal on '${shape.name}' splits a message over up to ${most} paths (every order of ${shape.dims.length} dimensions${name === "mesh" ? "" : ", ties both ways"}); at most ${MAX_MINIMAL_PATHS} are allowed: use dor, or fewer dimensions`,
+          "--routing",
+        );
+    },
+    build(shape, c) {
+      return gridTopology({
+        family: name,
+        dims: shape.dims,
+        wrap: name !== "mesh",
+        link: c.link,
+        latency: c.latency,
+        hopLatency: c.hopLatency,
+        ...(c.options.injection !== undefined ? { injection: c.options.injection } : {}),
+        routing: c.routing === "minimal" ? "minimal" : "dor",
+      });
+    },
+  };
+}
+
+export const ring = gridFamily("ring", 1, "bidirectional ring of routers");
+export const torus = gridFamily("torus", 2, "torus, any dimensions");
+export const mesh = gridFamily("mesh", 3, "mesh (no wrap-around)");
 
 export interface GridParams {
   readonly family: "ring" | "torus" | "mesh";
@@ -111,25 +186,21 @@ export function gridTopology(p: GridParams): Topology {
   };
   const coord = (r: number, d: number) => Math.floor(r / stride[d]!) % dims[d]!;
 
-  const route = (a: number, b: number, _flow: number, path: number[]): void => {
-    checkPair(a, b, R, "route");
-    path.length = 0;
-    path.push(2 * a);
+  /** The dimension-order path from host a to host b. */
+  const dorPath = (a: number, b: number): number[] => {
+    const path = [2 * a];
     let cur = a;
     for (let d = 0; d < D; d++) {
       const m = move(d, coord(cur, d), coord(b, d));
       cur = walk(cur, d, m.dir, m.steps, path);
     }
     path.push(2 * b + 1);
+    return path;
   };
 
-  const paths = (a: number, b: number, flow: number): number[][] => {
-    if (p.routing === "dor") {
-      const one: number[] = [];
-      route(a, b, flow, one);
-      return [one];
-    }
+  const paths = (a: number, b: number): number[][] => {
     checkPair(a, b, R, "paths");
+    if (p.routing === "dor") return [dorPath(a, b)];
     const moving: { d: number; steps: number; dirs: number[] }[] = [];
     for (let d = 0; d < D; d++) {
       const m = move(d, coord(a, d), coord(b, d));
@@ -171,6 +242,12 @@ export function gridTopology(p: GridParams): Topology {
     return result;
   };
 
+  let ports = 1;
+  for (let r = 0; r < R; r++) ports = Math.max(ports, degree[r]!);
+  const injectionWords =
+    p.injection === undefined
+      ? `each host drives its router's ${ports} outgoing links at once (a port per direction): up to ${ports} × the link bandwidth out, and in`
+      : `each host's traffic in and out limited to --injection (its ports together)`;
   const name = p.family === "ring" ? `ring:${R}` : `${p.family}:${p.dims.join("x")}`;
   const rowLength = dims[0]!;
   const routingWords =
@@ -195,7 +272,7 @@ export function gridTopology(p: GridParams): Topology {
     links,
     hopLatency: p.hopLatency,
     routing: routingWords,
-    route,
+    injectionLimit: injectionWords,
     paths,
     groups: D === 1 ? R : R / rowLength,
     group: (h) => (D === 1 ? h : Math.floor(h / rowLength)),

@@ -17,8 +17,79 @@
  * source's node with the destination's local index, then that GPU's NIC along its rail, so no
  * message crosses a spine.
  */
-import { checkPair, LinkTable, pairHash } from "../builder.js";
+import {
+  checkPair,
+  dimsOf,
+  keyValues,
+  LinkTable,
+  pairHash,
+  positiveInt,
+  positiveReal,
+  topologyError,
+} from "../builder.js";
+import { NETWORK_DEFAULTS, type TopologyFamily, type TopologyShape } from "../family.js";
 import type { Topology } from "../types.js";
+
+/** Rail system default: 8 GPUs per node. */
+export const RAIL_DEFAULT_GPUS = 8;
+
+interface RailShape extends TopologyShape {
+  readonly nodes: number;
+  readonly gpus: number;
+  readonly spines: number;
+  readonly over: number;
+}
+
+export const rail: TopologyFamily<RailShape> = {
+  name: "rail",
+  order: 5,
+  routings: ["ecmp", "spray", "pxn"],
+  syntax: "rail[:NODESxG]",
+  help: [["rail[:NODESxG,spines=S,over=R]", "GPU nodes on NVSwitch, rail-optimized NICs, spines"]],
+  flags: { nvlink: "a GPU's NVLink bandwidth each way (450GB/s)", nic: "a GPU's NIC bandwidth each way (400Gb/s)" },
+  parse(rest, { spec, ranks }) {
+    const { values, positional } = keyValues(rest === "" ? [] : rest.split(","), ["spines", "over"], spec);
+    if (positional.length > 1) throw topologyError(`'${spec}': expected rail:NODESxG[,spines=S][,over=R]`);
+    let nodes: number;
+    let gpus: number;
+    if (positional.length === 1) {
+      const d = dimsOf(positional[0] as string, spec, 1);
+      if (d.length !== 2)
+        throw topologyError(`'${spec}': expected rail:NODESxG, e.g. rail:16x8, got '${positional[0]}'`);
+      [nodes, gpus] = d as [number, number];
+    } else {
+      gpus = RAIL_DEFAULT_GPUS;
+      nodes = Math.ceil(ranks / gpus);
+    }
+    const spines = values.has("spines") ? positiveInt(values.get("spines") as string, "spines", spec) : nodes;
+    const over = values.has("over") ? positiveReal(values.get("over") as string, "over", spec) : 1;
+    const extra = `${values.has("spines") ? `,spines=${spines}` : ""}${over !== 1 ? `,over=${over}` : ""}`;
+    return {
+      family: "rail",
+      name: `rail:${nodes}x${gpus}${extra}`,
+      hosts: nodes * gpus,
+      links: 4 * nodes * gpus + 2 * gpus * spines,
+      nodes,
+      gpus,
+      spines,
+      over,
+    };
+  },
+  build(shape, c) {
+    return railTopology({
+      nodes: shape.nodes,
+      gpus: shape.gpus,
+      spines: shape.spines,
+      over: shape.over,
+      nvlink: c.options.nvlink ?? NETWORK_DEFAULTS.nvlink,
+      nic: c.options.nic ?? NETWORK_DEFAULTS.nic,
+      latency: c.latency,
+      hopLatency: c.hopLatency,
+      routing: c.routing as "ecmp" | "spray" | "pxn",
+      name: shape.name,
+    });
+  },
+};
 
 export interface RailParams {
   readonly nodes: number;
@@ -67,19 +138,10 @@ export function railTopology(p: RailParams): Topology {
     }
     return [4 * a + 2, up(ga, s), up(gb, s) + 1, 4 * b + 3];
   };
-  const route = (a: number, b: number, _flow: number, out: number[]): void => {
-    checkPair(a, b, H, "route");
-    out.length = 0;
-    out.push(...via(a, b, pairHash(a, b) % S));
-  };
-  const paths = (a: number, b: number, flow: number): number[][] => {
-    const crossRail = Math.floor(a / G) !== Math.floor(b / G) && a % G !== b % G;
-    if (p.routing !== "spray" || !crossRail) {
-      const one: number[] = [];
-      route(a, b, flow, one);
-      return [one];
-    }
+  const paths = (a: number, b: number): number[][] => {
     checkPair(a, b, H, "paths");
+    const crossRail = Math.floor(a / G) !== Math.floor(b / G) && a % G !== b % G;
+    if (p.routing !== "spray" || !crossRail) return [via(a, b, pairHash(a, b) % S)];
     return Array.from({ length: S }, (_, s) => via(a, b, s));
   };
   return {
@@ -100,7 +162,6 @@ export function railTopology(p: RailParams): Topology {
           ? "same node: NVLink; same rail: rail switch; cross rail: rail, every spine (split evenly), rail"
           : "same node: NVLink; same rail: rail switch; cross rail: rail, spine by a deterministic ECMP hash of (source, destination), rail",
     hashed: p.routing === "ecmp",
-    route,
     paths,
     groups: N,
     group: (h) => Math.floor(h / G),

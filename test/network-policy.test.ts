@@ -1,0 +1,86 @@
+/**
+ * The network model's engine policy (src/model/network/policy.ts): one table of thresholds, which
+ * docs/network.md prints; the exact engine bounded by an estimate of its memory, refusing before
+ * it starts what would not fit and saying what would; the engine names a result reports are the
+ * names --engine takes.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import {
+  chooseEngine,
+  ENGINES,
+  estimateOperations,
+  exactHeapBudget,
+  exactMemory,
+  networkTime,
+  networkTimePhases,
+  parseTopology,
+  placeRanks,
+  THRESHOLDS,
+  thresholdsMarkdown,
+} from "../src/model/network/index.js";
+import { compileAll } from "../src/model/network/simulate.js";
+import { findAlgorithm } from "../src/schedule/registry.js";
+import { makeCall } from "../src/specs/index.js";
+
+const alg = (collective: string, name: string) => findAlgorithm(collective as never, name, { op: "test" });
+
+describe("the engine policy", () => {
+  it("docs/network.md prints the thresholds table from the code", () => {
+    const doc = readFileSync(new URL("../docs/network.md", import.meta.url), "utf8");
+    expect(doc, "paste thresholdsMarkdown() into docs/network.md's table").toContain(thresholdsMarkdown());
+    for (const name of Object.keys(THRESHOLDS)) expect(thresholdsMarkdown()).toContain(`\`${name}\``);
+  });
+
+  it("exact on a call whose walk would not fit the heap is refused before it starts, naming what fits", () => {
+    // issue 40's case: 2.1 M operations, which ran out of heap after 33 s
+    const a = alg("alltoall", "pairwise");
+    const call = makeCall({ collective: "alltoall", size: 1024, count: (64 * 2 ** 20) / 4 / 1024 }, a);
+    const topology = parseTopology("fattree", 1024);
+    const ops = estimateOperations(a, call);
+    expect(exactMemory(ops)).toBeGreaterThan(exactHeapBudget());
+    const t0 = performance.now();
+    expect(() => networkTime(a, call, { topology, placement: placeRanks(topology, 1024), engine: "exact" })).toThrow(
+      /^model: argument '--engine': exact: alltoall\/pairwise at n = 1024 walks about 2,09\d,\d{3} operations, about [\d,]+ MiB at its peak, more than the [\d,]+ MiB of heap it may use; use --engine phases \(or auto\), or fewer ranks \(about [\d,]+ fit at this size\)/,
+    );
+    expect(performance.now() - t0).toBeLessThan(20_000);
+    // auto does not take the exact engine there
+    expect(chooseEngine(a, call, topology, "auto")).toBe("phases");
+  });
+
+  it("compileAll stops at the memory budget, on rank 0's estimate or on what it has compiled", () => {
+    const a = alg("allreduce", "ring");
+    const call = makeCall({ collective: "allreduce", size: 16, count: 1024 }, a);
+    const ops = compileAll(a, call).reduce((s, p) => s + p.ops.length, 0);
+    expect(() => compileAll(a, call, exactMemory(ops) - 1)).toThrow(
+      /walks about [\d,]+ operations, about \d+ MiB at its peak, more than the \d+ MiB of heap it may use/,
+    );
+    expect(compileAll(a, call, exactMemory(ops))).toHaveLength(16);
+  });
+
+  it("the engine a result reports is one --engine takes", () => {
+    const topology = parseTopology("torus:8x8", 64);
+    const placement = placeRanks(topology, 64);
+    const a = alg("allreduce", "ring");
+    const call = makeCall({ collective: "allreduce", size: 64, count: 2 ** 12 }, a);
+    for (const engine of ENGINES) {
+      const r = networkTime(a, call, { topology, placement, engine });
+      expect(ENGINES).toContain(r.engine);
+      if (engine !== "auto") expect(r.engine).toBe(engine);
+    }
+    // the ring is walked under its rotation symmetry where it does not walk every rank: a field says so, not the engine's name
+    const r = networkTimePhases(a, call, { topology, placement, everyRank: false, moveRanks: false });
+    expect(r.engine).toBe("phases");
+    expect(r.symmetry).toEqual({ kind: "rotate", p: 1 });
+  });
+
+  it("a one-segment call past the phases engine's reach is refused with what fits: fewer ranks or fewer steps, not --segment", () => {
+    // 32 B ring all-reduce on 4,096 ranks: 8 elements, one segment; its 2(n-1) steps are the cost
+    const a = alg("allreduce", "ring");
+    const call = makeCall({ collective: "allreduce", size: 4096, count: 8 }, a);
+    const topology = parseTopology("torus:64x64", 4096);
+    expect(() => networkTime(a, call, { topology, placement: placeRanks(topology, 4096) })).toThrow(
+      "past the 8,000,000 the phases engine compiles; the call is one segment, so its plans' steps grow with n whatever its size: fewer ranks (-n 390 fits), or an algorithm of fewer steps (e.g. recursive_doubling",
+    );
+  });
+});
