@@ -160,7 +160,7 @@ const steps = {
     inPlace: false,
     segment: 1,
   },
-  steps: [{ label: X, ops: [X, X], indices: [[0], [0]], rows: [{ name: X, cells: [X, X] }] }],
+  steps: [{ label: X, ops: [X, X], indices: [[0], [0]], transfers: [[], []], rows: [{ name: X, cells: [X, X] }] }],
   errors: [X],
 };
 

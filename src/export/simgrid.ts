@@ -57,7 +57,7 @@ export function simgridCase(p: Program, topology: Topology, placement: Placement
       const b = placement[o.peer] as number;
       const key = `${a} ${b}`;
       if (a === b || routes[key]) continue;
-      const paths = topology.paths(a, b, 0);
+      const paths = topology.paths(a, b);
       if (paths.length !== 1) {
         throw new InvalidArgumentError(
           { op: "model", arg: "--engine" },
