@@ -1,0 +1,205 @@
+/**
+ * Bine trees and butterflies (De Sensi, Pasqualoni, Bonato, Hoefler et al., "Bine Trees:
+ * Enhancing Collective Operations by Optimizing Communication Locality", SC'25): the building
+ * blocks of the bine algorithms of every collective.
+ *
+ * Bine's peers are Swing's (lib/swing.ts): at step s rank r meets π(r, s) = r ± ρ(s), ρ(s) =
+ * Σ_{i=0..s} (-2)^i = 1, -1, 3, -5, 11, ..., so a peer 2^s steps away in a binomial tree or a
+ * butterfly is only about 2^s/1.5 ranks away, on both sides. Ranks near each other in rank order
+ * (the same node, switch or group) therefore exchange more of the data among themselves and less
+ * crosses the upper links: the paper's point (its Section 3).
+ *
+ * - The **Bine tree** (Section 3.1, the paper's "distance-halving" tree): over p = 2^k vranks
+ *   (vrank 0 the root) the holders of the message at step i = 0..k-1 each send it to π(v, k-1-i),
+ *   the farthest peer first, as the authors' bine_bcast_small does with negabinary arithmetic
+ *   (HLC-Lab/bine-trees, src/bcast.c: the peer is v's negabinary form with its low k-i digits
+ *   flipped). Every subtree is a contiguous run of vranks (which is what lets gather and scatter
+ *   move a whole subtree as one message, as the authors' gather_bine does), checked here as the
+ *   tree is built. Sizes that are not a power of two: the authors' trees refuse them (MPI_ERR_SIZE,
+ *   "TODO: implement non-power of two support similarly to standard binomial trees"); cclab folds
+ *   as binomial trees do for the recursive algorithms: of the first 2·rem vranks (rem = n - p) the
+ *   even one of each pair (2i, 2i+1) stands in the tree of p and the odd one hangs below it as one
+ *   more child, its nearest neighbour, so subtrees stay contiguous and the root stays in.
+ * - The **Bine butterfly** (Section 3.2): reduce-scatter and all-gather with π(r, s) as the peer,
+ *   the reduce-scatter nearest first (its largest messages stay local) and the all-gather farthest
+ *   first. With ranks renumbered by ν (the authors' nu / remap_rank), ν(π(r, s)) agrees with ν(r)
+ *   above bit k-1-s and differs in it, so Bine's butterflies are recursive halving and doubling
+ *   (lib/fold.ts) run on ν with π as the peer: the blocks a rank sends at a step lie together in
+ *   ν order, as the authors' *_remap variants lay them out.
+ */
+import { invariant } from "../../src/core/assert.js";
+import { isPowerOfTwo, largestPowerOfTwo } from "./fold.js";
+import { negabinary, rho, swingPeer } from "./swing.js";
+
+/** ν(r) among n = 2^k ranks: r's negabinary distance from rank 0 (r for odd r, -r for even, or that less n when it fits in k digits), Gray-coded and bit-reversed. */
+export function nu(r: number, n: number): number {
+  invariant(isPowerOfTwo(n) && r >= 0 && r < n, () => `nu: rank ${r} of ${n} (n must be a power of two)`);
+  const k = Math.log2(n);
+  const d = r % 2 === 1 ? r : -r;
+  let best = Number.POSITIVE_INFINITY;
+  for (const x of [d, d % 2 === 0 ? d + n : d - n]) {
+    if (!fitsDigits(x, k)) continue;
+    best = Math.min(best, reverseBits(grayOf(negabinary(x)), k));
+  }
+  invariant(Number.isFinite(best), () => `nu: rank ${r} of ${n} has no ${k}-digit negabinary distance`);
+  return best;
+}
+
+/** Whether x has a negabinary form of at most `digits` digits. */
+function fitsDigits(x: number, digits: number): boolean {
+  return negabinary(x) < 2 ** digits;
+}
+
+const grayOf = (x: number): number => (x ^ (x >>> 1)) >>> 0;
+
+/** The low `bits` bits of x in reverse order. */
+function reverseBits(x: number, bits: number): number {
+  let out = 0;
+  for (let i = 0; i < bits; i++) out |= ((x >>> i) & 1) << (bits - 1 - i);
+  return out;
+}
+
+/** ν and its inverse over n = 2^k ranks, as arrays (made once per n: every rank's plan asks for the same). */
+export interface Remap {
+  /** nu[r] = ν(r). */
+  readonly nu: Int32Array;
+  /** rank[j]: the rank whose ν is j. */
+  readonly rank: Int32Array;
+}
+
+const remaps = new Map<number, Remap>();
+
+export function bineRemap(n: number): Remap {
+  let made = remaps.get(n);
+  if (!made) {
+    const nus = new Int32Array(n);
+    const rank = new Int32Array(n).fill(-1);
+    for (let r = 0; r < n; r++) {
+      const j = nu(r, n);
+      invariant(rank[j] === -1, () => `bineRemap: ranks ${rank[j]} and ${r} of ${n} share ν = ${j}`);
+      nus[r] = j;
+      rank[j] = r;
+    }
+    made = { nu: nus, rank };
+    if (remaps.size >= 8) remaps.delete(remaps.keys().next().value as number);
+    remaps.set(n, made);
+  }
+  return made;
+}
+
+/**
+ * The peer of participant q of p = 2^k at distance d (a power of two below p) of recursive halving
+ * or doubling run on ν (lib/fold.ts): π(q, s) with d = 2^(k-1-s), so halving (d = p/2 first) meets
+ * the nearest peer first.
+ */
+export function butterflyPeer(q: number, p: number): (d: number) => number {
+  const k = Math.log2(p);
+  return (d) => swingPeer(q, k - 1 - Math.log2(d), p);
+}
+
+/** One vrank's place in a Bine tree over n vranks (vrank 0 the root). */
+export interface BineNode {
+  /** Parent vrank; -1 at the root. */
+  readonly parent: number;
+  /** Child vranks in the order a broadcast sends to them (largest subtree first). */
+  readonly children: readonly number[];
+  /** The subtree is the vranks [first, first + subtree); the root's is [0, n). */
+  readonly first: number;
+  readonly subtree: number;
+}
+
+/** The Bine tree over p = 2^k vranks: parents, children in send order, and each subtree's run. */
+interface CoreTree {
+  readonly parent: Int32Array;
+  readonly children: readonly number[][];
+  readonly first: Int32Array;
+  readonly subtree: Int32Array;
+}
+
+const cores = new Map<number, CoreTree>();
+
+function coreTree(p: number): CoreTree {
+  let made = cores.get(p);
+  if (!made) {
+    made = makeCoreTree(p);
+    if (cores.size >= 8) cores.delete(cores.keys().next().value as number);
+    cores.set(p, made);
+  }
+  return made;
+}
+
+function makeCoreTree(p: number): CoreTree {
+  const k = Math.log2(p);
+  const parent = new Int32Array(p).fill(-1);
+  const offset = new Int32Array(p); // signed distance from the parent: ±ρ(s)
+  const children: number[][] = Array.from({ length: p }, () => []);
+  const order = [0]; // vranks in the order they receive
+  for (let s = k - 1; s >= 0; s--) {
+    const holders = order.length;
+    for (let i = 0; i < holders; i++) {
+      const v = order[i] as number;
+      const c = swingPeer(v, s, p);
+      invariant(c !== 0 && parent[c] === -1, () => `bine tree of ${p}: vrank ${c} reached twice`);
+      parent[c] = v;
+      offset[c] = v % 2 === 0 ? rho(s) : -rho(s);
+      (children[v] as number[]).push(c);
+      order.push(c);
+    }
+  }
+  // Each subtree spans `below` vranks under it and `above` over it; leaves first.
+  const below = new Int32Array(p);
+  const above = new Int32Array(p);
+  const size = new Int32Array(p).fill(1);
+  for (let i = p - 1; i > 0; i--) {
+    const c = order[i] as number;
+    const v = parent[c] as number;
+    const d = offset[c] as number;
+    below[v] = Math.max(below[v] as number, (below[c] as number) - d);
+    above[v] = Math.max(above[v] as number, (above[c] as number) + d);
+    size[v] = (size[v] as number) + (size[c] as number);
+  }
+  const first = new Int32Array(p);
+  for (let v = 0; v < p; v++) {
+    invariant(
+      (below[v] as number) + (above[v] as number) + 1 === size[v],
+      () => `bine tree of ${p}: the subtree of vrank ${v} is not a run of vranks`,
+    );
+    first[v] = (((v - (below[v] as number)) % p) + p) % p;
+  }
+  first[0] = 0;
+  return { parent, children, first, subtree: size };
+}
+
+/**
+ * vrank's node in the Bine tree over n vranks. With rem = n - 2^⌊log2 n⌋, vranks 2i and 2i+1
+ * (i < rem) are one participant of the tree of 2^⌊log2 n⌋: 2i stands in it and 2i+1 is its
+ * last child, a leaf.
+ */
+export function bineTree(vrank: number, n: number): BineNode {
+  invariant(
+    Number.isInteger(vrank) && vrank >= 0 && vrank < n,
+    () => `bineTree: vrank ${vrank} is outside 0..${n - 1}`,
+  );
+  const p = largestPowerOfTwo(n);
+  const rem = n - p;
+  if (vrank < 2 * rem && vrank % 2 === 1) return { parent: vrank - 1, children: [], first: vrank, subtree: 1 };
+  /** The first real vrank of participant q (q may run one lap past p, for a run that wraps). */
+  const real = (q: number): number => (q >= p ? n + real(q - p) : q < rem ? 2 * q : q + rem);
+  const core = coreTree(p);
+  const q = vrank < 2 * rem ? vrank / 2 : vrank - rem;
+  const children = (core.children[q] as number[]).map(real);
+  if (q < rem) children.push(vrank + 1);
+  if (q === 0) return { parent: -1, children, first: 0, subtree: n };
+  const from = core.first[q] as number;
+  const first = real(from);
+  const subtree = real(from + (core.subtree[q] as number)) - first;
+  invariant(first + subtree <= n, () => `bineTree: the subtree of vrank ${vrank} of ${n} wraps past the root`);
+  return { parent: real(core.parent[q] as number), children, first, subtree };
+}
+
+/** The most elements a non-root rank forwards up or down a Bine tree with `count` per rank: its largest subtree. */
+export function bineLargestSubtree(n: number): number {
+  let most = 0;
+  for (let v = 1; v < n; v++) most = Math.max(most, bineTree(v, n).subtree);
+  return most;
+}
