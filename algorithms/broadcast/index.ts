@@ -1,5 +1,4 @@
 /** The registered broadcast algorithms, in the order `cclab verify` lists them. */
-
 import { bine } from "./bine.js";
 import { binomial } from "./binomial.js";
 import { chain } from "./chain.js";

@@ -1,5 +1,4 @@
 /** The registered gather algorithms, in the order `cclab verify` lists them. */
-
 import { bine } from "./bine.js";
 import { binomial } from "./binomial.js";
 import { linear } from "./linear.js";

@@ -28,7 +28,8 @@
  *   ν order, as the authors' *_remap variants lay them out.
  */
 import { invariant } from "../../src/core/assert.js";
-import { isPowerOfTwo, largestPowerOfTwo } from "./fold.js";
+import type { Chunk } from "../../src/schedule/dsl.js";
+import { type Fold, isPowerOfTwo, largestPowerOfTwo } from "./fold.js";
 import { negabinary, rho, swingPeer } from "./swing.js";
 
 /** ν(r) among n = 2^k ranks: r's negabinary distance from rank 0 (r for odd r, -r for even, or that less n when it fits in k digits), Gray-coded and bit-reversed. */
@@ -95,6 +96,24 @@ export function bineRemap(n: number): Remap {
 export function butterflyPeer(q: number, p: number): (d: number) => number {
   const k = Math.log2(p);
   return (d) => swingPeer(q, k - 1 - Math.log2(d), p);
+}
+
+/**
+ * A buffer of n·count elements (n ranks folded onto p participants by `fold`) cut into p chunks in
+ * ν order: chunk j holds the blocks of participant q with ν(q) = j, the ranks [fold.first(q),
+ * fold.first(q + 1)), so recursive halving and doubling on ν find each step's blocks together.
+ */
+export function nuChunks(fold: Fold, count: number): Chunk[] {
+  const { rank } = bineRemap(fold.pof2);
+  const chunks: Chunk[] = [];
+  let offset = 0;
+  for (let j = 0; j < fold.pof2; j++) {
+    const q = rank[j] as number;
+    const c = (fold.first(q + 1) - fold.first(q)) * count;
+    chunks.push({ offset, count: c });
+    offset += c;
+  }
+  return chunks;
 }
 
 /** One vrank's place in a Bine tree over n vranks (vrank 0 the root). */
