@@ -11,7 +11,7 @@
  * Cost:   2⌊log2 n⌋ (+2 when n is not a power of two) steps; 2(p-1)/p·count (p = 2^⌊log2 n⌋), +
  *         count on a folded odd rank elements sent per rank.
  * Source: De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication
- *         Locality (SC'25), Section 3.2's Bine butterflies (distance-doubling reduce-scatter,
+ *         Locality (SC'25), its Bine butterflies (distance-doubling reduce-scatter,
  *         distance-halving all-gather), laid out as the authors' allreduce_bine_bdw_remap does
  *         (HLC-Lab/pico, libbine/libbine_allreduce.c: remap_rank); the fold as in MPICH's
  *         Rabenseifner.
@@ -54,7 +54,7 @@ export const bineBandwidth = defineAlgorithm({
   limits:
     "any size, commutative ops; long messages at log latency; each step one message each way: chunks lie in the buffer in ν order (the authors' remap), so the halves a rank sends lie together; n not a power of two: each even rank of the first 2(n - 2^⌊log2 n⌋) folds into the odd rank after it (two extra steps, whole buffer; swing_bandwidth instead runs any even n)",
   source:
-    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), Section 3.2's Bine butterflies (distance-doubling reduce-scatter, distance-halving all-gather), laid out as the authors' allreduce_bine_bdw_remap does (HLC-Lab/pico, libbine/libbine_allreduce.c: remap_rank); the fold as in MPICH's Rabenseifner",
+    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), its Bine butterflies (distance-doubling reduce-scatter, distance-halving all-gather), laid out as the authors' allreduce_bine_bdw_remap does (HLC-Lab/pico, libbine/libbine_allreduce.c: remap_rank); the fold as in MPICH's Rabenseifner",
   form: "in-place",
   cost: {
     steps: f(

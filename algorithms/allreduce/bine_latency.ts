@@ -11,7 +11,7 @@
  * Cost:   ⌊log2 n⌋ (+2 when n is not a power of two) steps; (⌊log2 n⌋ + (n ≠ 2^k ? 1 : 0))·count
  *         elements sent per rank.
  * Source: De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication
- *         Locality (SC'25), Section 3.2's Bine butterfly with whole buffers, as the authors'
+ *         Locality (SC'25), its Bine butterfly with whole buffers, as the authors'
  *         allreduce_bine_lat does it, fold included (HLC-Lab/pico, libbine/libbine_allreduce.c).
  *
  * Step table: `cclab explain allreduce --algorithm bine_latency -n 4`
@@ -50,7 +50,7 @@ export const bineLatency = defineAlgorithm({
   limits:
     "any size, commutative ops; short messages; floats: ranks may end with different last bits (not NCCL's every-rank-identical result); every step sends the whole buffer; n not a power of two: each even rank of the first 2(n - 2^⌊log2 n⌋) hands its buffer to the odd rank after it, its nearest neighbour, and gets the result back (two extra steps; swing_latency folds onto ranks n - p below instead)",
   source:
-    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), Section 3.2's Bine butterfly with whole buffers, as the authors' allreduce_bine_lat does it, fold included (HLC-Lab/pico, libbine/libbine_allreduce.c)",
+    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), its Bine butterfly with whole buffers, as the authors' allreduce_bine_lat does it, fold included (HLC-Lab/pico, libbine/libbine_allreduce.c)",
   ranksDiffer:
     "each rank sums the n contributions grouped by its own Bine peers (rank 0 of 8: ((x0+x1)+(x7+x6))+..., rank 1: ((x1+x0)+(x2+x3))+...), so floating-point sums differ between ranks in the last bits; integer and min/max results agree",
   cost: {

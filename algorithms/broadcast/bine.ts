@@ -7,8 +7,8 @@
  *         neighbour (cclab's choice; the authors' trees refuse such n).
  * Cost:   ⌈log2 n⌉ steps; ⌈log2 n⌉·count elements sent per rank.
  * Source: De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication
- *         Locality (SC'25), Section 3.1's distance-halving Bine tree, as the authors'
- *         bine_bcast_small builds it (HLC-Lab/bine-trees, src/bcast.c).
+ *         Locality (SC'25), its distance-halving Bine tree, as the authors' bine_bcast_small builds
+ *         it (HLC-Lab/bine-trees, src/bcast.c).
  *
  * Step table: `cclab explain broadcast --algorithm bine -n 4`
  * (kept current in test/golden/explain/broadcast/bine.txt).
@@ -27,7 +27,7 @@ export const bine = defineAlgorithm({
   limits:
     "any size and root; ⌈log2 n⌉ latency; every round carries the whole message; n not a power of two: the odd rank of each of the first n - 2^⌊log2 n⌋ pairs hangs below its even neighbour (cclab's choice; the authors' trees refuse such n)",
   source:
-    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), Section 3.1's distance-halving Bine tree, as the authors' bine_bcast_small builds it (HLC-Lab/bine-trees, src/bcast.c)",
+    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), its distance-halving Bine tree, as the authors' bine_bcast_small builds it (HLC-Lab/bine-trees, src/bcast.c)",
   form: "in-place",
   cost: {
     steps: f("⌈log2 n⌉", (n) => ceilLog2(n)),

@@ -7,9 +7,8 @@
  *         even neighbour (cclab's choice).
  * Cost:   ⌈log2 n⌉ steps; largest subtree below the root·count elements sent per rank.
  * Source: De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication
- *         Locality (SC'25), Section 3.1's Bine tree with contiguous subtrees, as the authors'
- *         gather_bine extends its run of blocks up and down in turn (HLC-Lab/pico,
- *         libbine/libbine_gather.c).
+ *         Locality (SC'25), its Bine tree with contiguous subtrees, as the authors' gather_bine
+ *         extends its run of blocks up and down in turn (HLC-Lab/pico, libbine/libbine_gather.c).
  *
  * Step table: `cclab explain gather --algorithm bine -n 4`
  * (kept current in test/golden/explain/gather/bine.txt).
@@ -28,7 +27,7 @@ export const bine = defineAlgorithm({
   limits:
     "any size and root; ⌈log2 n⌉ latency; inner ranks forward up to about half the data; n not a power of two: the odd rank of each of the first n - 2^⌊log2 n⌋ pairs hangs below its even neighbour (cclab's choice)",
   source:
-    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), Section 3.1's Bine tree with contiguous subtrees, as the authors' gather_bine extends its run of blocks up and down in turn (HLC-Lab/pico, libbine/libbine_gather.c)",
+    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), its Bine tree with contiguous subtrees, as the authors' gather_bine extends its run of blocks up and down in turn (HLC-Lab/pico, libbine/libbine_gather.c)",
   form: "in-place",
   cost: {
     steps: f("⌈log2 n⌉", (n) => ceilLog2(n)),

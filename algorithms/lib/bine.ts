@@ -1,15 +1,17 @@
 /**
- * Bine trees and butterflies (De Sensi, Pasqualoni, Bonato, Hoefler et al., "Bine Trees:
- * Enhancing Collective Operations by Optimizing Communication Locality", SC'25): the building
- * blocks of the bine algorithms of every collective.
+ * Bine trees and butterflies (De Sensi, Pasqualoni, Piarulli, Bonato, Ba, Turisini, Domke, Hoefler,
+ * "Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality", SC'25):
+ * the building blocks of the bine algorithms of every collective.
  *
  * Bine's peers are Swing's (lib/swing.ts): at step s rank r meets π(r, s) = r ± ρ(s), ρ(s) =
  * Σ_{i=0..s} (-2)^i = 1, -1, 3, -5, 11, ..., so a peer 2^s steps away in a binomial tree or a
  * butterfly is only about 2^s/1.5 ranks away, on both sides. Ranks near each other in rank order
  * (the same node, switch or group) therefore exchange more of the data among themselves and less
- * crosses the upper links: the paper's point (its Section 3).
+ * crosses the upper links: the paper's point (its abstract: global-link traffic cut by up to 33%).
+ * Only the paper's abstract and introduction were available to cclab, so the headers name its
+ * constructions rather than section numbers, and follow the authors' code, cited per function.
  *
- * - The **Bine tree** (Section 3.1, the paper's "distance-halving" tree): over p = 2^k vranks
+ * - The **Bine tree** (the paper's "distance-halving" Bine tree): over p = 2^k vranks
  *   (vrank 0 the root) the holders of the message at step i = 0..k-1 each send it to π(v, k-1-i),
  *   the farthest peer first, as the authors' bine_bcast_small does with negabinary arithmetic
  *   (HLC-Lab/bine-trees, src/bcast.c: the peer is v's negabinary form with its low k-i digits
@@ -20,7 +22,7 @@
  *   as binomial trees do for the recursive algorithms: of the first 2·rem vranks (rem = n - p) the
  *   even one of each pair (2i, 2i+1) stands in the tree of p and the odd one hangs below it as one
  *   more child, its nearest neighbour, so subtrees stay contiguous and the root stays in.
- * - The **Bine butterfly** (Section 3.2): reduce-scatter and all-gather with π(r, s) as the peer,
+ * - The **Bine butterfly**: reduce-scatter and all-gather with π(r, s) as the peer,
  *   the reduce-scatter nearest first (its largest messages stay local) and the all-gather farthest
  *   first. With ranks renumbered by ν (the authors' nu / remap_rank), ν(π(r, s)) agrees with ν(r)
  *   above bit k-1-s and differs in it, so Bine's butterflies are recursive halving and doubling

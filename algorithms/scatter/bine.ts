@@ -7,8 +7,8 @@
  *         neighbour (cclab's choice).
  * Cost:   ⌈log2 n⌉ steps; (n-1)·count elements sent per rank.
  * Source: De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication
- *         Locality (SC'25), Section 3.1's Bine tree with contiguous subtrees, as the authors'
- *         scatter_bine halves its run of blocks (HLC-Lab/pico, libbine/libbine_scatter.c).
+ *         Locality (SC'25), its Bine tree with contiguous subtrees, as the authors' scatter_bine
+ *         halves its run of blocks (HLC-Lab/pico, libbine/libbine_scatter.c).
  *
  * Step table: `cclab explain scatter --algorithm bine -n 4`
  * (kept current in test/golden/explain/scatter/bine.txt).
@@ -26,7 +26,7 @@ export const bine = defineAlgorithm({
   limits:
     "any size and root; ⌈log2 n⌉ latency; the root still sends (n-1)·count; n not a power of two: the odd rank of each of the first n - 2^⌊log2 n⌋ pairs hangs below its even neighbour (cclab's choice)",
   source:
-    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), Section 3.1's Bine tree with contiguous subtrees, as the authors' scatter_bine halves its run of blocks (HLC-Lab/pico, libbine/libbine_scatter.c)",
+    "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), its Bine tree with contiguous subtrees, as the authors' scatter_bine halves its run of blocks (HLC-Lab/pico, libbine/libbine_scatter.c)",
   cost: { steps: f("⌈log2 n⌉", (n) => ceilLog2(n)), sent: f("(n-1)·count", (n, count) => (n - 1) * count) },
   schedule: ({ rank, size, root, count }, mem) =>
     binomialScatterBlocks({
