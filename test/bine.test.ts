@@ -110,7 +110,7 @@ describe("the Bine all-reduces meet π(r, s)", () => {
   });
 });
 
-describe("Bine's claim: fewer bytes on the upper links (docs/network-validation.md, 6)", () => {
+describe("Bine's claim: fewer bytes on the upper links (docs/network-validation.md, 'Bine trees')", () => {
   it("counts what the network model puts on a fat-tree's leaf-to-spine links", () => {
     const topology = "fattree:leaves=8,hosts=8,spines=4";
     for (const [collective, name] of [

@@ -5,7 +5,7 @@
  * schedules themselves (every send whose two ends sit under different leaves), as the authors'
  * simulation/out_bytes.py counts a group's outgoing bytes; the model's own per-link bytes
  * (upLinkBytes) agree, and test/bine.test.ts holds both.
- * Run: npx tsx src/tools/bine-traffic.ts (prints the table of docs/network-validation.md, 6).
+ * Run: npx tsx src/tools/bine-traffic.ts (prints the table of docs/network-validation.md, "Bine trees").
  */
 import { pathToFileURL } from "node:url";
 import { shapeOf } from "../bench/metrics.js";
