@@ -3,9 +3,11 @@
  * farthest first, so the biggest messages travel the shortest hops.
  *
  * Limits: any size; the blocks gather in scratch in ν order (each step one message each way) and
- *         are copied out at the end: n·count more memory and a local copy; n not a power of two:
- *         each even rank of the first 2(n - 2^⌊log2 n⌋) hands its block to the odd rank after it
- *         and gets everything back (two extra steps, n·count more bytes on that rank).
+ *         are copied out at the end: n·count more memory and a local copy of one op per block (n
+ *         per rank, so the model reaches its operation limit at fewer ranks than recursive
+ *         doubling); n not a power of two: each even rank of the first 2(n - 2^⌊log2 n⌋) hands its
+ *         block to the odd rank after it and gets everything back (two extra steps, n·count more
+ *         bytes on that rank).
  * Cost:   ⌊log2 n⌋ (+2 when n is not a power of two) steps; (n-1)·count (n = 2^k); + n·count on a
  *         folded odd rank elements sent per rank.
  * Source: De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication
@@ -51,7 +53,7 @@ export const bine = defineAlgorithm({
   summary:
     "Bine-butterfly all-gather: log2 n exchanges of doubling size with peers r ± ρ(s), farthest first, so the biggest messages travel the shortest hops.",
   limits:
-    "any size; the blocks gather in scratch in ν order (each step one message each way) and are copied out at the end: n·count more memory and a local copy; n not a power of two: each even rank of the first 2(n - 2^⌊log2 n⌋) hands its block to the odd rank after it and gets everything back (two extra steps, n·count more bytes on that rank)",
+    "any size; the blocks gather in scratch in ν order (each step one message each way) and are copied out at the end: n·count more memory and a local copy of one op per block (n per rank, so the model reaches its operation limit at fewer ranks than recursive doubling); n not a power of two: each even rank of the first 2(n - 2^⌊log2 n⌋) hands its block to the odd rank after it and gets everything back (two extra steps, n·count more bytes on that rank)",
   source:
     "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), its distance-halving Bine butterfly, with blocks in ν order and permuted at the end as the authors' allgather_bine_permute_remap does (HLC-Lab/pico, libbine/libbine_allgather.c); the fold as in MPICH's recursive doubling",
   form: "in-place",

@@ -3,9 +3,10 @@
  * ± ρ(s), nearest first, so the biggest halves stay among neighbours.
  *
  * Limits: any size, commutative ops; the input is copied into scratch in ν order (each step one
- *         message each way): scratch ~1.5·n·count; n not a power of two: each even rank of the
- *         first 2(n - 2^⌊log2 n⌋) hands its whole input to the odd rank after it and gets its block
- *         back (two extra steps).
+ *         message each way), one op per block (n per rank, so the model reaches its operation limit
+ *         at fewer ranks than recursive halving): scratch ~1.5·n·count; n not a power of two: each
+ *         even rank of the first 2(n - 2^⌊log2 n⌋) hands its whole input to the odd rank after it
+ *         and gets its block back (two extra steps).
  * Cost:   ⌊log2 n⌋ (+2 when n is not a power of two) steps; (n-1)·count (n = 2^k); + count on a
  *         folded odd rank; n·count on a folded even rank elements sent per rank.
  * Source: De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication
@@ -51,7 +52,7 @@ export const bine = defineAlgorithm({
   summary:
     "Bine-butterfly reduce-scatter: log2 n exchanges of halving size with peers r ± ρ(s), nearest first, so the biggest halves stay among neighbours.",
   limits:
-    "any size, commutative ops; the input is copied into scratch in ν order (each step one message each way): scratch ~1.5·n·count; n not a power of two: each even rank of the first 2(n - 2^⌊log2 n⌋) hands its whole input to the odd rank after it and gets its block back (two extra steps)",
+    "any size, commutative ops; the input is copied into scratch in ν order (each step one message each way), one op per block (n per rank, so the model reaches its operation limit at fewer ranks than recursive halving): scratch ~1.5·n·count; n not a power of two: each even rank of the first 2(n - 2^⌊log2 n⌋) hands its whole input to the odd rank after it and gets its block back (two extra steps)",
   source:
     "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), its distance-doubling Bine butterfly, with blocks permuted into ν order first as the authors' reduce_scatter_bine_permute_remap does (HLC-Lab/pico, libbine/libbine_reduce_scatter.c); the fold as in MPICH's recursive halving",
   cost: {
