@@ -44,7 +44,8 @@ describe("the Bine tree", () => {
     expect(bineTree(0, 8)).toEqual({ parent: -1, children: [3, 7, 1], first: 0, subtree: 8 });
     expect(bineTree(3, 8)).toEqual({ parent: 0, children: [4, 2], first: 2, subtree: 4 });
     expect(bineTree(7, 8)).toEqual({ parent: 0, children: [6], first: 6, subtree: 2 });
-    for (let n = 1; n <= 64; n++) {
+    const sizes = [...Array.from({ length: 64 }, (_, i) => i + 1), 128, 256, 512, 1024];
+    for (const n of sizes) {
       const members = (v: number): number[] => [v, ...bineTree(v, n).children.flatMap(members)];
       for (let v = 0; v < n; v++) {
         const { first, subtree } = bineTree(v, n);
@@ -64,7 +65,7 @@ describe("the Bine tree", () => {
     expect(bineTree(0, 6).children.at(-1)).toBe(1);
     expect(bineTree(2, 6).children.at(-1)).toBe(3);
     expect(bineTree(4, 6).children).not.toContain(5);
-    expect(() => bineTree(6, 6)).toThrow(/vrank 6 is outside 0..5/);
+    for (const v of [6, -1, 1.5]) expect(() => bineTree(v, 6)).toThrow(`bineTree: vrank ${v} is outside 0..5`);
   });
 });
 
@@ -88,7 +89,14 @@ describe("the ν remap", () => {
       }
     }
     expect([0, 1, 2, 3, 4, 5, 6, 7].map((r) => nu(r, 8))).toEqual([0, 4, 6, 1, 3, 7, 5, 2]);
-    expect(() => nu(3, 6)).toThrow(/must be a power of two/);
+    expect(nu(0, 1)).toBe(0);
+    expect(bineRemap(8)).toBe(bineRemap(8));
+    for (const [r, n] of [
+      [3, 6],
+      [8, 8],
+      [-1, 8],
+    ])
+      expect(() => nu(r as number, n as number)).toThrow(`nu: rank ${r} of ${n} (n must be a power of two)`);
   });
 });
 

@@ -39,27 +39,16 @@ export function nu(r: number, n: number): number {
   invariant(isPowerOfTwo(n) && r >= 0 && r < n, () => `nu: rank ${r} of ${n} (n must be a power of two)`);
   const k = Math.log2(n);
   const d = r % 2 === 1 ? r : -r;
-  let best = Number.POSITIVE_INFINITY;
-  for (const x of [d, d % 2 === 0 ? d + n : d - n]) {
-    if (!fitsDigits(x, k)) continue;
-    best = Math.min(best, reverseBits(grayOf(negabinary(x)), k));
-  }
-  invariant(Number.isFinite(best), () => `nu: rank ${r} of ${n} has no ${k}-digit negabinary distance`);
-  return best;
-}
-
-/** Whether x has a negabinary form of at most `digits` digits. */
-function fitsDigits(x: number, digits: number): boolean {
-  return negabinary(x) < 2 ** digits;
+  // At least one of the two forms fits in k digits (the bijection test checks every n to 2^12).
+  const forms = [d, d % 2 === 0 ? d + n : d - n].filter((x) => negabinary(x) >>> k === 0);
+  return Math.min(...forms.map((x) => reverseBits(grayOf(negabinary(x)), k)));
 }
 
 const grayOf = (x: number): number => (x ^ (x >>> 1)) >>> 0;
 
-/** The low `bits` bits of x in reverse order. */
+/** The low `bits` bits of x (x < 2^bits) in reverse order. */
 function reverseBits(x: number, bits: number): number {
-  let out = 0;
-  for (let i = 0; i < bits; i++) out |= ((x >>> i) & 1) << (bits - 1 - i);
-  return out;
+  return bits === 0 ? 0 : Number.parseInt([...x.toString(2).padStart(bits, "0")].reverse().join(""), 2);
 }
 
 /** ν and its inverse over n = 2^k ranks, as arrays (made once per n: every rank's plan asks for the same). */
@@ -70,21 +59,20 @@ export interface Remap {
   readonly rank: Int32Array;
 }
 
+/** By n: as many entries as powers of two a call has used. */
 const remaps = new Map<number, Remap>();
 
 export function bineRemap(n: number): Remap {
   let made = remaps.get(n);
   if (!made) {
     const nus = new Int32Array(n);
-    const rank = new Int32Array(n).fill(-1);
+    const rank = new Int32Array(n);
     for (let r = 0; r < n; r++) {
       const j = nu(r, n);
-      invariant(rank[j] === -1, () => `bineRemap: ranks ${rank[j]} and ${r} of ${n} share ν = ${j}`);
       nus[r] = j;
       rank[j] = r;
     }
     made = { nu: nus, rank };
-    if (remaps.size >= 8) remaps.delete(remaps.keys().next().value as number);
     remaps.set(n, made);
   }
   return made;
@@ -137,57 +125,51 @@ interface CoreTree {
   readonly subtree: Int32Array;
 }
 
+/** By p: as many entries as powers of two a call has used. */
 const cores = new Map<number, CoreTree>();
 
 function coreTree(p: number): CoreTree {
   let made = cores.get(p);
   if (!made) {
     made = makeCoreTree(p);
-    if (cores.size >= 8) cores.delete(cores.keys().next().value as number);
     cores.set(p, made);
   }
   return made;
 }
 
+/**
+ * The tree by its definition: at step s = k-1 down to 0 every holder v sends to π(v, s). That
+ * this reaches every vrank once (the authors' tree) and that each subtree is the run of vranks
+ * [first, first + subtree) are what test/bine.test.ts proves for every power of two to 1024.
+ */
 function makeCoreTree(p: number): CoreTree {
   const k = Math.log2(p);
-  const parent = new Int32Array(p).fill(-1);
+  const parent = new Int32Array(p);
   const offset = new Int32Array(p); // signed distance from the parent: ±ρ(s)
   const children: number[][] = Array.from({ length: p }, () => []);
   const order = [0]; // vranks in the order they receive
   for (let s = k - 1; s >= 0; s--) {
-    const holders = order.length;
-    for (let i = 0; i < holders; i++) {
-      const v = order[i] as number;
+    for (const v of order.slice()) {
       const c = swingPeer(v, s, p);
-      invariant(c !== 0 && parent[c] === -1, () => `bine tree of ${p}: vrank ${c} reached twice`);
       parent[c] = v;
       offset[c] = v % 2 === 0 ? rho(s) : -rho(s);
       (children[v] as number[]).push(c);
       order.push(c);
     }
   }
-  // Each subtree spans `below` vranks under it and `above` over it; leaves first.
+  // A subtree reaches `below` vranks under its root: the most any child's reaches past it.
   const below = new Int32Array(p);
-  const above = new Int32Array(p);
   const size = new Int32Array(p).fill(1);
-  for (let i = p - 1; i > 0; i--) {
-    const c = order[i] as number;
-    const v = parent[c] as number;
-    const d = offset[c] as number;
-    below[v] = Math.max(below[v] as number, (below[c] as number) - d);
-    above[v] = Math.max(above[v] as number, (above[c] as number) + d);
-    size[v] = (size[v] as number) + (size[c] as number);
-  }
-  const first = new Int32Array(p);
-  for (let v = 0; v < p; v++) {
-    invariant(
-      (below[v] as number) + (above[v] as number) + 1 === size[v],
-      () => `bine tree of ${p}: the subtree of vrank ${v} is not a run of vranks`,
-    );
-    first[v] = (((v - (below[v] as number)) % p) + p) % p;
-  }
-  first[0] = 0;
+  const visit = (v: number): void => {
+    for (const c of children[v] as number[]) {
+      visit(c);
+      below[v] = Math.max(below[v] as number, (below[c] as number) - (offset[c] as number));
+      size[v] = (size[v] as number) + (size[c] as number);
+    }
+  };
+  visit(0);
+  // A run that holds no multiple of p (not the root's) lies inside (0, p): no wrap.
+  const first = Int32Array.from(below, (b, v) => v - b);
   return { parent, children, first, subtree: size };
 }
 
@@ -203,19 +185,22 @@ export function bineTree(vrank: number, n: number): BineNode {
   );
   const p = largestPowerOfTwo(n);
   const rem = n - p;
-  if (vrank < 2 * rem && vrank % 2 === 1) return { parent: vrank - 1, children: [], first: vrank, subtree: 1 };
-  /** The first real vrank of participant q (q may run one lap past p, for a run that wraps). */
-  const real = (q: number): number => (q >= p ? n + real(q - p) : q < rem ? 2 * q : q + rem);
+  if (vrank % 2 === 1 && vrank >> 1 < rem) return { parent: vrank - 1, children: [], first: vrank, subtree: 1 };
+  /** The first real vrank of participant q (of q = p: n). */
+  const real = (q: number): number => q + Math.min(q, rem);
   const core = coreTree(p);
-  const q = vrank < 2 * rem ? vrank / 2 : vrank - rem;
+  const q = vrank - Math.min(rem, vrank >> 1);
   const children = (core.children[q] as number[]).map(real);
   if (q < rem) children.push(vrank + 1);
   if (q === 0) return { parent: -1, children, first: 0, subtree: n };
   const from = core.first[q] as number;
   const first = real(from);
-  const subtree = real(from + (core.subtree[q] as number)) - first;
-  invariant(first + subtree <= n, () => `bineTree: the subtree of vrank ${vrank} of ${n} wraps past the root`);
-  return { parent: real(core.parent[q] as number), children, first, subtree };
+  return {
+    parent: real(core.parent[q] as number),
+    children,
+    first,
+    subtree: real(from + (core.subtree[q] as number)) - first,
+  };
 }
 
 /** The most elements a non-root rank forwards up or down a Bine tree with `count` per rank: its largest subtree. */

@@ -7,8 +7,8 @@
  *         at fewer ranks than recursive halving): scratch ~1.5·n·count; n not a power of two: each
  *         even rank of the first 2(n - 2^⌊log2 n⌋) hands its whole input to the odd rank after it
  *         and gets its block back (two extra steps).
- * Cost:   ⌊log2 n⌋ (+2 when n is not a power of two) steps; (n-1)·count (n = 2^k); + count on a
- *         folded odd rank; n·count on a folded even rank elements sent per rank.
+ * Cost:   ⌊log2 n⌋ (+2 when n is not a power of two) steps; (n-1)·count (n = 2^k); n·count
+ *         otherwise, on a folded even rank elements sent per rank.
  * Source: De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication
  *         Locality (SC'25), its distance-doubling Bine butterfly, with blocks permuted into ν order
  *         first as the authors' reduce_scatter_bine_permute_remap does (HLC-Lab/pico,
@@ -32,19 +32,14 @@ import {
   sub,
 } from "../../src/schedule/dsl.js";
 import { bineRemap, butterflyPeer, nuChunks } from "../lib/bine.js";
-import { foldedSteps, foldToPowerOfTwo, recursiveHalvingReduceScatter } from "../lib/fold.js";
+import { foldedSteps, foldToPowerOfTwo, isPowerOfTwo, recursiveHalvingReduceScatter } from "../lib/fold.js";
 
-/** (n-1)·count for n = 2^k: everything but the chunk kept; + count on a folded odd rank; n·count on a folded even one. */
-function mostSent(n: number, count: number): number {
-  const fold = foldToPowerOfTwo(0, n);
-  const counts = nuChunks(fold, count).map((c) => c.count);
-  const { rank } = bineRemap(fold.pof2);
-  let most = fold.rem > 0 ? n * count : 0; // an even rank of a folded pair sends its whole input
-  for (let j = 0; j < fold.pof2; j++) {
-    most = Math.max(most, n * count - (counts[j] as number) + ((rank[j] as number) < fold.rem ? count : 0));
-  }
-  return most;
-}
+/**
+ * (n-1)·count for n = 2^k: everything but the chunk kept. Otherwise a folded even rank's whole
+ * input, n·count, is the most: a folded odd rank gives away all but its pair's two blocks and
+ * sends one back, (n-1)·count.
+ */
+const mostSent = (n: number, count: number): number => (isPowerOfTwo(n) ? n - 1 : n) * count;
 
 export const bine = defineAlgorithm({
   collective: "reducescatter",
@@ -57,7 +52,7 @@ export const bine = defineAlgorithm({
     "De Sensi et al., Bine Trees: Enhancing Collective Operations by Optimizing Communication Locality (SC'25), its distance-doubling Bine butterfly, with blocks permuted into ν order first as the authors' reduce_scatter_bine_permute_remap does (HLC-Lab/pico, libbine/libbine_reduce_scatter.c); the fold as in MPICH's recursive halving",
   cost: {
     steps: f("⌊log2 n⌋ (+2 when n is not a power of two)", foldedSteps),
-    sent: f("(n-1)·count (n = 2^k); + count on a folded odd rank; n·count on a folded even rank", mostSent),
+    sent: f("(n-1)·count (n = 2^k); n·count otherwise, on a folded even rank", mostSent),
   },
   *schedule({ rank, size, count }, { input, output, scratch }) {
     const fold = foldToPowerOfTwo(rank, size);
