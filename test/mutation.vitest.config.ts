@@ -13,6 +13,7 @@ export default defineConfig({
       "test/trees.test.ts",
       "test/pat.test.ts",
       "test/swing.test.ts",
+      "test/bine.test.ts",
       "test/hierarchical.test.ts",
       "test/double-binary-tree.test.ts",
       "test/exchange.test.ts",

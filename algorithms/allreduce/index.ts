@@ -1,5 +1,7 @@
 /** The registered allreduce algorithms, in the order `cclab verify` lists them. */
 import { binaryTreeAllreduce } from "./binary_tree.js";
+import { bineBandwidth } from "./bine_bandwidth.js";
+import { bineLatency } from "./bine_latency.js";
 import { doubleBinaryTreeAllreduce } from "./double_binary_tree.js";
 import { hierarchical } from "./hierarchical.js";
 import { rabenseifner } from "./rabenseifner.js";
@@ -21,4 +23,6 @@ export const algorithms = [
   swingLatency,
   swingBandwidth,
   hierarchical,
+  bineLatency,
+  bineBandwidth,
 ];

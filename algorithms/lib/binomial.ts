@@ -4,7 +4,9 @@
  * and reduce, and the gather and scatter of uneven per-rank blocks that move a whole subtree as
  * one message. gather/binomial, scatter/binomial, broadcast/binomial, reduce/binomial and the
  * compositions built on them (allgather/gather_broadcast, reducescatter/reduce_scatter,
- * reduce/rabenseifner, broadcast/scatter_allgather) all call these.
+ * reduce/rabenseifner, broadcast/scatter_allgather) all call these. The broadcast, reduce,
+ * gather and scatter of whole subtrees take any tree whose subtrees are runs of vranks (RunTree):
+ * the bine algorithms pass the Bine tree (lib/bine.ts).
  */
 import { invariant } from "../../src/core/assert.js";
 import {
@@ -24,6 +26,21 @@ import {
 } from "../../src/schedule/dsl.js";
 import { binomialTree, subtreeSize } from "../topology/binomial.js";
 
+/** One vrank's place in a tree whose every subtree is a run of vranks, [first, first + subtree). */
+export interface RunTreeNode {
+  readonly parent: number;
+  /** Child vranks in the order a broadcast sends to them (largest subtree first). */
+  readonly children: readonly number[];
+  readonly first: number;
+  readonly subtree: number;
+}
+
+/** Such a tree over `size` vranks (vrank 0 the root), as a function of the vrank. */
+export type RunTree = (vrank: number, size: number) => RunTreeNode;
+
+/** The binomial tree, whose subtree of v is [v, v + subtree): the default of every routine here. */
+export const binomialRuns: RunTree = (vrank, size) => ({ ...binomialTree(vrank, size), first: vrank });
+
 /**
  * The binomial broadcast of buf from root: a rank receives the whole message from its parent,
  * then sends it to each child, largest subtree first. The root sends from `from` (default buf).
@@ -34,8 +51,9 @@ export function* binomialBroadcast(
   root: number,
   buf: Region,
   from: Region = buf,
+  tree: RunTree = binomialRuns,
 ): Schedule {
-  const node = binomialTree(vrankOf(rank, root, size), size);
+  const node = tree(vrankOf(rank, root, size), size);
   if (node.parent >= 0) yield step("recv", [recv(rankOf(node.parent, root, size), buf)]);
   const src = node.parent < 0 ? from : buf;
   for (const c of node.children) yield step(`send to vrank ${c}`, [send(rankOf(c, root, size), src)]);
@@ -52,8 +70,9 @@ export function* binomialReduce(
   size: number,
   root: number,
   a: { readonly input: Region; readonly output: Region; readonly scratch: (count: number) => Region },
+  tree: RunTree = binomialRuns,
 ): Schedule {
-  const node = binomialTree(vrankOf(rank, root, size), size);
+  const node = tree(vrankOf(rank, root, size), size);
   const isRoot = node.parent < 0;
   const count = a.input.count;
   const children = [...node.children].reverse();
@@ -116,6 +135,8 @@ export interface Blocks {
   /** At the root: all blocks in rank order (block r at counts[0] + ... + counts[r-1]). */
   readonly all: Region;
   readonly scratch: (count: number) => Region;
+  /** The tree (default the binomial tree). */
+  readonly tree?: RunTree;
 }
 
 /** Elements before vrank v's block in vrank order from `from`: a subtree's staging offsets. */
@@ -136,7 +157,8 @@ export function* binomialGatherBlocks(b: Blocks): Schedule {
   invariant(counts.length === size, () => `binomialGatherBlocks: ${counts.length} counts for size ${size}`);
   const prefix = prefixSums(counts);
   const vrank = vrankOf(rank, root, size);
-  const node = binomialTree(vrank, size);
+  const tree = b.tree ?? binomialRuns;
+  const node = tree(vrank, size);
   // Children are received smallest subtree first: the reverse of the order a broadcast sends.
   const children = [...node.children].reverse();
 
@@ -149,7 +171,8 @@ export function* binomialGatherBlocks(b: Blocks): Schedule {
     }
     for (const [i, c] of children.entries()) {
       const peer = rankOf(c, root, size);
-      const pieces = rangePieces(c, subtreeSize(c, size), root, prefix);
+      const cn = tree(c, size);
+      const pieces = rangePieces(cn.first, cn.subtree, root, prefix);
       const first = i === 0 ? own : [];
       if (pieces.length === 1) {
         const p = pieces[0] as Piece;
@@ -168,12 +191,15 @@ export function* binomialGatherBlocks(b: Blocks): Schedule {
     yield step("send own block", [send(parent, b.own)]);
     return;
   }
-  // Scratch holds the subtree's blocks in vrank order: own block first, then each child's subtree.
-  const stage = b.scratch(stagedBase(b, vrank, vrank + node.subtree));
+  // Scratch holds the subtree's blocks in vrank order (in a binomial tree own block first, then
+  // each child's subtree).
+  const stage = b.scratch(stagedBase(b, node.first, node.first + node.subtree));
+  const ownAt = stagedBase(b, node.first, vrank);
   for (const [i, c] of children.entries()) {
-    const at = stagedBase(b, vrank, c);
-    const count = stagedBase(b, vrank, c + subtreeSize(c, size)) - at;
-    const first = i === 0 ? [copy(sub(stage, 0, b.own.count), b.own)] : [];
+    const cn = tree(c, size);
+    const at = stagedBase(b, node.first, cn.first);
+    const count = stagedBase(b, cn.first, cn.first + cn.subtree);
+    const first = i === 0 ? [copy(sub(stage, ownAt, b.own.count), b.own)] : [];
     yield step(`recv subtree of vrank ${c}`, [recv(rankOf(c, root, size), sub(stage, at, count))], first);
   }
   yield step(`send subtree of vrank ${vrank}`, [send(parent, stage)]);
@@ -189,7 +215,8 @@ export function* binomialScatterBlocks(b: Blocks): Schedule {
   invariant(counts.length === size, () => `binomialScatterBlocks: ${counts.length} counts for size ${size}`);
   const prefix = prefixSums(counts);
   const vrank = vrankOf(rank, root, size);
-  const node = binomialTree(vrank, size);
+  const tree = b.tree ?? binomialRuns;
+  const node = tree(vrank, size);
 
   if (vrank === 0) {
     const mine = sub(b.all, prefix[rank] as number, counts[rank] as number);
@@ -200,7 +227,8 @@ export function* binomialScatterBlocks(b: Blocks): Schedule {
     }
     const pack: LocalOp[] = [];
     const sources = node.children.map((c) => {
-      const pieces = rangePieces(c, subtreeSize(c, size), root, prefix);
+      const cn = tree(c, size);
+      const pieces = rangePieces(cn.first, cn.subtree, root, prefix);
       if (pieces.length === 1) return sub(b.all, (pieces[0] as Piece).offset, (pieces[0] as Piece).count);
       const stage = b.scratch(total(pieces));
       for (const p of pieces) pack.push(copy(sub(stage, p.staged, p.count), sub(b.all, p.offset, p.count)));
@@ -218,11 +246,13 @@ export function* binomialScatterBlocks(b: Blocks): Schedule {
     yield step("recv own block", [recv(parent, b.own)]);
     return;
   }
-  const stage = b.scratch(stagedBase(b, vrank, vrank + node.subtree));
-  yield step(`recv subtree of vrank ${vrank}`, [recv(parent, stage)], [copy(b.own, sub(stage, 0, b.own.count))]);
+  const stage = b.scratch(stagedBase(b, node.first, node.first + node.subtree));
+  const ownAt = stagedBase(b, node.first, vrank);
+  yield step(`recv subtree of vrank ${vrank}`, [recv(parent, stage)], [copy(b.own, sub(stage, ownAt, b.own.count))]);
   for (const c of node.children) {
-    const at = stagedBase(b, vrank, c);
-    const count = stagedBase(b, vrank, c + subtreeSize(c, size)) - at;
+    const cn = tree(c, size);
+    const at = stagedBase(b, node.first, cn.first);
+    const count = stagedBase(b, cn.first, cn.first + cn.subtree);
     yield step(`send subtree of vrank ${c}`, [send(rankOf(c, root, size), sub(stage, at, count))]);
   }
 }

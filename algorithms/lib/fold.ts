@@ -101,22 +101,25 @@ export const chunksText = (lo: number, hi: number, noun = "chunk"): string =>
 /**
  * In place over buf among `size` ranks (a power of two): on entry rank i holds chunk i; at the
  * step with distance d each rank sends the d chunks it holds to rank xor d and receives that
- * rank's d chunks (recvCopySend); after log2(size) steps every rank holds every chunk.
+ * rank's d chunks (recvCopySend); after log2(size) steps every rank holds every chunk. `peerAt(d)`
+ * names the rank met at distance d, rank xor d unless told (Bine's butterfly meets a rank whose
+ * number agrees with this one's above bit d and differs in it, lib/bine.ts).
  */
 export function* recursiveDoublingAllGather(
   rank: number,
   size: number,
   buf: Region,
   chunks: readonly Chunk[],
+  peerAt: (d: number) => number = (d) => rank ^ d,
 ): Schedule {
   invariant(
     isPowerOfTwo(size) && chunks.length === size,
     () => `recursiveDoublingAllGather: ${chunks.length} chunks, size ${size}`,
   );
   for (let d = 1; d < size; d <<= 1) {
-    const peer = rank ^ d;
+    const peer = peerAt(d);
     const mine = rank & ~(d - 1);
-    const theirs = peer & ~(d - 1);
+    const theirs = (rank ^ d) & ~(d - 1);
     yield recvCopySend(chunksText(theirs, theirs + d), [
       send(peer, chunkSpan(buf, chunks, mine, mine + d)),
       recv(peer, chunkSpan(buf, chunks, theirs, theirs + d)),
@@ -129,7 +132,8 @@ export function* recursiveDoublingAllGather(
  * contribution to every chunk; at the step with distance d (size/2 down to 1) a rank keeps the
  * half of its window on its side of rank xor d, sends the other half there and reduces what it
  * receives into the half it keeps (recvReduceSend); after log2(size) steps chunk `rank` holds the
- * reduction over all ranks. `scratch` receives; it is sized by the first (largest) half.
+ * reduction over all ranks. `scratch` receives; it is sized by the first (largest) half. `peerAt(d)`
+ * names the rank met at distance d, as in recursiveDoublingAllGather.
  */
 export function* recursiveHalvingReduceScatter(
   rank: number,
@@ -137,6 +141,7 @@ export function* recursiveHalvingReduceScatter(
   buf: Region,
   chunks: readonly Chunk[],
   scratch: (count: number) => Region,
+  peerAt: (d: number) => number = (d) => rank ^ d,
 ): Schedule {
   invariant(
     isPowerOfTwo(size) && chunks.length === size,
@@ -152,7 +157,7 @@ export function* recursiveHalvingReduceScatter(
     tmp ??= scratch(keep.count);
     yield recvReduceSend(
       chunksText(keepLo, keepLo + d),
-      [send(rank ^ d, chunkSpan(buf, chunks, giveLo, giveLo + d)), recv(rank ^ d, sub(tmp, 0, keep.count))],
+      [send(peerAt(d), chunkSpan(buf, chunks, giveLo, giveLo + d)), recv(peerAt(d), sub(tmp, 0, keep.count))],
       [reduce(keep, sub(tmp, 0, keep.count))],
     );
     lo = keepLo;
