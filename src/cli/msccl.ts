@@ -9,9 +9,9 @@ import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { AlgorithmFileError, InvalidArgumentError } from "../core/errors.js";
 import { differentMessages } from "../msccl/compare.js";
-import { exportMsccl, overLimits, toXml } from "../msccl/export.js";
+import { exportMsccl, longestThreadblock, overLimits, toXml } from "../msccl/export.js";
 import { type Imported, importMsccl } from "../msccl/import.js";
-import { PROTOS, type Proto } from "../msccl/ir.js";
+import { LIMITS, PROTOS, type Proto } from "../msccl/ir.js";
 import { MSCCL_LIMITS, mscclLimits, readMscclFile } from "../msccl/parse.js";
 import { checkAlgorithm } from "../schedule/check.js";
 import { explainCall } from "../schedule/explain.js";
@@ -134,6 +134,12 @@ export function registerMsccl(program: Command): void {
     .option("--in-place", "write the in-place program")
     .option("--channels <n>", "instances side by side, each on its own channels", parse.int("--channels", 1, 32), 1)
     .option("--proto <name>", "Simple, LL or LL128", "Simple")
+    .option(
+      "--max-steps <n>",
+      `the executor's MSCCL_MAX_NUM_STEPS: steps a threadblock may have (msccl-executor-nccl ${LIMITS.steps}, RCCL and older executors ${LIMITS.stepsElsewhere})`,
+      parse.int("--max-steps", 1),
+      LIMITS.steps,
+    )
     .addOption(outputOption("the XML file to write (required)"))
     .addOption(jsonOption())
     .action(async (f: string, o) => {
@@ -164,16 +170,27 @@ export function registerMsccl(program: Command): void {
         segment: o.segment ?? Math.max(1, count),
       });
       const program = exportMsccl(alg, call, { channels: o.channels, proto: o.proto as Proto });
-      const over = overLimits(program);
+      const over = overLimits(program, o.maxSteps);
       if (over.length > 0) {
+        const longest = longestThreadblock(program);
+        // More segments than one per chunk add steps; the algorithm and n set the rest.
+        const fix =
+          longest > o.maxSteps
+            ? `for an executor built with a larger MSCCL_MAX_NUM_STEPS (RCCL's is ${LIMITS.stepsElsewhere}) pass --max-steps ${longest}; otherwise use fewer GPUs or an algorithm with fewer steps${call.segment < count ? ", or a larger --segment" : ""}`
+            : "use fewer GPUs or another algorithm";
         throw new InvalidArgumentError(
-          { op: "export msccl", arg: "--segment" },
-          `the program would break the executor's limits: ${over.slice(0, 3).join("; ")}; use a larger --segment or a smaller --count`,
+          { op: "export msccl", arg: longest > o.maxSteps ? "--max-steps" : "-n" },
+          `the program would break the executor's limits: ${over.slice(0, 3).join("; ")}${over.length > 3 ? ` (and ${over.length - 3} more)` : ""}; ${fix}`,
         );
       }
       const xml = toXml(program);
       // The file must pass the import's checks and prove equal to the schedule before it is written.
-      const imp = importMsccl(xml, { file: o.output });
+      // It is our own output, so the size caps for files from elsewhere are raised to fit it.
+      const limits = mscclLimits();
+      const imp = importMsccl(xml, {
+        file: o.output,
+        limits: { bytes: Math.max(limits.bytes, xml.length), chunks: Math.max(limits.chunks, program.nchunksperloop) },
+      });
       const cases = proveImported(imp, o.output);
       const diff = o.channels === 1 ? differentMessages(alg, imp.algorithm, call) : undefined;
       if (diff)

@@ -4,6 +4,7 @@
  * step begins and what it does, the local operations and the deadlocks. Computed once per trace;
  * render.ts draws any view of it. Reads only TraceEvents, so every backend's trace serves.
  */
+import { maxOf, minOf } from "../core/extent.js";
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import { bytesText } from "./svg.js";
 
@@ -138,10 +139,24 @@ export interface DiagramInput {
 
 export function diagram(events: readonly TraceEvent[], o: DiagramInput = {}): Diagram {
   const stepFor = o.stepFor ?? labelStep;
-  const size = o.size ?? Math.max(0, ...events.map((e) => Math.max(e.rank, e.peer ?? 0))) + 1;
+  const size =
+    o.size ??
+    maxOf(
+      events.map((e) => Math.max(e.rank, e.peer ?? 0)),
+      0,
+    ) + 1;
   const deadlocks = o.deadlocks ?? [];
-  const t0 = Math.min(0, ...events.map((e) => e.start));
-  const t1 = Math.max(t0 + 1, ...events.map((e) => e.end), ...deadlocks.map((d) => d.at + 1));
+  const t0 = minOf(
+    events.map((e) => e.start),
+    0,
+  );
+  const t1 = Math.max(
+    maxOf(
+      events.map((e) => e.end),
+      t0 + 1,
+    ),
+    maxOf(deadlocks.map((d) => d.at + 1)),
+  );
   const guides = stepStarts(events, stepFor);
   const what = new Map(guides.map((g) => [g.step, g.what]));
   const messages = pairMessages(events).messages.map((m): DrawnMessage => {

@@ -12,6 +12,7 @@
  * 128 nodes becomes boxes of consecutive nodes, a ring beyond 128 routers sectors. The caption
  * says what was aggregated.
  */
+import { maxOf, minOf } from "../core/extent.js";
 import { hottestLinks } from "../model/network/index.js";
 import type { Topology } from "../model/network/types.js";
 import { HEAT_UNUSED, heatColor, heatGradientStops, lineChartSvg } from "./chart.js";
@@ -339,7 +340,7 @@ function levelsGeometry(t: Topology, level: (n: number) => number, index: (n: nu
   const lowest = hostBars ? 1 : 0;
   const labelW = 130;
   // About 36 px per node on the widest level, so a small machine is not drawn thin across the page.
-  const plotW = Math.max(320, Math.min(WIDTH - labelW - LEFT, Math.max(...positions) * 36));
+  const plotW = Math.max(320, Math.min(WIDTH - labelW - LEFT, maxOf(positions) * 36));
   const b = new Builder(t.links.count);
   const ids: number[][] = [];
   if (hostBars) {
@@ -526,7 +527,7 @@ export function busbwChartSvg(
     series: series.map((s) => ({ name: s.name, points: s.points })),
     xText: (x) => bytesText(x),
     pointText: (x, y) => `${bytesText(x)}: ${Number(y.toPrecision(4))} GB/s`,
-    xFloor: Math.min(...series.flatMap((s) => s.points.map((p) => p[0]))),
+    xFloor: minOf(series.flatMap((s) => s.points.map((p) => p[0]))),
   });
 }
 
