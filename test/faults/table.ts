@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { mpirunCommand } from "../../src/backends/mpi/index.js";
 import { userSocketPath } from "../../src/runtime/env.js";
 import { type Backend, CLI, cclabRun, fakePeer, freePort, gone, type Outcome, SCENARIO, start } from "./runner.js";
 
@@ -84,11 +85,8 @@ const fails = (error: string, ...names: string[]): Expect => ({ exit: 1, error, 
 const ok = (n: number, ...names: string[]): Expect => ({ exit: 0, names, okLines: n });
 const both = (sim: Expect, mpi: Expect) => (b: Backend) => (b === "sim" ? sim : mpi);
 
-/** mpirun's own command line for `-np n` (as the mpi backend builds it). */
-function mpirun(n: number): string[] {
-  const root = typeof process.getuid === "function" && process.getuid() === 0;
-  return ["-np", String(n), "--oversubscribe", ...(root ? ["--allow-run-as-root"] : [])];
-}
+/** mpirun's own command line for `-np n`, as the mpi backend builds it (its own session directory included). */
+const mpirun = (n: number): string[] => mpirunCommand(n, []).args;
 
 /** A rank started by hand with torchrun's variables (no launcher), for the handshake rows. */
 function torchrunRank(rank: number, world: number, port: number, marker: string, flags: string[] = []) {
