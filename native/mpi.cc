@@ -1,6 +1,9 @@
-// The mpi engine: a thin binding of the MPI C API, arguments in the C API's order. Communicators,
-// requests and matched messages are small integer handles into tables here; buffers are
-// TypedArrays (or ArrayBuffers) addressed by byte offset, kept alive while a request is pending.
+// The mpi engine: a binding of the MPI C API (point-to-point calls in the C API's order), the
+// plan runner's native half (runBind/runProgress: a call's transfers posted from the desc records
+// and its requests tested in one call, in the ctrl/desc slots of run_layout.h; localReduce for its
+// reductions), and MPI's own collectives as the oracle. Communicators, requests and matched
+// messages are small integer handles into tables here; buffers are TypedArrays (or ArrayBuffers)
+// addressed by byte offset, kept alive while a request is pending.
 // Errors return (MPI_ERRORS_RETURN) and are thrown as JS errors carrying engine/code/engineMessage,
 // which src/native/load.ts turns into EngineError. Nothing here blocks except wait() and the
 // built-in collectives (the oracle); progress() waits for at most its budget, and the TypeScript
@@ -26,6 +29,7 @@
 #include "mpi_engine.h"
 #include "ops.h"
 #include "reduce.h"
+#include "run_layout.h"
 
 namespace cclab::mpi {
 
@@ -527,20 +531,22 @@ bool BytesOf(napi_env env, napi_value v, bool buffers, Mem& out) {
 // Whether x is an integer in [lo, hi] (NaN is not).
 bool IntIn(double x, double lo, double hi) { return x >= lo && x <= hi && x == std::floor(x); }
 
-// One post of runProgress(): desc's 6 entries [kind (0 MPI_Isend, 1 MPI_Irecv),
-// memory, byte offset, bytes, peer, tag] on `comm`, into mems[memory] (checked against its length
-// and its [lo, hi)); the new request's handle is written to *id.
+// One post of runProgress(): desc's record (run_layout.h: kind, memory, byte offset, bytes,
+// peer, tag) on `comm`, into mems[memory] (checked against its length and its [lo, hi)); the
+// new request's handle is written to *id.
 void Post(Napi::Env env, int64_t k, const double* d, const Mem* mems, MPI_Comm comm, int32_t* id) {
+  using namespace cclab::run;
   // The message's start, made only for an error (a post is on every step's path).
   const auto post = [k]() { return "runProgress: post " + std::to_string(k); };
-  if (!(d[0] == 0 || d[0] == 1))
-    throw Napi::RangeError::New(env, post() + " has kind " + Num(d[0]) + " (0 send, 1 receive)");
-  if (!IntIn(d[4], 0, 2147483647.0)) throw Napi::RangeError::New(env, post() + " names peer " + Num(d[4]));
-  if (!(d[5] == MPI_ANY_TAG || IntIn(d[5], 0, 2147483647.0)))
-    throw Napi::RangeError::New(env, post() + " names tag " + Num(d[5]));
-  const int mem = static_cast<int>(d[1]);
+  const double kind = d[kDescKind], peer = d[kDescPeer], tag = d[kDescTag];
+  if (!(kind == kDescSend || kind == kDescRecv))
+    throw Napi::RangeError::New(env, post() + " has kind " + Num(kind) + " (0 send, 1 receive)");
+  if (!IntIn(peer, 0, 2147483647.0)) throw Napi::RangeError::New(env, post() + " names peer " + Num(peer));
+  if (!(tag == MPI_ANY_TAG || IntIn(tag, 0, 2147483647.0)))
+    throw Napi::RangeError::New(env, post() + " names tag " + Num(tag));
+  const int mem = static_cast<int>(d[kDescMem]);
   const Mem& m = mems[mem];
-  const double off = d[2], bytes = d[3];
+  const double off = d[kDescOffset], bytes = d[kDescBytes];
   const double lo = static_cast<double>(m.lo), hi = static_cast<double>(std::min(m.hi, m.length));
   if (!(off >= lo) || !(bytes >= 0) || bytes > 2147483647.0 || off + bytes > hi)
     throw Napi::RangeError::New(env, post() + ": bytes [" + Num(off) + ", " + Num(off + bytes) + ") are outside memory " +
@@ -549,11 +555,11 @@ void Post(Napi::Env env, int64_t k, const double* d, const Mem* mems, MPI_Comm c
                                          (m.length == 0 ? ": an empty or detached buffer)" : ")"));
   void* ptr = m.ptr + static_cast<size_t>(off);
   MPI_Request r;
-  const int rc = d[0] == 0 ? MPI_Isend(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
-                                       static_cast<int>(d[5]), comm, &r)
-                           : MPI_Irecv(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(d[4]),
-                                       static_cast<int>(d[5]), comm, &r);
-  Check(env, rc, d[0] == 0 ? "MPI_Isend" : "MPI_Irecv");
+  const int rc = kind == kDescSend ? MPI_Isend(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(peer),
+                                               static_cast<int>(tag), comm, &r)
+                                   : MPI_Irecv(ptr, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(peer),
+                                               static_cast<int>(tag), comm, &r);
+  Check(env, rc, kind == kDescSend ? "MPI_Isend" : "MPI_Irecv");
   const int32_t h = NewHandle(nextRequest, requests);
   requests.emplace(h, Pending{r, Napi::Reference<Napi::Value>()});
   *id = h;
@@ -561,9 +567,10 @@ void Post(Napi::Env env, int64_t k, const double* d, const Mem* mems, MPI_Comm c
 
 // The memory index of post k, checked: 0 - 2.
 int PostMemory(Napi::Env env, int64_t k, const double* d) {
-  if (!(d[1] == 0 || d[1] == 1 || d[1] == 2))
-    throw Napi::RangeError::New(env, "runProgress: post " + std::to_string(k) + " names memory " + Num(d[1]));
-  return static_cast<int>(d[1]);
+  const double mem = d[cclab::run::kDescMem];
+  if (!(mem == 0 || mem == 1 || mem == 2))
+    throw Napi::RangeError::New(env, "runProgress: post " + std::to_string(k) + " names memory " + Num(mem));
+  return static_cast<int>(mem);
 }
 
 // How a wait ends (progress.ts says when each is used).
@@ -706,8 +713,6 @@ struct BoundRun {
   Napi::Reference<Napi::Value> keep[5];
 };
 
-constexpr size_t kCtrl = 13;
-
 // The runs bound and not yet collected: runProgress reads only a handle runBind made.
 std::unordered_set<const BoundRun*> liveRuns;
 
@@ -719,11 +724,12 @@ A BindArg(const Napi::CallbackInfo& info, size_t i, napi_typedarray_type type, c
 }
 
 // runBind(requests: Int32Array, out: Int32Array, desc: Float64Array, wake: Uint8Array,
-//         ctrl: Float64Array(13), comm) -> handle for runProgress. The arrays play progress()'s
-// parts (wake: a byte per request position, set where that request's completion releases work);
-// ctrl carries a call's numbers: [count, posts, budgetUs, yieldCpu (0/1), sleepUs, minDone,
-// useWake (0/1), then per memory 0 - 2 the bytes [lo, hi) of its buffer that posts may touch
-// (the view's array)]. The arrays are held while the handle lives; taking their data pointers
+//         ctrl: Float64Array(kCtrlLength), comm) -> handle for runProgress. The arrays play
+// progress()'s parts (wake: a byte per request position, set where that request's completion
+// releases work); ctrl carries a call's numbers and desc the transfers to post, in the slots
+// run_layout.h names (generated from src/native/run-layout.ts, which plan-runner.ts writes by):
+// count, posts, budgetUs, yieldCpu (0/1), sleepUs, minDone, useWake (0/1), then per memory 0 - 2
+// the bytes [lo, hi) of its buffer that posts may touch (the view's array). The arrays are held while the handle lives; taking their data pointers
 // here moves a small array off V8's heap for good, so the pointers stay valid (they are the
 // run's own and never handed out, so nothing detaches them).
 Napi::Value RunBind(const Napi::CallbackInfo& info) {
@@ -734,7 +740,8 @@ Napi::Value RunBind(const Napi::CallbackInfo& info) {
   auto desc = BindArg<Napi::Float64Array>(info, 2, napi_float64_array, "desc must be a Float64Array");
   auto wake = BindArg<Napi::Uint8Array>(info, 3, napi_uint8_array, "wake must be a Uint8Array");
   auto ctrl = BindArg<Napi::Float64Array>(info, 4, napi_float64_array, "ctrl must be a Float64Array");
-  if (ctrl.ElementLength() < kCtrl) throw Napi::RangeError::New(env, "runBind: ctrl holds fewer than 13 entries");
+  if (ctrl.ElementLength() < cclab::run::kCtrlLength)
+    throw Napi::RangeError::New(env, "runBind: ctrl holds fewer than " + std::to_string(cclab::run::kCtrlLength) + " entries");
   const int comm = Int(info, 5, "comm");
   CommOf(env, comm);
   auto* r = new BoundRun{ids.Data(), ids.ElementLength(), out.Data(), out.ElementLength(), desc.Data(),
@@ -755,32 +762,35 @@ Napi::Value RunProgress(const Napi::CallbackInfo& info) {
   if (info.Length() < 4 || napi_get_value_external(env, info[0], &handle) != napi_ok ||
       liveRuns.count(static_cast<const BoundRun*>(handle)) == 0)
     throw Napi::TypeError::New(env, "runProgress(handle from runBind, m0, m1, m2)");
+  using namespace cclab::run;
   const BoundRun& r = *static_cast<BoundRun*>(handle);
   const double* c = r.ctrl;
-  const double count = c[0], posts = c[1];
+  const double count = c[kCtrlCount], posts = c[kCtrlPosts];
   if (!(count >= 0) || !(posts >= 0) || count != std::floor(count) || posts != std::floor(posts) ||
       count + posts > static_cast<double>(std::min(r.idsLength, r.wakeLength)) ||
-      4 * (count + posts) > static_cast<double>(r.outLength) || 6 * posts > static_cast<double>(r.descLength))
+      4 * (count + posts) > static_cast<double>(r.outLength) ||
+      static_cast<double>(kDescStride) * posts > static_cast<double>(r.descLength))
     throw Napi::RangeError::New(env, "runProgress: count " + Num(count) + " + posts " + Num(posts) +
                                          " is outside the bound arrays");
-  if (!(c[2] >= 0) || c[2] > 1e8)
-    throw Napi::RangeError::New(env, "runProgress: budgetUs " + Num(c[2]) + " is outside [0, 1e8]");
-  if (!(c[4] >= 0) || c[4] > 1e6)
-    throw Napi::RangeError::New(env, "runProgress: sleepUs " + Num(c[4]) + " is outside [0, 1e6]");
+  const double budgetUs = c[kCtrlBudgetUs], sleepUs = c[kCtrlSleepUs];
+  if (!(budgetUs >= 0) || budgetUs > 1e8)
+    throw Napi::RangeError::New(env, "runProgress: budgetUs " + Num(budgetUs) + " is outside [0, 1e8]");
+  if (!(sleepUs >= 0) || sleepUs > 1e6)
+    throw Napi::RangeError::New(env, "runProgress: sleepUs " + Num(sleepUs) + " is outside [0, 1e6]");
   const size_t n = static_cast<size_t>(count + posts);
   if (posts > 0) {
     const MPI_Comm comm = CommOf(env, r.comm);
     Mem mems[3] = {};
     bool have[3] = {false, false, false};
     for (int64_t k = 0; k < static_cast<int64_t>(posts); k++) {
-      const double* d = r.desc + 6 * k;
+      const double* d = r.desc + kDescStride * static_cast<size_t>(k);
       const int mem = PostMemory(env, k, d);
       if (!have[mem]) {
         void* data = nullptr;
         size_t length = 0;
         if (napi_get_arraybuffer_info(env, info[1 + mem], &data, &length) != napi_ok)
           throw Napi::TypeError::New(env, "runProgress: memory " + std::to_string(mem) + " must be an ArrayBuffer");
-        const double lo = c[7 + 2 * mem], hi = c[8 + 2 * mem];
+        const double lo = c[kCtrlMemLo + 2 * mem], hi = c[kCtrlMemLo + 2 * mem + 1];
         if (!IntIn(lo, 0, 9007199254740991.0) || !IntIn(hi, lo, 9007199254740991.0))
           throw Napi::RangeError::New(env, "runProgress: memory " + std::to_string(mem) + "'s bytes [" + Num(lo) +
                                                ", " + Num(hi) + ") are no range");
@@ -790,8 +800,9 @@ Napi::Value RunProgress(const Napi::CallbackInfo& info) {
       Post(env, k, d, mems, comm, r.ids + static_cast<size_t>(count) + k);
     }
   }
-  const double minDone = c[5] >= 1 ? std::min(c[5], 1e9) : 1;
-  const Until until{c[2], c[3] != 0, c[4], static_cast<int>(minDone), c[6] != 0 ? r.wake : nullptr};
+  const double minDone = c[kCtrlMinDone] >= 1 ? std::min(c[kCtrlMinDone], 1e9) : 1;
+  const Until until{budgetUs, c[kCtrlYieldCpu] != 0, sleepUs, static_cast<int>(minDone),
+                    c[kCtrlUseWake] != 0 ? r.wake : nullptr};
   return Napi::Number::New(env, TestUntil(env, r.ids, n, r.out, until));
 }
 

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { waitRule } from "../src/backends/mpi/plan-runner.js";
+import { CTRL } from "../src/native/run-layout.js";
 
 /** succ lists per operation, as the scheduling's CSR arrays. */
 function graph(succs: number[][]) {
@@ -20,11 +21,11 @@ function rule(succs: number[][], pending: number[], inFlightOps: number[]) {
   const sched = graph(succs);
   const wake = new Uint8Array(32).fill(9);
   const inFlight = new Int32Array(succs.length);
-  const ctrl = new Float64Array(13);
+  const ctrl = new Float64Array(CTRL.length);
   waitRule(inFlightOps.length, Int32Array.from(inFlightOps), Int32Array.from(pending), sched, wake, inFlight, ctrl);
   return {
-    minDone: ctrl[5],
-    useWake: ctrl[6],
+    minDone: ctrl[CTRL.minDone],
+    useWake: ctrl[CTRL.useWake],
     wake: [...wake.subarray(0, inFlightOps.length)],
     inFlight: [...inFlight],
   };

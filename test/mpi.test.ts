@@ -2,7 +2,9 @@
  * The mpi backend under a real mpirun: one launch per size (2..5), each worker running every
  * point-to-point case (test/fixtures/mpi/p2p.ts). Skips, saying why, where MPI is not available.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { mpiAvailable, mpirunCommand } from "../src/backends/mpi/index.js";
 import { missingOks } from "./support/check.js";
@@ -17,6 +19,46 @@ describe("mpirunCommand", () => {
     expect(args.slice(0, 3)).toEqual(["-np", "4", "--oversubscribe"]);
     expect(args.includes("--allow-run-as-root")).toBe(process.getuid?.() === 0);
     expect(args.slice(-2)).toEqual(["node", "w.js"]);
+  });
+  it("gives every launch a fresh, empty session directory of its own, unless the user set one", () => {
+    const base = (args: string[]) => args[args.indexOf("orte_tmpdir_base") + 1] as string;
+    const a = mpirunCommand(2, ["node", "w.js"]).args;
+    const b = mpirunCommand(2, ["node", "w.js"]).args;
+    expect(a.indexOf("--mca")).toBeGreaterThan(0);
+    expect(base(a).startsWith(`${tmpdir()}/cclab-ompi-session-${process.pid}-`)).toBe(true);
+    expect(base(a)).not.toBe(base(b));
+    expect(readdirSync(base(a))).toEqual([]);
+    expect(statSync(base(a)).mode & 0o777).toBe(0o700);
+    process.env.OMPI_MCA_orte_tmpdir_base = "/somewhere/mine";
+    try {
+      expect(mpirunCommand(2, ["node", "w.js"]).args).not.toContain("orte_tmpdir_base");
+    } finally {
+      delete process.env.OMPI_MCA_orte_tmpdir_base;
+    }
+    // Across nodes the path would not exist on the others: Open MPI's default there.
+    expect(mpirunCommand(2, ["node", "w.js"], { hostfile: "hosts" }).args).not.toContain("orte_tmpdir_base");
+  });
+  it.skipIf(skip)("jobs started at once each keep their session under their own directory", async () => {
+    const jobs = Array.from({ length: 4 }, () => {
+      const { cmd, args } = mpirunCommand(2, ["/bin/sh", "-c", 'echo "session $OMPI_MCA_orte_jobfam_session_dir"']);
+      const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+      });
+      child.stderr.on("data", (d) => {
+        out += d;
+      });
+      return new Promise<{ base: string; out: string; code: number | null }>((resolve) =>
+        child.on("close", (code) => resolve({ base: args[args.indexOf("orte_tmpdir_base") + 1] as string, out, code })),
+      );
+    });
+    for (const { base, out, code } of await Promise.all(jobs)) {
+      expect(code, out).toBe(0);
+      const sessions = [...out.matchAll(/^session (.*)$/gm)].map((m) => m[1]);
+      expect(sessions, out).toHaveLength(2);
+      for (const s of sessions) expect(s?.startsWith(`${base}/ompi.`), out).toBe(true);
+    }
   });
   it("mpiAvailable gives a reason and a hint when it says no", () => {
     const a = mpiAvailable();

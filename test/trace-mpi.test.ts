@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { mpirunCommand } from "../src/backends/mpi/index.js";
 import { defaultTraceCall, shapeFor, traceOnSim } from "../src/cli/trace.js";
 import { allocate, invoke } from "../src/collectives/dispatch.js";
 import { view, zeros } from "../src/core/buffer.js";
@@ -193,10 +194,7 @@ describe.skipIf(skip)("cclab trace --backend mpi under mpirun", () => {
     const r = spawnSync(
       "mpirun",
       [
-        "-np",
-        "4",
-        "--oversubscribe",
-        ...(process.getuid?.() === 0 ? ["--allow-run-as-root"] : []),
+        ...mpirunCommand(4, []).args,
         process.execPath,
         "src/cli/bin.js",
         "trace",

@@ -3,11 +3,11 @@
  * tree that is not binary, proved by the static checker.
  */
 import { describe, expect, it } from "vitest";
+import { ring } from "../algorithms/lib/ring.js";
 import { treeAllreduce, treeSteps } from "../algorithms/lib/tree.js";
 import { binaryTree, binaryTreeHeight, type Tree, treeHeight } from "../algorithms/topology/binary_tree.js";
 import { binomialTree } from "../algorithms/topology/binomial.js";
 import { doubleBinaryTree, doubleBinaryTreeRoots } from "../algorithms/topology/double_binary_tree.js";
-import { ring } from "../algorithms/topology/ring.js";
 import { checkAlgorithm } from "../src/schedule/check.js";
 import { type Algorithm, f } from "../src/schedule/dsl.js";
 import { interpret } from "../src/schedule/interpret.js";

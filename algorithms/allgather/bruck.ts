@@ -11,7 +11,7 @@
  */
 import { copy, defineAlgorithm, f, recv, recvCopySend, send, step, sub } from "../../src/schedule/dsl.js";
 import { chunksText } from "../lib/fold.js";
-import { mod } from "../topology/ring.js";
+import { mod } from "../lib/ring.js";
 
 export const bruck = defineAlgorithm({
   collective: "allgather",

@@ -12,6 +12,7 @@
  * (kept current in test/golden/explain/allreduce/binary_tree.txt).
  * (This header is written from the fields below by src/tools/headers.ts.)
  */
+import { maxOf } from "../../src/core/extent.js";
 import { defineAlgorithm, f } from "../../src/schedule/dsl.js";
 import { treeAllreduce, treeSteps } from "../lib/tree.js";
 import { binaryTree } from "../topology/binary_tree.js";
@@ -26,7 +27,7 @@ export const binaryTreeAllreduce = defineAlgorithm({
   source: "NCCL's tree algorithm (ncclGetBtree, runTreeUpDown) on a single tree",
   cost: {
     steps: f("2S + 2 (2S for n = 2), S = ⌈count/segment⌉", (n, count, seg) =>
-      Math.max(...Array.from({ length: n }, (_, r) => treeSteps(binaryTree(r, n), nseg(count, seg)))),
+      maxOf(Array.from({ length: n }, (_, r) => treeSteps(binaryTree(r, n), nseg(count, seg)))),
     ),
     sent: f("min(3, n-1)·count", (n, count) => Math.min(3, n - 1) * count),
   },

@@ -12,6 +12,7 @@
  * (kept current in test/golden/explain/broadcast/scatter_allgather.txt).
  * (This header is written from the fields below by src/tools/headers.ts.)
  */
+import { maxOf } from "../../src/core/extent.js";
 import { defineAlgorithm, f, mapPeers, partition, rankOf, vrankOf } from "../../src/schedule/dsl.js";
 import { binomialScatterChunks } from "../lib/binomial.js";
 import { ringAllGather } from "../lib/ring.js";
@@ -35,7 +36,7 @@ export const scatterAllgather = defineAlgorithm({
   cost: {
     steps: f("⌈log2 n⌉ + n - 1", (n) => ceilLog2(n) + n - 1),
     sent: f("max over vranks v of (subtree(v) - c_v + count - c_(v+1)) ≈ 2(n-1)/n·count", (n, count) =>
-      Math.max(...Array.from({ length: n }, (_, v) => sentBy(v, n, count))),
+      maxOf(Array.from({ length: n }, (_, v) => sentBy(v, n, count))),
     ),
   },
   *schedule({ rank, size, root, count }, { output }) {

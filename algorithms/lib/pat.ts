@@ -46,7 +46,7 @@ import {
   type Transfer,
 } from "../../src/schedule/dsl.js";
 import type { RankCall } from "../../src/specs/types.js";
-import { mod } from "../topology/ring.js";
+import { mod } from "./ring.js";
 
 /** NCCL_STEPS: buffer steps per connection, the depth NCCL aggregates to. */
 export const NCCL_STEPS = 8;

@@ -31,7 +31,7 @@ import {
   step,
   sub,
 } from "../../src/schedule/dsl.js";
-import { mod } from "../topology/ring.js";
+import { mod } from "./ring.js";
 
 /** ρ(s) = Σ_{i=0..s} (-2)^i: 1, -1, 3, -5, 11, -21, ... */
 export const rho = (s: number): number => (1 - (-2) ** (s + 1)) / 3;

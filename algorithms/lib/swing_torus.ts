@@ -36,8 +36,8 @@ import {
   type Transfer,
 } from "../../src/schedule/dsl.js";
 import type { Shape } from "../../src/specs/types.js";
-import { mod } from "../topology/ring.js";
 import { largestPowerOfTwo } from "./fold.js";
+import { mod } from "./ring.js";
 import { rho } from "./swing.js";
 
 /** A shape Swing runs on in several dimensions. */

@@ -10,6 +10,7 @@
 import { type Buffers, invoker } from "../collectives/dispatch.js";
 import { HostBuffer, isHostBuffer, type View, view } from "../core/buffer.js";
 import { dtypeInfo, type TypedArray } from "../core/dtype.js";
+import { maxOf } from "../core/extent.js";
 import { opLabel } from "../core/op.js";
 import { findAlgorithm } from "../schedule/registry.js";
 import { rankCall, specOf } from "../specs/index.js";
@@ -309,7 +310,10 @@ export async function measure(
   const { comm } = bc;
   const n = comm.size;
   const shapes = sizeSweep(o.minBytes, o.maxBytes, o.stepFactor).map((b) => shapeOf(o.collective, n, b, o.dtype));
-  const maxCount = Math.max(0, ...shapes.map((s) => s.count));
+  const maxCount = maxOf(
+    shapes.map((s) => s.count),
+    0,
+  );
   const p = patterns(o.dtype, o.op, n);
   const baseline = process.memoryUsage.rss();
   const mem = allocateMemory(comm, o.collective, o.dtype, maxCount, o.root);
@@ -356,7 +360,7 @@ export async function measure(
     // it; the first calls of a size, of a new plan and cold code, are many times slower than the
     // rest); the slowest variant's, on the slowest rank.
     const first = await runInterleaved(bc, probed, probe);
-    const perCallUs = await bc.maxOverRanks(Math.max(...first.perRound.map((r) => spread(r, first.calls).min)));
+    const perCallUs = await bc.maxOverRanks(maxOf(first.perRound.map((r) => spread(r, first.calls).min)));
     const warmup = warmupCalls(o.warmupIters, size, perCallUs);
     if (size <= 64 * 1024) await runStaggered(bc, probed, STAGGERED_CALLS, LATE_US);
     if (last) {

@@ -51,10 +51,13 @@ export function checkOptions(o: BenchOptions): void {
  * built-in) interleaved in the same rounds, one row per algorithm and size.
  */
 export function benchAlgorithms(o: BenchOptions): string[] {
-  const names = o.algorithm
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+  const names =
+    o.algorithms !== undefined
+      ? [...o.algorithms]
+      : o.algorithm
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0);
   for (const name of names) if (name !== "auto") findAlgorithm(o.collective, name, { op: "bench" });
   return names.length > 0 ? names : ["auto"];
 }

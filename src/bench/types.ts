@@ -23,6 +23,11 @@ export interface BenchOptions {
   readonly collective: BenchCollective;
   /** A registered algorithm, or 'auto' (chosen per size, as the front API does). */
   readonly algorithm: string;
+  /**
+   * The algorithms to compare, as a list: an algorithm file's own names, which may hold commas.
+   * Without it, `algorithm` split at its commas.
+   */
+  readonly algorithms?: readonly string[];
   readonly algorithmFile?: string;
   readonly backend: BenchBackend;
   /** Ranks; under an existing MPI job the job's size. */

@@ -179,14 +179,16 @@ export function registerBench(program: Command): void {
       refuseAlphaBeta("bench", givenOptions(cmd), network);
       // With --algorithm-file and no --algorithm, bench the file's own algorithms (as explain,
       // trace and model do), not whatever 'auto' would pick among the built-ins.
-      const algorithm =
+      // Its names go as a list: a name may hold a comma, which --algorithm's list would split.
+      const fromFile =
         f.algorithmFile !== undefined && cmd.getOptionValueSource("algorithm") !== "cli"
           ? await fileAlgorithms(f.algorithmFile, collective)
-          : f.algorithm;
+          : undefined;
       process.exitCode = await runBench(
         {
           collective: collective as BenchCollective,
-          algorithm,
+          algorithm: fromFile ? fromFile.join(",") : f.algorithm,
+          ...(fromFile ? { algorithms: fromFile } : {}),
           algorithmFile: f.algorithmFile,
           backend: f.backend,
           nranks: nranks ?? 4,
@@ -221,8 +223,8 @@ export function registerBench(program: Command): void {
   addNetworkOptions(bench, "sim: ");
 }
 
-/** The names of the file's algorithms of `collective` (loading it, once per process), comma-separated. */
-async function fileAlgorithms(path: string, collective: string): Promise<string> {
+/** The names of the file's algorithms of `collective` (loading it, once per process). */
+async function fileAlgorithms(path: string, collective: string): Promise<string[]> {
   // loadAlgorithms reads only algorithmFile; it remembers the file, so runBench does not load it again.
   await loadAlgorithms({ algorithmFile: path } as BenchOptions);
   const file = resolve(path);
@@ -235,5 +237,5 @@ async function fileAlgorithms(path: string, collective: string): Promise<string>
       `${path} has no ${collective} algorithm to bench (it has: ${has}); name the collective, or --algorithm`,
     );
   }
-  return names.join(",");
+  return names;
 }

@@ -10,6 +10,7 @@ import Table from "cli-table3";
 import { NO_PROGRESS, progressBar } from "../bench/plan.js";
 import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
+import { minOf } from "../core/extent.js";
 import { bandwidths, callOf, machineFor, type NetworkRequest, timeOnMachine } from "../model/machine.js";
 import { AUTO_EXACT_MAX_RANKS, bytesByClass, hottestLinks, type LinkLoad } from "../model/network/index.js";
 import { type GridSweep, gridChart, gridSweep, type PointResult } from "../model/sweep.js";
@@ -286,7 +287,7 @@ export function reportGrid(r: GridSweep, o: GridOptions): void {
   for (const row of r.rows) {
     const times = row.results.map((p) => p.time);
     const finite = times.filter(Number.isFinite);
-    const best = finite.length ? times.indexOf(Math.min(...finite)) : -1;
+    const best = finite.length ? times.indexOf(minOf(finite)) : -1;
     table.push([
       o.over === "n" ? String(row.n) : bytesText(row.size),
       ...row.results.flatMap((p, i) => {

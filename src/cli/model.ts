@@ -9,6 +9,7 @@ import { type Command, InvalidArgumentError as CommanderError, Option } from "co
 import { parseBytes, sizeSweep } from "../bench/metrics.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
+import { maxOf, minOf } from "../core/extent.js";
 import { readMachineFile } from "../model/calibrate.js";
 import { callOf, machineFor, type NetworkRequest } from "../model/machine.js";
 import { MAX_TOPOLOGY_HOSTS } from "../model/network/index.js";
@@ -289,10 +290,15 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
   // The model's times answer which is faster; the header formulas (in --json) would only add a second opinion.
   const head = ["N", ...r.algorithms, "fastest"];
   const rows = r.rows.map((row) => {
-    const best = row.times.indexOf(Math.min(...row.times));
+    const best = row.times.indexOf(minOf(row.times));
     return [String(row.n), ...row.times.map(timeText), r.algorithms[best] ?? ""];
   });
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((x) => (x[i] ?? "").length)));
+  const widths = head.map((h, i) =>
+    maxOf(
+      rows.map((x) => (x[i] ?? "").length),
+      h.length,
+    ),
+  );
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i] as number)).join("  ");
   out(line(head));
   for (const row of rows) out(line(row));
@@ -302,7 +308,7 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
       `crossover: ${c.a} = ${c.b} at N ≈ ${Math.round(c.at)} (between ${c.between[0]} and ${c.between[1]}); ${c.fasterAbove} is faster above`,
     );
   }
-  out(`${sizes.length} sizes up to N = ${Math.max(...sizes)} modelled in ${r.seconds.toFixed(1)} s`);
+  out(`${sizes.length} sizes up to N = ${maxOf(sizes)} modelled in ${r.seconds.toFixed(1)} s`);
   if (o.output) out(`wrote ${o.output}`);
 }
 

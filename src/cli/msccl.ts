@@ -9,9 +9,9 @@ import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { AlgorithmFileError, InvalidArgumentError } from "../core/errors.js";
 import { differentMessages } from "../msccl/compare.js";
-import { exportMsccl, overLimits, toXml } from "../msccl/export.js";
+import { exportMsccl, longestThreadblock, overLimits, toXml } from "../msccl/export.js";
 import { type Imported, importMsccl } from "../msccl/import.js";
-import { PROTOS, type Proto } from "../msccl/ir.js";
+import { LIMITS, PROTOS, type Proto } from "../msccl/ir.js";
 import { MSCCL_LIMITS, mscclLimits, readMscclFile } from "../msccl/parse.js";
 import { checkAlgorithm } from "../schedule/check.js";
 import type { Algorithm } from "../schedule/dsl.js";
@@ -152,6 +152,11 @@ export function registerMsccl(program: Command): void {
       "goal, chakra: a reduction's cost, microseconds per byte (the model's gamma)",
       parse.number("--gamma"),
     )
+    .option(
+      "--max-steps <n>",
+      `msccl: the executor's MSCCL_MAX_NUM_STEPS: steps a threadblock may have (msccl-executor-nccl ${LIMITS.steps}, RCCL and older executors ${LIMITS.stepsElsewhere})`,
+      parse.int("--max-steps", 1),
+    )
     .addOption(outputOption("msccl, goal: the file to write; chakra: the prefix of <prefix>.<rank>.et (required)"))
     .option(
       "--topology <spec>",
@@ -174,6 +179,7 @@ export function registerMsccl(program: Command): void {
           ["--in-place", o.inPlace],
           ["--channels", o.channels !== 1 ? o.channels : undefined],
           ["--proto", o.proto !== "Simple" ? o.proto : undefined],
+          ["--max-steps", o.maxSteps],
         ] as const) {
           if (given !== undefined)
             throw new InvalidArgumentError(
@@ -243,16 +249,28 @@ export function registerMsccl(program: Command): void {
         segment: o.segment ?? Math.max(1, count),
       });
       const program = exportMsccl(alg, call, { channels: o.channels, proto: o.proto as Proto });
-      const over = overLimits(program);
+      const maxSteps: number = o.maxSteps ?? LIMITS.steps;
+      const over = overLimits(program, maxSteps);
       if (over.length > 0) {
+        const longest = longestThreadblock(program);
+        // More segments than one per chunk add steps; the algorithm and n set the rest.
+        const fix =
+          longest > maxSteps
+            ? `for an executor built with a larger MSCCL_MAX_NUM_STEPS (RCCL's is ${LIMITS.stepsElsewhere}) pass --max-steps ${longest}; otherwise use fewer GPUs or an algorithm with fewer steps${call.segment < count ? ", or a larger --segment" : ""}`
+            : "use fewer GPUs or another algorithm";
         throw new InvalidArgumentError(
-          { op: "export msccl", arg: "--segment" },
-          `the program would break the executor's limits: ${over.slice(0, 3).join("; ")}; use a larger --segment or a smaller --count`,
+          { op: "export msccl", arg: longest > maxSteps ? "--max-steps" : "-n" },
+          `the program would break the executor's limits: ${over.slice(0, 3).join("; ")}${over.length > 3 ? ` (and ${over.length - 3} more)` : ""}; ${fix}`,
         );
       }
       const xml = toXml(program);
       // The file must pass the import's checks and prove equal to the schedule before it is written.
-      const imp = importMsccl(xml, { file: o.output });
+      // It is our own output, so the size caps for files from elsewhere are raised to fit it.
+      const limits = mscclLimits();
+      const imp = importMsccl(xml, {
+        file: o.output,
+        limits: { bytes: Math.max(limits.bytes, xml.length), chunks: Math.max(limits.chunks, program.nchunksperloop) },
+      });
       const cases = proveImported(imp, o.output);
       const diff = o.channels === 1 ? differentMessages(alg, imp.algorithm, call) : undefined;
       if (diff)

@@ -19,12 +19,10 @@ import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, opLabel, type ReduceOp } from "../core/op.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { execute, SETTLED } from "../schedule/executor.js";
-import type { Plan } from "../schedule/plan.js";
-import { findAlgorithm, registryVersion } from "../schedule/registry.js";
 import { type Collective, makeCall, rankCall, specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
-import { chooseFor, givenAlgorithm, planFor, planStats, sameCounts } from "./plans.js";
+import { type Probe, planFor, probeFor } from "./plans.js";
 
 export type { Buf } from "./args.js";
 export { chooseFor, planFor, planStats } from "./plans.js";
@@ -93,26 +91,15 @@ function inPlaceOf(comm: Comm, call: Call, p: Probe): boolean {
 
 /**
  * Per comm: its collectives in flight (the next one waits for the last: issue order, as on
- * NCCL's stream), the last one's end, the next call's sequence number (what checked mode
- * compares, as torch counts), and the probes of its last few call shapes.
+ * NCCL's stream), the last one's end, and the next call's sequence number (what checked mode
+ * compares, as torch counts). The probes of its last few call shapes are plans.ts's (probeFor).
  */
 interface Queue {
   active: number;
   tail?: Promise<void>;
   seq: number;
   readonly done: () => void;
-  /** At most PROBES, the newest replacing the oldest (`nextProbe` says which goes next). */
-  readonly probes: Probe[];
-  nextProbe: number;
 }
-/**
- * How many probes a comm keeps: those of the 8 call shapes it made most recently (the oldest
- * made is replaced, however recently it was used). A loop that alternates shapes (DDP's buckets
- * of different sizes, bench's rounds interleaving algorithms) missed a one-entry cache at every
- * call: in bench the first call of each round cost 2.8 - 4.0 µs more than the rest at n = 2, 1 -
- * 64 KiB (MPI_Allreduce's 0.2 - 1.0), and every miss makes the call anew (garbage).
- */
-const PROBES = 8;
 const queues = new WeakMap<Comm, Queue>();
 
 function queueOf(comm: Comm): Queue {
@@ -121,8 +108,6 @@ function queueOf(comm: Comm): Queue {
     const made: Queue = {
       active: 0,
       seq: 0,
-      probes: [],
-      nextProbe: 0,
       done: () => {
         made.active--;
       },
@@ -132,119 +117,9 @@ function queueOf(comm: Comm): Queue {
   return q;
 }
 
-function pick(comm: Comm, call: Call, requested: unknown): Algorithm {
-  const given = givenAlgorithm(requested, call.collective, () => site(comm, call.name, "options.algorithm"));
-  if (given) return given;
-  if (typeof requested !== "string") {
-    throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
-  }
-  const name =
-    requested === "auto" ? chooseFor(call.collective, comm.size, call.count, call.dtype).algorithm : requested;
-  return findAlgorithm(call.collective, name, { rank: comm.rank, op: call.name });
-}
-
-/**
- * This rank's call as makeCall builds it, the algorithm it asked for and the plans of both its
- * forms, reused while a comm repeats one of the PROBES call shapes it made most recently (a loop
- * calls a few shapes over and over: building the call anew cost ~1.3 µs and garbage per call,
- * looking the algorithm and the plan up again ~0.3 µs). A change to the registry
- * (registryVersion) is a new probe: 'auto' may then choose another algorithm.
- */
-interface Probe {
-  readonly requested: string | Algorithm;
-  readonly version: number;
-  readonly alg: Algorithm;
-  readonly size: number;
-  readonly collective: Collective;
-  readonly count: number;
-  readonly root: number | undefined;
-  readonly dtype: DType;
-  readonly op: ReduceOp | undefined;
-  readonly segment: number | undefined;
-  readonly sendCounts: readonly number[] | undefined;
-  readonly recvCounts: readonly number[] | undefined;
-  readonly call: RankCall;
-  /** The plan out of place and in place, once looked up; the in-place alias (null: none), once worked out. */
-  plan?: Plan;
-  inPlacePlan?: Plan;
-  alias?: Layout["alias"] | null;
-}
-
-/** Whether probe p was made for this call (same shape, algorithm asked for and registry). */
-function fits(p: Probe, comm: Comm, call: Call, requested: unknown, segment: number | undefined): boolean {
-  return (
-    p.requested === requested &&
-    p.version === registryVersion() &&
-    p.size === comm.size &&
-    p.collective === call.collective &&
-    p.count === call.count &&
-    p.root === call.root &&
-    p.dtype === call.dtype &&
-    p.op?.name === call.op?.name &&
-    p.op?.scalar === call.op?.scalar &&
-    p.segment === segment &&
-    sameCounts(p.sendCounts, call.sendCounts) &&
-    sameCounts(p.recvCounts, call.recvCounts)
-  );
-}
-
-function probeFor(comm: Comm, q: Queue, call: Call): Probe {
-  const requested = call.options.algorithm ?? "auto";
-  const segment = call.options.segment;
-  const { probes } = q;
-  for (let k = 0; k < probes.length; k++) {
-    const p = probes[k] as Probe;
-    if (fits(p, comm, call, requested, segment)) return p;
-  }
-  const version = registryVersion();
-  const alg = pick(comm, call, requested);
-  if (segment !== undefined && (!Number.isInteger(segment) || segment < 1)) {
-    throw new InvalidArgumentError(
-      site(comm, call.name, "options.segment"),
-      `must be a positive integer, got ${segment}`,
-    );
-  }
-  const made = rankCall(
-    makeCall(
-      {
-        collective: call.collective,
-        size: comm.size,
-        count: call.count,
-        root: call.root,
-        dtype: call.dtype,
-        op: call.op,
-        segment,
-      },
-      alg,
-    ),
-    comm.rank,
-    call.sendCounts ? { sendCounts: call.sendCounts, recvCounts: call.recvCounts } : undefined,
-  );
-  const { collective, count, root, dtype, op, sendCounts, recvCounts } = call;
-  const probe: Probe = {
-    requested: requested as string | Algorithm,
-    version,
-    alg,
-    size: comm.size,
-    collective,
-    count,
-    root,
-    dtype,
-    op,
-    segment,
-    sendCounts,
-    recvCounts,
-    call: made,
-  };
-  planStats.probed++;
-  probes[q.nextProbe] = probe;
-  q.nextProbe = (q.nextProbe + 1) % PROBES;
-  return probe;
-}
-
 function run(comm: Comm, call: Call): Promise<void> {
   const queue = queueOf(comm);
-  const probe = probeFor(comm, queue, call);
+  const probe = probeFor(comm, call);
   const { alg } = probe;
   const plan = inPlaceOf(comm, call, probe)
     ? (probe.inPlacePlan ??= planFor(alg, { ...probe.call, inPlace: true }))

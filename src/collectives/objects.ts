@@ -6,6 +6,7 @@ import { deserialize, serialize } from "node:v8";
 import type { Comm } from "../comm.js";
 import { type DataBuffer, type HostBuffer, isHostBuffer } from "../core/buffer.js";
 import { InvalidArgumentError } from "../core/errors.js";
+import { maxOf } from "../core/extent.js";
 import { allGather, broadcast, type CollectiveOptions, type RootOptions } from "./api.js";
 import { checkMember, checkRoot, site } from "./args.js";
 
@@ -61,7 +62,7 @@ export async function allGatherObject<T>(comm: Comm, obj: T, options: Collective
   (mine as HostBuffer).data[0] = BigInt(bytes.length);
   await allGather(comm, lens, mine, options);
   const sizes = [...((lens as HostBuffer).data as BigInt64Array)].map(Number);
-  const max = Math.max(0, ...sizes);
+  const max = maxOf(sizes, 0);
   // Pad every object to the longest, as torch does, so one fixed-size all-gather carries them.
   const padded = comm.alloc("uint8", max);
   hostBytes(comm, name, padded).set(bytes);

@@ -1,14 +1,19 @@
 /**
  * Which algorithm a call runs ('auto' picks by size, auto.ts) and its compiled plan, built once
- * per call shape (rank, size, count, root, dtype, op, in place, segment, splits) and reused.
+ * per call shape (rank, size, count, root, dtype, op, in place, segment, splits) and reused; and
+ * the front API's probes (probeFor), which keep a comm's last few call shapes with their
+ * algorithm and plans, so a repeated call looks nothing up. Every cache of a call shape is here.
  */
+import type { Comm } from "../comm.js";
 import { type DType, dtypeInfo } from "../core/dtype.js";
 import { type ErrorSite, InvalidArgumentError } from "../core/errors.js";
+import type { ReduceOp } from "../core/op.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { compile, type Plan } from "../schedule/plan.js";
-import { algorithmsOf, registryVersion } from "../schedule/registry.js";
-import type { Collective } from "../specs/index.js";
-import type { RankCall } from "../specs/types.js";
+import { algorithmsOf, findAlgorithm, registryVersion } from "../schedule/registry.js";
+import { type Collective, makeCall, rankCall } from "../specs/index.js";
+import type { Layout, RankCall } from "../specs/types.js";
+import { site } from "./args.js";
 import { type Choice, chooseAlgorithm } from "./auto.js";
 
 const CHOICE_CACHE_LIMIT = 4096;
@@ -82,6 +87,89 @@ function sameShape(a: RankCall, b: RankCall): boolean {
  */
 export const planStats = { compiled: 0, chosen: 0, probed: 0 };
 
+// ---- The probes: a comm's last few call shapes, each with its algorithm and plans ----
+
+/** What the front API's call gives probeFor (api.ts's Call). */
+export interface ProbeCall {
+  /** The front API's name for messages: 'allReduce'. */
+  readonly name: string;
+  readonly collective: Collective;
+  readonly count: number;
+  readonly dtype: DType;
+  readonly root?: number;
+  readonly op?: ReduceOp;
+  readonly sendCounts?: readonly number[];
+  readonly recvCounts?: readonly number[];
+  readonly options: { readonly algorithm?: string | Algorithm; readonly segment?: number };
+}
+
+/**
+ * How many probes a comm keeps: those of the 8 call shapes it made most recently (the oldest
+ * made is replaced, however recently it was used). A loop that alternates shapes (DDP's buckets
+ * of different sizes, bench's rounds interleaving algorithms) missed a one-entry cache at every
+ * call: in bench the first call of each round cost 2.8 - 4.0 µs more than the rest at n = 2, 1 -
+ * 64 KiB (MPI_Allreduce's 0.2 - 1.0), and every miss makes the call anew (garbage).
+ */
+const PROBES = 8;
+/** Per comm: at most PROBES, the newest replacing the oldest (`nextProbe` says which goes next). */
+const probeSets = new WeakMap<Comm, { readonly probes: Probe[]; nextProbe: number }>();
+
+function pick(comm: Comm, call: ProbeCall, requested: unknown): Algorithm {
+  const given = givenAlgorithm(requested, call.collective, () => site(comm, call.name, "options.algorithm"));
+  if (given) return given;
+  if (typeof requested !== "string") {
+    throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
+  }
+  const name =
+    requested === "auto" ? chooseFor(call.collective, comm.size, call.count, call.dtype).algorithm : requested;
+  return findAlgorithm(call.collective, name, { rank: comm.rank, op: call.name });
+}
+
+/**
+ * This rank's call as makeCall builds it, the algorithm it asked for and the plans of both its
+ * forms, reused while a comm repeats one of the PROBES call shapes it made most recently (a loop
+ * calls a few shapes over and over: building the call anew cost ~1.3 µs and garbage per call,
+ * looking the algorithm and the plan up again ~0.3 µs). A change to the registry
+ * (registryVersion) is a new probe: 'auto' may then choose another algorithm.
+ */
+export interface Probe {
+  readonly requested: string | Algorithm;
+  readonly version: number;
+  readonly alg: Algorithm;
+  readonly size: number;
+  readonly collective: Collective;
+  readonly count: number;
+  readonly root: number | undefined;
+  readonly dtype: DType;
+  readonly op: ReduceOp | undefined;
+  readonly segment: number | undefined;
+  readonly sendCounts: readonly number[] | undefined;
+  readonly recvCounts: readonly number[] | undefined;
+  readonly call: RankCall;
+  /** The plan out of place and in place, once looked up; the in-place alias (null: none), once worked out. */
+  plan?: Plan;
+  inPlacePlan?: Plan;
+  alias?: Layout["alias"] | null;
+}
+
+/** Whether probe p was made for this call (same shape, algorithm asked for and registry). */
+function fits(p: Probe, comm: Comm, call: ProbeCall, requested: unknown, segment: number | undefined): boolean {
+  return (
+    p.requested === requested &&
+    p.version === registryVersion() &&
+    p.size === comm.size &&
+    p.collective === call.collective &&
+    p.count === call.count &&
+    p.root === call.root &&
+    p.dtype === call.dtype &&
+    p.op?.name === call.op?.name &&
+    p.op?.scalar === call.op?.scalar &&
+    p.segment === segment &&
+    sameCounts(p.sendCounts, call.sendCounts) &&
+    sameCounts(p.recvCounts, call.recvCounts)
+  );
+}
+
 /**
  * Per-peer counts (all-to-all-v) by value: allToAllv copies the caller's splits every call (so
  * the arrays a probe keeps are its own), and the same splits again are the same shape.
@@ -91,6 +179,63 @@ export function sameCounts(kept: readonly number[] | undefined, now: readonly nu
   if (!kept || !now || kept.length !== now.length) return false;
   for (let i = 0; i < kept.length; i++) if (kept[i] !== now[i]) return false;
   return true;
+}
+
+/** The probe for this call on `comm`: one of its last PROBES call shapes, or made now. */
+export function probeFor(comm: Comm, call: ProbeCall): Probe {
+  const requested = call.options.algorithm ?? "auto";
+  const segment = call.options.segment;
+  let q = probeSets.get(comm);
+  if (!q) probeSets.set(comm, (q = { probes: [], nextProbe: 0 }));
+  const { probes } = q;
+  for (let k = 0; k < probes.length; k++) {
+    const p = probes[k] as Probe;
+    if (fits(p, comm, call, requested, segment)) return p;
+  }
+  const version = registryVersion();
+  const alg = pick(comm, call, requested);
+  if (segment !== undefined && (!Number.isInteger(segment) || segment < 1)) {
+    throw new InvalidArgumentError(
+      site(comm, call.name, "options.segment"),
+      `must be a positive integer, got ${segment}`,
+    );
+  }
+  const made = rankCall(
+    makeCall(
+      {
+        collective: call.collective,
+        size: comm.size,
+        count: call.count,
+        root: call.root,
+        dtype: call.dtype,
+        op: call.op,
+        segment,
+      },
+      alg,
+    ),
+    comm.rank,
+    call.sendCounts ? { sendCounts: call.sendCounts, recvCounts: call.recvCounts } : undefined,
+  );
+  const { collective, count, root, dtype, op, sendCounts, recvCounts } = call;
+  const probe: Probe = {
+    requested: requested as string | Algorithm,
+    version,
+    alg,
+    size: comm.size,
+    collective,
+    count,
+    root,
+    dtype,
+    op,
+    segment,
+    sendCounts,
+    recvCounts,
+    call: made,
+  };
+  planStats.probed++;
+  probes[q.nextProbe] = probe;
+  q.nextProbe = (q.nextProbe + 1) % PROBES;
+  return probe;
 }
 
 /**

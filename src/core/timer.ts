@@ -38,8 +38,10 @@ export function checkTimeoutMs(ms: unknown, site: { rank?: number; op: string; a
   return ms;
 }
 
-/** A duration for messages: '2 s', '0.2 s', '35 days'. */
+/** A duration for messages: '2 s', '0.2 s', '0.000001 s', '35 days'. */
 export function formatDuration(ms: number): string {
   if (ms >= 2 * 86_400_000) return `${+(ms / 86_400_000).toFixed(1)} days`;
+  // Under a millisecond, three significant digits: a timeout of 1 µs is not '0 s'.
+  if (ms > 0 && ms < 1) return `${+(ms / 1000).toPrecision(3)} s`;
   return `${+(ms / 1000).toFixed(3)} s`;
 }

@@ -5,6 +5,7 @@
  * gets the one default (makeCall and defaultSegment, src/specs/index.ts), as the front API and bench do.
  */
 import { type DType, dtypeInfo } from "../core/dtype.js";
+import { minOf } from "../core/extent.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { formulaTime, type ModelParams, modelTime } from "../schedule/model.js";
 import type { Collective, CollectiveCall } from "../specs/index.js";
@@ -262,7 +263,7 @@ export function gridChart(r: GridSweep, title: string): string {
     yLabel: bySize ? "busbw (GB/s)" : "modelled time",
     yIsTime: !bySize,
     logY: !bySize,
-    xFloor: bySize ? Math.min(...r.rows.map((row) => row.x)) : 2,
+    xFloor: bySize ? minOf(r.rows.map((row) => row.x)) : 2,
     ...(bySize ? { xText: (x: number) => bytesText(x) } : {}),
     series: r.algorithms.map((name, i) => ({
       name,

@@ -27,6 +27,7 @@
  */
 import { XMLBuilder } from "fast-xml-parser";
 import { InvalidArgumentError } from "../core/errors.js";
+import { maxOf } from "../core/extent.js";
 import { compileAll } from "../schedule/check.js";
 import type { Algorithm, Region } from "../schedule/dsl.js";
 import type { Plan, PlanOp } from "../schedule/plan.js";
@@ -99,7 +100,10 @@ export function exportMsccl(alg: Algorithm, call: CollectiveCall, options: Expor
 
   // Which message each transfer is, to write the remote chunk of sends and receives as msccl-tools does.
   const remote = matchRemote(plans);
-  const maxChannel = Math.max(0, ...plans.flatMap((p) => p.ops.map((o) => o.channel)));
+  const maxChannel = maxOf(
+    plans.flatMap((p) => p.ops.map((o) => o.channel)),
+    0,
+  );
 
   const gpus: MscclGpu[] = plans.map((plan, rank) => {
     const tbKeys = new Map<string, number>();
@@ -140,7 +144,10 @@ export function exportMsccl(alg: Algorithm, call: CollectiveCall, options: Expor
           throw new InvalidArgumentError(site, "a scaling step cannot be written as MSCCL IR (MSCCL has no avg)");
         } else {
           // A local operation joins the threadblock of the last operation it waits for.
-          const last = Math.max(-1, ...op.deps.filter((d) => placed.has(key(d))));
+          const last = maxOf(
+            op.deps.filter((d) => placed.has(key(d))),
+            -1,
+          );
           t =
             last >= 0
               ? (placed.get(key(last)) as { tb: number }).tb
@@ -165,7 +172,10 @@ export function exportMsccl(alg: Algorithm, call: CollectiveCall, options: Expor
     coll: spec.name,
     ngpus: n,
     nchunksperloop: nchunks * C,
-    nchannels: Math.max(1, ...gpus.flatMap((gpu) => gpu.tbs.map((t) => t.chan + 1))),
+    nchannels: maxOf(
+      gpus.flatMap((gpu) => gpu.tbs.map((t) => t.chan + 1)),
+      1,
+    ),
     proto: options.proto ?? "Simple",
     inplace: call.inPlace,
     outofplace: !call.inPlace,
@@ -384,14 +394,25 @@ export function toXml(p: MscclProgram): string {
   return b.build(doc) as string;
 }
 
-/** Where a program breaks the executor's limits (steps per threadblock, threadblocks per channel), one line each. */
-export function overLimits(p: MscclProgram): string[] {
+/** The most steps any threadblock of the program has (what MSCCL_MAX_NUM_STEPS must allow). */
+export const longestThreadblock = (p: MscclProgram): number =>
+  maxOf(
+    p.gpus.flatMap((g) => g.tbs.map((t) => t.steps.length)),
+    0,
+  );
+
+/**
+ * Where a program breaks the executor's limits (steps per threadblock, threadblocks per channel),
+ * one line each. `maxSteps` is the executor's MSCCL_MAX_NUM_STEPS (msccl-executor-nccl's 64 unless
+ * said otherwise).
+ */
+export function overLimits(p: MscclProgram, maxSteps: number = LIMITS.steps): string[] {
   const out: string[] = [];
   for (const g of p.gpus) {
     for (const t of g.tbs) {
-      if (t.steps.length > LIMITS.steps) {
+      if (t.steps.length > maxSteps) {
         out.push(
-          `gpu ${g.id} tb ${t.id} has ${t.steps.length} steps; msccl-executor-nccl allows ${LIMITS.steps} (MSCCL_MAX_NUM_STEPS)`,
+          `gpu ${g.id} tb ${t.id} has ${t.steps.length} steps; ${maxSteps === LIMITS.steps ? "msccl-executor-nccl" : "the executor"} allows ${maxSteps} (MSCCL_MAX_NUM_STEPS)`,
         );
       }
     }

@@ -34,6 +34,7 @@
  * race check), graph.ts (SCC, cycles) and schedule.ts (per-GPU rounds, the schedule generator).
  */
 import { AlgorithmFileError } from "../core/errors.js";
+import { maxOf } from "../core/extent.js";
 import { type Algorithm, defineAlgorithm, f } from "../schedule/dsl.js";
 import { findSpec, makeCall, rankCall } from "../specs/index.js";
 import type { CollectiveSpec } from "../specs/types.js";
@@ -111,8 +112,14 @@ export function fromProgram(
     rounds: rs.filter((r) => r.transfers.length > 0).length,
     sent: actions.filter((a) => a.gpu === gpu && a.kind === "send").reduce((s, a) => s + a.ref.cnt, 0),
   }));
-  const maxRounds = Math.max(0, ...perGpu.map((p) => p.rounds));
-  const maxSent = Math.max(0, ...perGpu.map((p) => p.sent));
+  const maxRounds = maxOf(
+    perGpu.map((p) => p.rounds),
+    0,
+  );
+  const maxSent = maxOf(
+    perGpu.map((p) => p.sent),
+    0,
+  );
   const name = options.name ?? (baseName(options.file) || program.name || "msccl");
   const why = `an MSCCL program for ${n} GPUs, ${nchunks} chunks per loop${spec.rooted ? `, root ${root}` : ""}`;
   const algorithm = defineAlgorithm({

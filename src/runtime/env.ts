@@ -76,6 +76,8 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
   let size: number | undefined;
   let localRank: number | undefined;
   let localSize: number | undefined;
+  // The variables the local rank and size came from, for messages.
+  let localNames = ["LOCAL_RANK", "LOCAL_WORLD_SIZE"];
   let source = "";
   if (env.RANK !== undefined && env.WORLD_SIZE !== undefined) {
     rank = int(env, "RANK");
@@ -88,18 +90,21 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
     size = int(env, "OMPI_COMM_WORLD_SIZE");
     localRank = int(env, "OMPI_COMM_WORLD_LOCAL_RANK");
     localSize = int(env, "OMPI_COMM_WORLD_LOCAL_SIZE");
+    localNames = ["OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"];
     source = "openmpi";
   } else if (env.PMI_RANK !== undefined) {
     rank = int(env, "PMI_RANK");
     size = int(env, "PMI_SIZE");
     localRank = int(env, "MPI_LOCALRANKID");
     localSize = int(env, "MPI_LOCALNRANKS");
+    localNames = ["MPI_LOCALRANKID", "MPI_LOCALNRANKS"];
     source = "pmi";
   } else if (env.SLURM_PROCID !== undefined && env.SLURM_NTASKS !== undefined) {
     rank = int(env, "SLURM_PROCID");
     size = int(env, "SLURM_NTASKS");
     localRank = int(env, "SLURM_LOCALID");
     localSize = int(env, "SLURM_NTASKS_PER_NODE");
+    localNames = ["SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"];
     source = "slurm";
   }
   if (rank === undefined || size === undefined) {
@@ -111,6 +116,22 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv {
   }
   if (size < 1 || rank >= size) {
     throw new InvalidArgumentError({ op: "init", arg: "RANK" }, `rank ${rank} is outside a world of ${size}`);
+  }
+  const [localRankName, localSizeName] = localNames as [string, string];
+  // Slurm's SLURM_NTASKS_PER_NODE is what was asked per node, which a short last node may not hold.
+  const exact = source !== "slurm";
+  if (localSize !== undefined && (localSize < 1 || (exact && localSize > size))) {
+    throw new InvalidArgumentError(
+      { rank, op: "init", arg: localSizeName },
+      `must be the number of ranks on this host, 1 to the world's ${size}, got ${localSize}; ` +
+        `set it as the launcher does (torchrun's --nproc_per_node) or leave it unset`,
+    );
+  }
+  if (exact && localRank !== undefined && localRank >= (localSize ?? size)) {
+    throw new InvalidArgumentError(
+      { rank, op: "init", arg: localRankName },
+      `local rank ${localRank} is outside the ${localSize ?? size} ranks on this host (${localSize !== undefined ? localSizeName : "the world's size"})`,
+    );
   }
   const masterAddr = env.MASTER_ADDR || "127.0.0.1";
   const masterPort = int(env, "MASTER_PORT") ?? DEFAULT_MASTER_PORT;

@@ -44,6 +44,21 @@ interface Child {
   exit?: RankExit;
 }
 
+/** Why the store could not listen at `addr:port`, as the flag that set the port (a raw EADDRINUSE otherwise). */
+function storeListenError(e: unknown, addr: string, port: number, defaulted: boolean): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code !== "EADDRINUSE" && code !== "EACCES") return e;
+  const which = defaulted ? `port ${port} (--master-port's default for a job across nodes)` : `port ${port}`;
+  const what =
+    code === "EADDRINUSE"
+      ? `${which} on ${addr} is in use by another program or job`
+      : `${which} on ${addr} may not be opened by this user (ports below 1024 need privileges)`;
+  return new InvalidArgumentError(
+    { op: "run", arg: "--master-port" },
+    `the store cannot listen there: ${what}; give a free port with --master-port, the same on every node`,
+  );
+}
+
 /** The store this launcher uses: hosted here (node 0), or the master's, as the launcher of a remote node. */
 async function openStore(o: LaunchOptions, token: string, world: number, timeoutMs: number) {
   const nnodes = o.nnodes ?? 1;
@@ -54,7 +69,9 @@ async function openStore(o: LaunchOptions, token: string, world: number, timeout
   const port = o.masterPort ?? (nnodes > 1 ? DEFAULT_MASTER_PORT : 0);
   if (nodeRank === 0) {
     // Loopback unless the job spans nodes; then only the interface of --master-addr, never all of them.
-    const server = await StoreServer.start({ token, world, nodes: nnodes, host: masterAddr, port });
+    const server = await StoreServer.start({ token, world, nodes: nnodes, host: masterAddr, port }).catch((e) => {
+      throw storeListenError(e, masterAddr, port, o.masterPort === undefined);
+    });
     return { server, client: null, store: server.local, masterAddr, masterPort: server.port };
   }
   const client = await StoreClient.connect({

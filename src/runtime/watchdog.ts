@@ -140,7 +140,8 @@ let heartbeat: BigInt64Array | null = null;
 export function allowBlocking(ms: number): () => void {
   const h = heartbeat;
   if (!h) return () => {};
-  Atomics.store(h, 0, BigInt(Date.now() + Math.max(0, ms)));
+  // Whole milliseconds: a fractional --timeout (1.0005 s) makes `ms` fractional, which BigInt refuses.
+  Atomics.store(h, 0, BigInt(Date.now() + Math.ceil(Math.max(0, ms))));
   return () => Atomics.store(h, 0, BigInt(Date.now()));
 }
 

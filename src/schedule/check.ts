@@ -14,6 +14,7 @@
  *     says they are exact, and stay within them elsewhere.
  * Every failure names the algorithm, the call, the rank, the step and the region.
  */
+import { maxOf } from "../core/extent.js";
 import { rankCall, specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import { type Algorithm, type Region, regionText } from "./dsl.js";
@@ -47,7 +48,11 @@ export function compileAll(alg: Algorithm, call: CollectiveCall): Plan[] {
 }
 
 /** The largest input of any rank: contribution ids are rank · stride + index. */
-export const strideOf = (plans: readonly Plan[]): number => Math.max(1, ...plans.map((p) => p.layout.inputCount));
+export const strideOf = (plans: readonly Plan[]): number =>
+  maxOf(
+    plans.map((p) => p.layout.inputCount),
+    1,
+  );
 
 export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: CheckOptions = {}): CheckReport {
   const n = call.size;
@@ -120,8 +125,14 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
     }
     return { steps: comm.size, sent };
   });
-  const steps = Math.max(0, ...perRank.map((p) => p.steps));
-  const sent = Math.max(0, ...perRank.map((p) => p.sent));
+  const steps = maxOf(
+    perRank.map((p) => p.steps),
+    0,
+  );
+  const sent = maxOf(
+    perRank.map((p) => p.sent),
+    0,
+  );
   const trivial = (spec.counted && call.count === 0) || n === 1;
   if (!options.skipCost && !trivial && errors.length === 0) {
     const exact = alg.cost.exact?.(n, call.count, call.segment) ?? true;

@@ -6,6 +6,7 @@
  * which steps run together in which round. The ring all-reduce header keeps its n = 4 table;
  * the other tables are golden files under test/golden/explain/ that a test keeps current.
  */
+import { maxOf } from "../core/extent.js";
 import { makeCall, specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import { cellText, compileAll, strideOf } from "./check.js";
@@ -162,7 +163,7 @@ export function explainSteps(alg: Algorithm, call: CollectiveCall): Explanation 
   );
   if (!out.complete) errors.push("the schedule deadlocks (cclab verify gives the checker's message)");
 
-  const total = Math.max(...perRank.map((x) => x.length));
+  const total = maxOf(perRank.map((x) => x.length));
   const steps: ExplainStep[] = [];
   for (let k = 0; k < total; k++) {
     if (k === 0 && perRank.every((x) => (x[0] as Round).steps.length === 0)) continue;
@@ -217,13 +218,13 @@ export function explain(alg: Algorithm, call: CollectiveCall = explainCall(alg, 
     });
     lines.push(...stateTable(n, step.rows));
   }
-  const commSteps = Math.max(
+  const commSteps = maxOf(
+    e.plans.map((p) => new Set(p.ops.filter((o) => o.peer >= 0).map((o) => o.step)).size),
     0,
-    ...e.plans.map((p) => new Set(p.ops.filter((o) => o.peer >= 0).map((o) => o.step)).size),
   );
-  const sent = Math.max(
+  const sent = maxOf(
+    e.plans.map((p) => p.ops.reduce((a, o) => a + (o.kind === "send" ? o.region.count : 0), 0)),
     0,
-    ...e.plans.map((p) => p.ops.reduce((a, o) => a + (o.kind === "send" ? o.region.count : 0), 0)),
   );
   lines.push(
     "",
@@ -256,7 +257,7 @@ function overlapLines(e: Explanation): string[] {
 function stateRows(n: number, stride: number, state: (r: number) => Record<BufferName, Cell[]>): StateRow[] {
   const rows: StateRow[] = [];
   for (const buf of ["output", "scratch"] as const) {
-    const len = Math.max(...Array.from({ length: n }, (_, r) => state(r)[buf].length));
+    const len = maxOf(Array.from({ length: n }, (_, r) => state(r)[buf].length));
     const bufRows: StateRow[] = [];
     for (let j = 0; j < len; j++) {
       const cells = Array.from({ length: n }, (_, r) => {
@@ -272,8 +273,11 @@ function stateRows(n: number, stride: number, state: (r: number) => Record<Buffe
 
 function stateTable(n: number, rows: readonly StateRow[]): string[] {
   if (rows.length === 0) return [];
-  const nameW = Math.max(...rows.map((r) => r.name.length)) + 2;
-  const cellW = Math.max(8, ...rows.flatMap((r) => r.cells.map((c) => c.length + 2)));
+  const nameW = maxOf(rows.map((r) => r.name.length)) + 2;
+  const cellW = maxOf(
+    rows.flatMap((r) => r.cells.map((c) => c.length + 2)),
+    8,
+  );
   const pad = (s: string, w: number) => s + " ".repeat(Math.max(0, w - s.length));
   const head = `  ${pad("", nameW)}${Array.from({ length: n }, (_, r) => pad(`rank ${r}`, cellW)).join("")}`.trimEnd();
   return [

@@ -6,6 +6,7 @@
  * plus one hint for the semantics in force, so a learner sees why and what to change.
  */
 import type { BlockedOp } from "../core/errors.js";
+import { minOf } from "../core/extent.js";
 import type { CommInfo, Semantics } from "./ops.js";
 
 export type Wait =
@@ -100,7 +101,7 @@ export function findCycle(adj: ReadonlyMap<number, readonly number[]>): number[]
       const c = color.get(v);
       if (c === 1) {
         const cycle = path.slice(path.indexOf(v));
-        const m = cycle.indexOf(Math.min(...cycle));
+        const m = cycle.indexOf(minOf(cycle));
         return [...cycle.slice(m), ...cycle.slice(0, m)];
       }
       if (c === undefined && adj.has(v)) {

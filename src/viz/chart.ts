@@ -2,6 +2,7 @@
  * A line chart as SVG, log2 x: `cclab model --sweep` (modelled time against group size, dashed
  * markers where two lines cross) and `cclab bench --chart` (busbw against message size).
  */
+import { maxOf, minOf } from "../core/extent.js";
 import { esc, px, svgDocument, timeText } from "./svg.js";
 
 export interface Series {
@@ -48,11 +49,16 @@ export function lineChartSvg(o: ChartOptions): string {
   const plotH = height - top - bottom;
   const xs = o.series.flatMap((s) => s.points.map((p) => p[0])).filter((v) => v > 0);
   const ys = o.series.flatMap((s) => s.points.map((p) => p[1]));
-  const xMin = Math.max(1, Math.min(...xs, o.xFloor ?? 2));
-  const xMax = Math.max(...xs, xMin * 2);
+  const xMin = Math.max(1, minOf(xs, o.xFloor ?? 2));
+  const xMax = maxOf(xs, xMin * 2);
   const lx = (v: number) => Math.log2(v);
-  const yMax0 = Math.max(...ys, 1e-9);
-  const yMin0 = o.logY ? Math.min(...ys.filter((v) => v > 0), yMax0) : 0;
+  const yMax0 = maxOf(ys, 1e-9);
+  const yMin0 = o.logY
+    ? minOf(
+        ys.filter((v) => v > 0),
+        yMax0,
+      )
+    : 0;
   const ty = (v: number) => (o.logY ? Math.log10(v > 0 ? v : yMin0) : v);
   // Log axis: the data's own range with a little room (not whole decades), so lines that differ
   // by 3x fill the plot instead of sharing a corner of it.

@@ -5,6 +5,7 @@
  * DOT for Graphviz users (`dot -Tpng`).
  */
 import type { BlockedOp } from "../core/errors.js";
+import { maxOf } from "../core/extent.js";
 import { esc, px, svgDocument } from "./svg.js";
 
 /** What the renderers read from a DeadlockError (so a plain object serialised from one works too). */
@@ -71,9 +72,12 @@ export function deadlockSvg(err: WaitFor): string {
   const { nodes, edges } = waitForGraph(err);
   const title = cycleTitle(err);
   // 13 px monospace runs about 7.9 px a character.
-  const boxW = Math.max(170, ...nodes.flatMap((n) => n.ops.map((o) => `blocked in ${o}`.length * 8 + 32)));
+  const boxW = maxOf(
+    nodes.flatMap((n) => n.ops.map((o) => `blocked in ${o}`.length * 8 + 32)),
+    170,
+  );
   const boxH = (n: Node) => 36 + Math.max(1, n.ops.length) * 18;
-  const maxH = Math.max(...nodes.map(boxH), 45);
+  const maxH = maxOf(nodes.map(boxH), 45);
   const count = nodes.length;
   // Nodes on a circle big enough that neighbouring boxes do not touch.
   const radius = count <= 1 ? 0 : Math.max(110, ((boxW + 60) * count) / (2 * Math.PI), count === 2 ? boxW * 0.8 : 0);

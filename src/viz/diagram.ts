@@ -6,6 +6,7 @@
  * the events (notes.ts), steps are numbered as explain numbers them and each message is labelled
  * with the regions it moves in explain's words ('in[3]→out[3]'), else by the executor's labels.
  */
+import { maxOf, minOf } from "../core/extent.js";
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import type { EventNote } from "./notes.js";
 import { bytesText } from "./svg.js";
@@ -162,10 +163,24 @@ export function diagram(events: readonly TraceEvent[], o: DiagramInput = {}): Di
     if (n && e) noteOf.set(e, n);
   });
   const stepFor: StepFor = o.notes ? (e) => noteOf.get(e)?.step : (o.stepFor ?? labelStep);
-  const size = o.size ?? Math.max(0, ...events.map((e) => Math.max(e.rank, e.peer ?? 0))) + 1;
+  const size =
+    o.size ??
+    maxOf(
+      events.map((e) => Math.max(e.rank, e.peer ?? 0)),
+      0,
+    ) + 1;
   const deadlocks = o.deadlocks ?? [];
-  const t0 = Math.min(0, ...events.map((e) => e.start));
-  const t1 = Math.max(t0 + 1, ...events.map((e) => e.end), ...deadlocks.map((d) => d.at + 1));
+  const t0 = minOf(
+    events.map((e) => e.start),
+    0,
+  );
+  const t1 = Math.max(
+    maxOf(
+      events.map((e) => e.end),
+      t0 + 1,
+    ),
+    maxOf(deadlocks.map((d) => d.at + 1)),
+  );
   const guides = stepStarts(events, stepFor);
   const what = new Map(guides.map((g) => [g.step, g.what]));
   const messages = pairMessages(events).messages.map((m): DrawnMessage => {

@@ -7,6 +7,7 @@
  * bounded: a grid beyond 1,024 routers becomes one cell per router (or block of routers), a
  * level beyond 128 nodes boxes of consecutive nodes, a ring beyond 128 routers sectors.
  */
+import { maxOf } from "../core/extent.js";
 import type { Topology } from "../model/network/types.js";
 import { esc, px } from "./svg.js";
 
@@ -332,7 +333,7 @@ function levelsGeometry(t: Topology, level: (n: number) => number, index: (n: nu
   const lowest = hostBars ? 1 : 0;
   const labelW = 130;
   // About 36 px per node on the widest level, so a small machine is not drawn thin across the page.
-  const plotW = Math.max(320, Math.min(WIDTH - labelW - LEFT, Math.max(...positions) * 36));
+  const plotW = Math.max(320, Math.min(WIDTH - labelW - LEFT, maxOf(positions, 0) * 36));
   const b = new Builder(t.links.count);
   const ids: number[][] = [];
   if (hostBars) {

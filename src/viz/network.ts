@@ -12,6 +12,7 @@
  * 128 nodes becomes boxes of consecutive nodes, a ring beyond 128 routers sectors. The caption
  * says what was aggregated.
  */
+import { minOf } from "../core/extent.js";
 import { bytesByClass, hottestLinks } from "../model/network/index.js";
 import type { Topology } from "../model/network/types.js";
 import { HEAT_UNUSED, heatColor, heatGradientStops, lineChartSvg } from "./chart.js";
@@ -161,7 +162,7 @@ export function busbwChartSvg(
     series: series.map((s) => ({ name: s.name, points: s.points })),
     xText: (x) => bytesText(x),
     pointText: (x, y) => `${bytesText(x)}: ${Number(y.toPrecision(4))} GB/s`,
-    xFloor: Math.min(...series.flatMap((s) => s.points.map((p) => p[0]))),
+    xFloor: minOf(series.flatMap((s) => s.points.map((p) => p[0]))),
   });
 }
 

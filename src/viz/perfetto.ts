@@ -11,6 +11,7 @@
  * ('i') on each rank blocked in a deadlock. Times: real backends' microseconds as they are; sim's
  * logical ticks as 1 ms each (Trace Event times are microseconds), said in the process labels.
  */
+import { maxOf } from "../core/extent.js";
 import type { DeadlockRecord, TraceEvent } from "../trace.js";
 import { pairMessages, stepOf } from "./diagram.js";
 import type { EventNote } from "./notes.js";
@@ -60,7 +61,12 @@ export function toPerfetto(events: readonly TraceEvent[], o: PerfettoOptions): P
   const scale = sim ? TICK_US : 1;
   // A slice needs a width for its flow to bind to it: sim's same-tick operations get 1 µs.
   const minDur = sim ? 1 : 0.001;
-  const size = o.size ?? Math.max(0, ...events.map((e) => Math.max(e.rank, e.peer ?? -1))) + 1;
+  const size =
+    o.size ??
+    maxOf(
+      events.map((e) => Math.max(e.rank, e.peer ?? -1)),
+      0,
+    ) + 1;
   const ts = (t: number) => Math.round(t * scale * 1000) / 1000;
 
   // Each transfer on its rank's first thread where it overlaps nothing.

@@ -3,6 +3,7 @@
  * algorithm's own byte formula beside them, so `cclab trace` without -o shows whether the run
  * sent what the header claims.
  */
+import { maxOf } from "../core/extent.js";
 import type { TraceEvent } from "../trace.js";
 import { commonDetail, stepDetail, stepOf } from "./diagram.js";
 import type { EventNote } from "./notes.js";
@@ -44,7 +45,12 @@ export function traceTable(
     .sort(([a], [b]) => a - b)
     .map(([k, row]) => [k < 0 ? "-" : String(k), commonDetail(row.details), ...row.sent.map(String)]);
   rows.push(["total", "", ...total.map(String)]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const widths = head.map((h, i) =>
+    maxOf(
+      rows.map((r) => (r[i] ?? "").length),
+      h.length,
+    ),
+  );
   const line = (cells: string[]) =>
     cells
       .map((c, i) => (i < 2 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)))
@@ -52,7 +58,7 @@ export function traceTable(
       .trimEnd();
   const out = ["bytes sent per rank, per step (from the trace)", line(head), ...rows.map(line)];
   if (formula) {
-    const traced = Math.max(0, ...total);
+    const traced = maxOf(total, 0);
     const verdict = Number.isNaN(formula.maxBytes)
       ? "the formula varies with the call"
       : traced === formula.maxBytes

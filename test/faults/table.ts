@@ -10,6 +10,7 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } f
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { mpirunCommand } from "../../src/backends/mpi/index.js";
 import { findJobSockets, socketBase } from "../../src/runtime/socket-dir.js";
 import { type Backend, CLI, cclabRun, fakePeer, freePort, gone, type Outcome, SCENARIO, start } from "./runner.js";
 
@@ -84,11 +85,8 @@ const fails = (error: string, ...names: string[]): Expect => ({ exit: 1, error, 
 const ok = (n: number, ...names: string[]): Expect => ({ exit: 0, names, okLines: n });
 const both = (sim: Expect, mpi: Expect) => (b: Backend) => (b === "sim" ? sim : mpi);
 
-/** mpirun's own command line for `-np n` (as the mpi backend builds it). */
-function mpirun(n: number): string[] {
-  const root = typeof process.getuid === "function" && process.getuid() === 0;
-  return ["-np", String(n), "--oversubscribe", ...(root ? ["--allow-run-as-root"] : [])];
-}
+/** mpirun's own command line for `-np n`, as the mpi backend builds it (its own session directory included). */
+const mpirun = (n: number): string[] => mpirunCommand(n, []).args;
 
 /** A rank started by hand with torchrun's variables (no launcher), for the handshake rows. */
 function torchrunRank(rank: number, world: number, port: number, marker: string, flags: string[] = []) {
@@ -1278,4 +1276,105 @@ export const ROWS: readonly Row[] = [
       names: ["cclab run: the job failed: mpirun exited with code", "before any rank joined the job: no rank started"],
     },
   }),
+
+  // ---- 40.8, 40.10: legitimate inputs that crashed, and unclear messages ----
+  job({
+    id: "timeout-fractional-ms",
+    item: "40.8",
+    fault: "`--timeout 1.0005` (every rank died: 'RangeError: The number … cannot be converted to a BigInt')",
+    flags: ["--timeout", "1.0005"],
+    expect: ok(2),
+  }),
+  job({
+    id: "timeout-one-microsecond",
+    item: "40.8",
+    fault: "`--timeout 0.000001` (the same RangeError; before that, 'timed out after 0 s')",
+    backends: ["mpi"],
+    flags: ["--timeout", "0.000001"],
+    expect: fails("TimeoutError", "failed first", "allreduce", "timed out after 0.000001 s"),
+  }),
+  {
+    id: "bench-file-name-with-comma",
+    item: "40.10",
+    fault:
+      "`cclab bench --algorithm-file` of an algorithm named 'ring,v2', no --algorithm (split into 'ring' and 'v2')",
+    backends: SAME_CODE,
+    boundS: 15,
+    expect: { exit: 0, names: ["# cclab bench: allreduce (ring,v2) on 2 ranks"] },
+    run: (_b, marker) =>
+      start(
+        process.execPath,
+        [
+          CLI,
+          "bench",
+          "allreduce",
+          "--algorithm-file",
+          "test/faults/programs/algorithms/comma-name.ts",
+          ...["--backend", "sim", "-n", "2", "-b", "1K", "-e", "4K", "--iters", "2", "-w", "0", "--no-progress"],
+        ],
+        {},
+        marker,
+      ).done(HARD_MS),
+  },
+  {
+    id: "master-port-in-use",
+    item: "40.10",
+    fault: "`--master-port P` where another program listens on 127.0.0.1:P (a raw 'listen EADDRINUSE')",
+    backends: ["mpi"],
+    boundS: 10,
+    expect: fails("InvalidArgumentError", "run: argument '--master-port'", "is in use", "give a free port"),
+    run: async (_b, marker) => {
+      const taken = await fakePeer();
+      try {
+        const o = await start(
+          process.execPath,
+          [
+            CLI,
+            "run",
+            ...["-n", "2", "--backend", "mpi", "--nnodes", "2", "--node-rank", "0"],
+            ...["--master-addr", "127.0.0.1", "--master-port", String(taken.port), SCENARIO, "allreduce"],
+          ],
+          { CCLAB_STORE_TOKEN: "0123456789abcdef0123456789abcdef" },
+          marker,
+        ).done(HARD_MS);
+        // The message must name the port that was taken.
+        return `${o.out}${o.err}`.includes(`port ${taken.port} on 127.0.0.1`)
+          ? o
+          : { ...o, code: 98, out: `${o.out}\nPORT NOT NAMED\n` };
+      } finally {
+        await taken.close();
+      }
+    },
+  },
+  ...(
+    [
+      ["0", "must be the number of ranks on this host, 1 to the world's 2, got 0"],
+      ["-1", "must be a non-negative integer"],
+      ["1.5", "must be a non-negative integer"],
+      ["3", "must be the number of ranks on this host, 1 to the world's 2, got 3"],
+    ] as const
+  ).map(
+    ([v, words]): Row => ({
+      id: `local-world-size-${v}`,
+      item: "40.10",
+      fault: `a rank started torchrun-style with LOCAL_WORLD_SIZE=${v}${v === "0" ? " (taken as it was)" : ""}`,
+      backends: ["mpi"],
+      boundS: 10,
+      expect: fails("InvalidArgumentError", "init: argument 'LOCAL_WORLD_SIZE'", words),
+      run: async (_b, marker) =>
+        start(
+          process.execPath,
+          [CLI, "run", "-n", "2", "--backend", "mpi", "--timeout", "2", SCENARIO, "allreduce"],
+          {
+            RANK: "0",
+            WORLD_SIZE: "2",
+            LOCAL_WORLD_SIZE: v,
+            MASTER_ADDR: "127.0.0.1",
+            MASTER_PORT: String(await freePort()),
+            CCLAB_JOIN_TIMEOUT: "2",
+          },
+          marker,
+        ).done(HARD_MS),
+    }),
+  ),
 ];

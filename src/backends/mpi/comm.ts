@@ -15,6 +15,7 @@ import type { CallTag, Comm, OpOptions, P2POp, Work } from "../../comm.js";
 import { type Buf, type DataBuffer, HostBuffer, type View } from "../../core/buffer.js";
 import { DTYPES, type DType, dtypeInfo, parseDType } from "../../core/dtype.js";
 import { DeadlockError, EngineError, InvalidArgumentError, TimeoutError } from "../../core/errors.js";
+import { maxOf } from "../../core/extent.js";
 import { checkOpFitsDType, combineOf, parseOp, type ReduceOp } from "../../core/op.js";
 import { engineCall } from "../../native/load.js";
 import { reduceHost, scaleHost } from "../../native/reduce.js";
@@ -313,7 +314,7 @@ export class MpiComm implements Comm {
     const differs = (r: number) => [0, 1, 2].some((i) => all[3 * r + i] !== all[3 * this.rank + i]);
     const other = Array.from({ length: this.size }, (_, r) => r).find(differs);
     if (other === undefined) return;
-    const longest = Math.max(...Array.from({ length: this.size }, (_, r) => all[3 * r]!));
+    const longest = maxOf(Array.from({ length: this.size }, (_, r) => all[3 * r]!));
     const lists = new Int32Array(longest * this.size);
     const mine = new Int32Array(longest);
     mine.set(ranks);

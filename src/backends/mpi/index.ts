@@ -13,7 +13,7 @@ import { engineCall, loadNative } from "../../native/load.js";
 import { buildCommand } from "../../native/root.js";
 import type { NativeMpi } from "../../native/types.js";
 import { defaultTimeoutMs, MpiComm, type MpiCommOptions, type MpiProcess } from "./comm.js";
-import { type JoinOptions, joinSingletons, prepareSingletons, stopNameServer } from "./join.js";
+import { type JoinOptions, joinSingletons, prepareSingletons, sessionBase, stopNameServer } from "./join.js";
 import { Progress, ranksOutnumberCores } from "./progress.js";
 import { countBitsFit } from "./tag.js";
 
@@ -153,7 +153,10 @@ export interface MpirunOptions {
   readonly exportEnv?: readonly string[];
 }
 
-/** mpirun's command line for np processes running argv: --oversubscribe, and --allow-run-as-root as root (CI). */
+/**
+ * mpirun's command line for np processes running argv: --oversubscribe, --allow-run-as-root as
+ * root (CI), and a fresh session directory (sessionBase) so that jobs started at once never race.
+ */
 export function mpirunCommand(
   np: number,
   argv: readonly string[],
@@ -168,6 +171,9 @@ export function mpirunCommand(
   }
   if (root) args.push("--allow-run-as-root");
   if (options.hostfile) args.push("--hostfile", options.hostfile);
+  // A session directory of this job's own on this node (not across nodes, where the path may not exist).
+  const base = options.hostfile ? undefined : sessionBase();
+  if (base !== undefined) args.push("--mca", "orte_tmpdir_base", base);
   if (options.perNode) args.push("--map-by", `ppr:${options.perNode}:node`);
   for (const name of options.exportEnv ?? []) args.push("-x", name);
   return { cmd: "mpirun", args: [...args, ...argv] };

@@ -14,9 +14,11 @@
  * Every step waits on the store under the join deadline, racing the job's abort; the blocking
  * MPI calls (accept, connect, merge) start only once the store says the other side is there,
  * and each runs under `bound` (the rank's watchdog ends it if the call is still blocked).
+ *
+ * Also here: the session directory each Open MPI job (mpirun, or a singleton) gets of its own.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { InvalidArgumentError, TimeoutError, UnavailableError } from "../../core/errors.js";
@@ -58,6 +60,61 @@ let server: ChildProcess | undefined;
 export function stopNameServer(): void {
   server?.stdin?.destroy();
   server = undefined;
+}
+
+/** Directories sessionBase made, removed when this process exits. */
+const sessionBases = new Set<string>();
+
+/**
+ * A fresh, empty directory (mkdtemp, 0700) for one Open MPI job's session directory, to pass as
+ * orte_tmpdir_base (Open MPI 4.1 takes it as `--mca orte_tmpdir_base` or
+ * OMPI_MCA_orte_tmpdir_base). By default every job of a user shares /tmp/ompi.<host>.<uid>, and
+ * two jobs starting at once race to create it ("A call to mkdir was unable to create the desired
+ * directory … File exists"). Undefined where the user set OMPI_MCA_orte_tmpdir_base: theirs is
+ * used. Named by this process's pid: removed when it exits, or, if it was killed, by the first
+ * sessionBase of a later process of this user (Open MPI empties it at the job's end).
+ */
+export function sessionBase(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.OMPI_MCA_orte_tmpdir_base !== undefined) return undefined;
+  if (sessionBases.size === 0) {
+    sweepSessionBases();
+    process.once("exit", () => {
+      for (const d of sessionBases) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  const dir = mkdtempSync(join(tmpdir(), `${SESSION_PREFIX}${process.pid}-`));
+  sessionBases.add(dir);
+  return dir;
+}
+
+const SESSION_PREFIX = "cclab-ompi-session-";
+
+/** Removes the session bases of this user's processes that are gone (killed before their exit handler ran). */
+function sweepSessionBases(): void {
+  const uid = process.getuid?.();
+  let names: string[] = [];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^cclab-ompi-session-(\d+)-/.exec(name)?.[1]);
+    if (!Number.isInteger(pid) || pid <= 0 || alive(pid)) continue;
+    const dir = join(tmpdir(), name);
+    try {
+      if (uid === undefined || lstatSync(dir).uid === uid) rmSync(dir, { recursive: true, force: true });
+    } catch {}
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** True where the library is Open MPI (its singletons need ompi-server to connect). */
@@ -160,6 +217,9 @@ export async function prepareSingletons(mpi: NativeMpi, o: JoinOptions): Promise
     if (env[name] === undefined) env[name] = value;
   };
   if (isOpenMpi(mpi)) {
+    // Before ompi-server starts: it and this singleton take their session directory from it.
+    const base = sessionBase(env);
+    if (base !== undefined) env.OMPI_MCA_orte_tmpdir_base = base;
     const uri =
       o.rank === 0
         ? await startNameServer(o)

@@ -32,6 +32,7 @@ import { EngineError, TimeoutError } from "../../core/errors.js";
 import { combineOf } from "../../core/op.js";
 import { toEngineError } from "../../native/load.js";
 import { scaleHost } from "../../native/reduce.js";
+import { CTRL, DESC, DESC_RECV, DESC_SEND } from "../../native/run-layout.js";
 import type { NativeMpi, NativeRun } from "../../native/types.js";
 import { nextToPost, release, type Scheduling, scheduling } from "../../schedule/dataflow.js";
 import { type PlanRunner, type PlanRunOptions, type PlanViews, SETTLED } from "../../schedule/executor.js";
@@ -142,7 +143,7 @@ export class MpiPlanRunner implements PlanRunner {
  * send and receive), or else once every one has (nothing can be released sooner). A step's send
  * that completes at once (eager) then does not bring the wait back to JavaScript for nothing
  * while its receive is on the way. Past 16 transfers in flight the scan is not made: every
- * completion returns. Writes wake[0 .. active), ctrl[5] (minDone) and ctrl[6] (useWake); leaves
+ * completion returns. Writes wake[0 .. active), ctrl's minDone and useWake; leaves
  * inFlight (per operation, zero between calls) all zero.
  */
 export function waitRule(
@@ -155,8 +156,8 @@ export function waitRule(
   ctrl: Float64Array,
 ): void {
   if (active < 2 || active > 16) {
-    ctrl[5] = 1;
-    ctrl[6] = 0;
+    ctrl[CTRL.minDone] = 1;
+    ctrl[CTRL.useWake] = 0;
     return;
   }
   const { succStart, succ } = sched;
@@ -178,8 +179,8 @@ export function waitRule(
     const j = opOf[r] as number;
     for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) inFlight[succ[k] as number] = 0;
   }
-  ctrl[5] = joint ? 2 : active;
-  ctrl[6] = any ? 1 : 0;
+  ctrl[CTRL.minDone] = joint ? 2 : active;
+  ctrl[CTRL.useWake] = any ? 1 : 0;
 }
 
 /**
@@ -237,7 +238,7 @@ class Run implements Driven {
    * A native call's numbers: [count, posts, budgetUs, yieldCpu, sleepUs, minDone, useWake], then
    * per memory the bytes [lo, hi) of its buffer that posts may touch (its array, set by use()).
    */
-  private readonly ctrl = new Float64Array(13);
+  private readonly ctrl = new Float64Array(CTRL.length);
   /** Per operation, how many of its pending dependencies are transfers in flight (wanted()'s, 0 between calls). */
   private readonly inFlight: Int32Array;
   /** The run's arrays as the addon holds them. */
@@ -292,7 +293,7 @@ class Run implements Driven {
     this.reqs = new Int32Array(prep.transfers);
     this.opOf = new Int32Array(prep.transfers);
     this.done = new Int32Array(4 * prep.transfers);
-    this.desc = new Float64Array(6 * prep.transfers);
+    this.desc = new Float64Array(DESC.stride * prep.transfers);
     this.wake = new Uint8Array(prep.transfers);
     this.inFlight = new Int32Array(m);
     this.bound = this.comm.proc.mpi.runBind(
@@ -363,8 +364,8 @@ class Run implements Driven {
     this.data[k] = data;
     this.bufs[k] = data.buffer as ArrayBuffer;
     this.shift[k] = data.byteOffset / this.bytes;
-    this.ctrl[7 + 2 * k] = data.byteOffset;
-    this.ctrl[8 + 2 * k] = data.byteOffset + data.byteLength;
+    this.ctrl[CTRL.memLo + 2 * k] = data.byteOffset;
+    this.ctrl[CTRL.memLo + 2 * k + 1] = data.byteOffset + data.byteLength;
   }
 
   /** One pass of the loop: issues what is ready, then tests the posted transfers (progress.ts's Driven). */
@@ -384,11 +385,11 @@ class Run implements Driven {
   private progress(budgetUs: number, yieldCpu: boolean, sleepUs: number): number {
     const { posts, bufs, ctrl } = this;
     this.posts = 0;
-    ctrl[0] = this.active - posts;
-    ctrl[1] = posts;
-    ctrl[2] = budgetUs;
-    ctrl[3] = yieldCpu ? 1 : 0;
-    ctrl[4] = sleepUs;
+    ctrl[CTRL.count] = this.active - posts;
+    ctrl[CTRL.posts] = posts;
+    ctrl[CTRL.budgetUs] = budgetUs;
+    ctrl[CTRL.yieldCpu] = yieldCpu ? 1 : 0;
+    ctrl[CTRL.sleepUs] = sleepUs;
     this.wanted();
     try {
       return this.comm.proc.mpi.runProgress(
@@ -447,14 +448,15 @@ class Run implements Driven {
   private post(j: number, t: PlanOp): void {
     const { comm, bytes, places, desc } = this;
     const mem = places[6 * j] as number;
-    const k = 6 * this.posts;
+    const k = DESC.stride * this.posts;
     const send = t.kind === "send";
-    desc[k] = send ? 0 : 1;
-    desc[k + 1] = mem;
-    desc[k + 2] = ((this.base[mem] as number) + (this.shift[mem] as number) + (places[6 * j + 1] as number)) * bytes;
-    desc[k + 3] = t.region.count * bytes;
-    desc[k + 4] = t.peer;
-    desc[k + 5] = send ? countTag(this.tagBase, t.region.count, comm.countTags) : ANY_TAG;
+    desc[k + DESC.kind] = send ? DESC_SEND : DESC_RECV;
+    desc[k + DESC.mem] = mem;
+    desc[k + DESC.offset] =
+      ((this.base[mem] as number) + (this.shift[mem] as number) + (places[6 * j + 1] as number)) * bytes;
+    desc[k + DESC.bytes] = t.region.count * bytes;
+    desc[k + DESC.peer] = t.peer;
+    desc[k + DESC.tag] = send ? countTag(this.tagBase, t.region.count, comm.countTags) : ANY_TAG;
     this.reqs[this.active] = -1;
     this.opOf[this.active] = j;
     this.active++;
