@@ -228,6 +228,53 @@ describe("a store on the user's socket", () => {
     }
   }, 60_000);
 
+  it("end to end: two jobs' rank 0 (torchrun-style) started together on one MASTER_PORT, one is refused at once", async () => {
+    const rank0 = () => {
+      const p = spawn(
+        process.execPath,
+        [
+          "src/cli/bin.js",
+          "run",
+          "-n",
+          "2",
+          "--backend",
+          "mpi",
+          "--timeout",
+          "30",
+          "test/faults/programs/scenario.ts",
+          "allreduce",
+        ],
+        {
+          env: {
+            ...process.env,
+            RANK: "0",
+            WORLD_SIZE: "2",
+            MASTER_ADDR: "127.0.0.1",
+            MASTER_PORT: "29581",
+            TMPDIR: tmp,
+          },
+        },
+      );
+      let err = "";
+      p.stderr.on("data", (d) => (err += d));
+      return { p, exited: new Promise<string>((resolve) => p.on("exit", (code) => resolve(`exit ${code}: ${err}`))) };
+    };
+    const jobs = [rank0(), rank0()];
+    try {
+      // Before: both listened, each waiting for a rank 1 that one of them would take, until the timeout.
+      const first = await Promise.race([
+        ...jobs.map((j) => j.exited),
+        new Promise<string>((r) => setTimeout(() => r("neither refused in 20 s"), 20_000)),
+      ]);
+      expect(first).toMatch(/^exit 1: /);
+      expect(first).toContain("argument 'MASTER_PORT': could not host the store: another store already listens at");
+      expect(jobs.filter((j) => j.p.exitCode === null)).toHaveLength(1);
+    } finally {
+      for (const j of jobs) if (j.p.exitCode === null) j.p.kill();
+      await Promise.all(jobs.map((j) => j.exited));
+    }
+  }, 60_000);
+
   it("a later host refuses while the first job's store answers; a dead job's directory is removed, not joined", async () => {
     const first = makeJobSocket(tmp, 29577);
     const a = await StoreServer.start({ token: SOCKET_TOKEN, world: 2, path: first });
