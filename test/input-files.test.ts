@@ -6,12 +6,29 @@
  * output: the terminal, JSON, SVG and HTML.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { escapeControl } from "../src/core/text.js";
+import { readInputFile } from "../src/tools/input-file.js";
+
+/** The paths input-file.ts opens, in order; `beforeOpen` runs just before each open (a swap). */
+const opened: string[] = [];
+let beforeOpen: (() => void) | undefined;
+vi.mock("node:fs", async (importOriginal) => {
+  const fs = await importOriginal<typeof import("node:fs")>();
+  return {
+    ...fs,
+    openSync: (...args: Parameters<typeof fs.openSync>) => {
+      opened.push(String(args[0]));
+      beforeOpen?.();
+      return fs.openSync(...args);
+    },
+  };
+});
+
 import { parseTopology, placeRanks } from "../src/model/network/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cclab-inputs-"));
@@ -46,16 +63,16 @@ describe("an input file that is not a regular file is refused at once, by type, 
   // Each answers in about the start-up time of the command (1-2 s); before, /dev/zero was read
   // until memory ran out and a FIFO blocked open() until killed.
   it.each([
-    ["--topology", "/dev/zero", "a device"],
-    ["--topology", fifo, "a FIFO \\(named pipe\\)"],
-    ["--topology", dir, "a directory"],
-    ["--placement", "/dev/zero", "a device"],
-    ["--placement", fifo, "a FIFO \\(named pipe\\)"],
+    ["--topology", "/dev/zero", "a device, not a regular file: copy it into one"],
+    ["--topology", fifo, "a FIFO \\(named pipe\\), not a regular file: save it to a file first"],
+    ["--topology", dir, "a directory, not a regular file: give the JSON file inside it"],
+    ["--placement", "/dev/zero", "a device, not a regular file: copy it into one"],
+    ["--placement", fifo, "a FIFO \\(named pipe\\), not a regular file: save it to a file first"],
   ])("%s file:%s", (flag, path, kind) => {
     const args = flag === "--topology" ? [flag, `file:${path}`] : ["--topology", `file:${good}`, flag, `file:${path}`];
     const r = cclab(...model, ...args);
     expect(r.status).toBe(1);
-    expect(r.err).toMatch(new RegExp(`${flag}: ${path} is ${kind}, not a regular file: a (topology|placement) file`));
+    expect(r.err).toMatch(new RegExp(`${flag}: ${path} is ${kind}`));
     expect(r.seconds).toBeLessThan(20);
   });
 
@@ -64,7 +81,9 @@ describe("an input file that is not a regular file is refused at once, by type, 
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(sock, resolve));
     try {
-      expect(() => parseTopology(`file:${sock}`, 2)).toThrow(`--topology: ${sock} is a socket, not a regular file`);
+      expect(() => parseTopology(`file:${sock}`, 2)).toThrow(
+        `--topology: ${sock} is a socket, not a regular file: copy what it serves into one`,
+      );
     } finally {
       server.close();
     }
@@ -77,6 +96,35 @@ describe("an input file that is not a regular file is refused at once, by type, 
     expect(() => parseTopology(`file:${big}`, 2)).toThrow(`--topology: ${big} is larger than the 64 MiB`);
     // /proc files are regular with size 0: read, bounded, and here not JSON.
     expect(() => parseTopology("file:/proc/self/status", 2)).toThrow("/proc/self/status: not valid JSON");
+    expect(statSync("/proc/self/maps").size).toBe(0);
+    expect(() => readInputFile("/proc/self/maps", { what: "map", maxBytes: 16, fail: (d) => new Error(d) })).toThrow(
+      "/proc/self/maps is larger than the 16 bytes a map may have",
+    );
+  });
+
+  it("a file's type is checked before it is opened: a device is never opened", () => {
+    opened.length = 0;
+    expect(() => readInputFile("/dev/zero", { what: "map", maxBytes: 16, fail: (d) => new Error(d) })).toThrow(
+      "/dev/zero is a device",
+    );
+    expect(opened).not.toContain("/dev/zero");
+    readInputFile(good, { what: "map", maxBytes: 1 << 20, fail: (d) => new Error(d) });
+    expect(opened).toContain(good);
+  });
+
+  it("a file swapped for another between the check and the open is refused", () => {
+    const file = join(dir, "swapped.json");
+    writeFileSync(file, "{}");
+    const other = join(dir, "other.json");
+    writeFileSync(other, "[]");
+    beforeOpen = () => renameSync(other, file);
+    try {
+      expect(() => readInputFile(file, { what: "map", maxBytes: 1 << 20, fail: (d) => new Error(d) })).toThrow(
+        `${file} changed while it was opened (another file took its place)`,
+      );
+    } finally {
+      beforeOpen = undefined;
+    }
   });
 });
 
@@ -130,9 +178,11 @@ describe("names from a topology file are shown with control characters escaped",
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/;
 
-  it("escapeControl writes C0, DEL, C1 and bidi controls as escapes, and is idempotent", () => {
-    expect(escapeControl(`a${title}b${csi}\u202e\u007f`)).toBe("a\\x1b]0;pwned\\x07b\\x9b31m\\u202e\\x7f");
-    expect(escapeControl(escapeControl(title))).toBe(escapeControl(title));
+  it("escapeControl writes C0, DEL, C1 and bidi controls (the Arabic letter mark too) as escapes, unambiguously", () => {
+    expect(escapeControl(`a${title}b${csi}\u202e\u007f\u061c`)).toBe("a\\x1b]0;pwned\\x07b\\x9b31m\\u202e\\x7f\\u061c");
+    // A backslash typed in a name is doubled: "\\x1b" typed as four characters and a real ESC differ.
+    expect(escapeControl("\\x1b")).toBe("\\\\x1b");
+    expect(escapeControl("\\x1b")).not.toBe(escapeControl("\x1b"));
     expect(escapeControl("h0 ✓ π")).toBe("h0 ✓ π");
   });
 

@@ -4,12 +4,22 @@
  * non-empty folder or a symbolic link is named and refused unless --force; --nccl-tuner refuses an
  * empty path and names itself and the file when the file cannot be written.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkOutputFile, prepareOutputDir } from "../src/cli/output-files.js";
+import { checkOutputFile, prepareOutputDir, writeOutputFile } from "../src/cli/output-files.js";
 
 const root = mkdtempSync(join(tmpdir(), "cclab-output-"));
 
@@ -20,7 +30,7 @@ function cclab(...args: string[]): { status: number | null; err: string; seconds
   return { status: r.status, err: r.stderr, seconds: (performance.now() - t0) / 1000 };
 }
 
-const site = { what: "the site", own: ["index.html", "assets"] };
+const site = { what: "the site", own: { "index.html": "file", assets: "folder" } } as const;
 
 describe("playground -o", () => {
   it("a place that cannot hold a folder (/proc/x) is refused at once, naming it", () => {
@@ -81,7 +91,78 @@ describe("playground -o", () => {
   });
 });
 
+describe("an earlier site's names are taken only as what the site writes there", () => {
+  it("links in an earlier site's place are refused, naming where they lead; nothing is written through them", () => {
+    const dir = join(root, "site-links");
+    mkdirSync(dir);
+    const victim = join(root, "victim.txt");
+    writeFileSync(victim, "mine");
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(elsewhere);
+    symlinkSync(victim, join(dir, "index.html"));
+    symlinkSync(elsewhere, join(dir, "assets"));
+    const r = cclab("playground", "-o", dir);
+    expect(r.status).toBe(1);
+    expect(r.err).toMatch(
+      new RegExp(
+        `playground: argument '-o': ${dir}/(index.html|assets) is a symbolic link \\(to ${root}/(victim.txt|elsewhere)\\); the site is not written through links`,
+      ),
+    );
+    expect(readFileSync(victim, "utf8")).toBe("mine");
+    expect(readdirSync(elsewhere)).toEqual([]);
+    // --force writes beside other files, never through a link in the site's own place.
+    expect(() => prepareOutputDir("playground", "-o", dir, { ...site, force: true })).toThrow("is a symbolic link");
+  });
+
+  it("a file where assets/ goes, or a folder where index.html goes, is named with -o", () => {
+    const a = join(root, "s3");
+    mkdirSync(a);
+    writeFileSync(join(a, "assets"), "");
+    expect(() => prepareOutputDir("playground", "-o", a, site)).toThrow(
+      `playground: argument '-o': ${a}/assets is a file where the site has a folder: remove it, or give another folder`,
+    );
+    const b = join(root, "s4");
+    mkdirSync(join(b, "index.html"), { recursive: true });
+    const r = cclab("playground", "-o", b);
+    expect(r.status).toBe(1);
+    expect(r.err).toContain(
+      `playground: argument '-o': ${b}/index.html is a folder where the site has a file: remove it, or give another folder`,
+    );
+  });
+
+  it("names from the folder reach the terminal with control characters escaped", () => {
+    const dir = join(root, "odd-names");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "a\x1b]0;pwned\x07"), "");
+    expect(() => prepareOutputDir("playground", "-o", dir, site)).toThrow("it holds a\\x1b]0;pwned\\x07;");
+  });
+});
+
 describe("--nccl-tuner's file", () => {
+  it("a file that cannot be opened is left as it was; a FIFO is refused by type, without blocking", () => {
+    // A program that runs cannot be opened for writing (ETXTBSY), even by root.
+    const busy = join(root, "busy-program");
+    copyFileSync(process.execPath, busy);
+    const running = spawn(busy, ["-e", "setTimeout(() => {}, 60_000)"], { stdio: "ignore" });
+    try {
+      expect(() => writeOutputFile("model", "--nccl-tuner", busy, "new")).toThrow(
+        `model: argument '--nccl-tuner': cannot write ${busy}: ETXTBSY: text file is busy`,
+      );
+      expect(existsSync(busy)).toBe(true);
+      expect(statSync(busy).size).toBe(statSync(process.execPath).size);
+    } finally {
+      running.kill();
+    }
+    const fifo = join(root, "tuner.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const refused = `model: argument '--nccl-tuner': cannot write ${fifo}: it is a FIFO (named pipe), which would block until read`;
+    expect(() => checkOutputFile("model", "--nccl-tuner", fifo)).toThrow(refused);
+    expect(() => writeOutputFile("model", "--nccl-tuner", fifo, "x")).toThrow(refused);
+    const r = cclab("model", "allreduce", "-n", "8", "-b", "1K", "-e", "4K", "--nccl-tuner", fifo);
+    expect(r.status).toBe(1);
+    expect(r.err).toContain(refused);
+  });
+
   it("'' is refused as an empty path, not taken as absent", () => {
     const r = cclab("model", "allreduce", "-n", "8", "--nccl-tuner", "");
     expect(r.status).toBe(1);

@@ -3,14 +3,15 @@
  * site's own files only (not every file under -o), no symbolic link followed, no traversal, and
  * only Host: localhost / 127.0.0.1 / [::1] or a --host name, each with the port (DNS rebinding).
  */
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { request, type Server } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SITE_FILES } from "../src/playground/build.js";
-import { serveSite } from "../src/playground/serve.js";
+import { allowedHosts, serveSite } from "../src/playground/serve.js";
 
 const root = mkdtempSync(join(tmpdir(), "cclab-serve-"));
 const site = join(root, "site");
@@ -48,6 +49,31 @@ function get(path: string, host = `127.0.0.1:${port}`, method = "GET"): Promise<
     req.on("error", reject);
     req.end();
   });
+}
+
+/** One raw request, as bytes on the wire (targets and headers no client would send); the whole answer. */
+function raw(at: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect(at, "127.0.0.1", () => s.end(text));
+    let out = "";
+    s.setEncoding("utf8");
+    s.on("data", (d) => (out += d));
+    s.on("close", () => resolve(out));
+    s.on("error", reject);
+  });
+}
+
+/** A site of its own in a fresh folder, served on a port the OS picks. */
+async function ownSite(
+  name: string,
+  fill: (dir: string) => void,
+): Promise<{ dir: string; server: Server; port: number }> {
+  const dir = join(root, name);
+  mkdirSync(join(dir, "assets"), { recursive: true });
+  for (const f of SITE_FILES) writeFileSync(join(dir, f), `the site's ${f}`);
+  fill(dir);
+  const r = await serveSite(dir, 0);
+  return { dir, server: r.server, port: Number(new URL(r.url).port) };
 }
 
 describe("playground --serve", () => {
@@ -138,7 +164,111 @@ describe("playground --serve", () => {
     expect(alone.stderr).toContain("playground: argument '--host': goes with --serve");
   });
 
+  it("HEAD answers the headers of GET and no body", async () => {
+    const r = await raw(port, `HEAD /index.html HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`);
+    expect(r).toMatch(/^HTTP\/1.1 200 OK\r\n/);
+    expect(r).toContain(`content-length: ${"the site's index.html".length}\r\n`);
+    expect(r).toMatch(/\r\n\r\n$/);
+  });
+
+  it("an absolute-form target (GET http://other/...) is refused, 400", async () => {
+    for (const target of ["http://evil.example/index.html", `http://localhost:${port}/index.html`]) {
+      const r = await raw(port, `GET ${target} HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`);
+      expect(r).toMatch(/^HTTP\/1.1 400 /);
+      expect(r).toContain("bad request: the target must be a path starting with /");
+      expect(r).not.toContain("the site's");
+    }
+  });
+
+  it("at port 80 the bare names are answered too (browsers omit :80); at other ports only with the port", () => {
+    expect([...allowedHosts(["localhost", "Devbox.local"], 80)].sort()).toEqual(
+      ["devbox.local", "devbox.local:80", "localhost", "localhost:80"].sort(),
+    );
+    expect([...allowedHosts(["localhost"], 8080)]).toEqual(["localhost:8080"]);
+  });
+
   it("other methods are refused", async () => {
     expect((await get("/index.html", `127.0.0.1:${port}`, "POST")).status).toBe(405);
   });
+});
+
+describe("playground --serve: files opened", () => {
+  it("a download cut off by the client closes its file", async () => {
+    const big = Buffer.alloc(64 << 20, 97);
+    const s = await ownSite("big", (dir) => writeFileSync(join(dir, "index.html"), big));
+    const file = join(s.dir, "index.html");
+    const open = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === file;
+        } catch {
+          return false;
+        }
+      }).length;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port: s.port, path: "/index.html" }, (res) => {
+          res.once("data", () => {
+            expect(open()).toBe(1);
+            req.destroy();
+            resolve();
+          });
+        });
+        req.on("error", (e) => (e.message === "socket hang up" ? undefined : reject(e)));
+        req.end();
+      });
+      // The server sees the close on its next turns; the file must be closed then, not held for good.
+      const t0 = Date.now();
+      while (open() > 0 && Date.now() - t0 < 10_000) await new Promise((r) => setImmediate(r));
+      expect(open()).toBe(0);
+    } finally {
+      await new Promise((r) => s.server.close(r));
+    }
+  });
+
+  it.skipIf(process.platform !== "linux" || process.arch !== "x64")(
+    "assets/ swapped with a link to a folder outside, while files are served, never serves what is outside",
+    async () => {
+      const outside = join(root, "outside-race");
+      mkdirSync(outside);
+      for (const f of SITE_FILES)
+        if (f.startsWith("assets/")) writeFileSync(join(outside, f.slice(7)), "outside the site");
+      const s = await ownSite("race", (dir) => symlinkSync(outside, join(dir, "assets.link")));
+      // renameat2(RENAME_EXCHANGE) swaps assets/ and the link atomically, over and over (the syscall is 316 on x86-64).
+      const swapper = spawn("python3", [
+        "-c",
+        `import ctypes,sys,time
+libc=ctypes.CDLL(None,use_errno=True)
+a=sys.argv[1].encode(); b=sys.argv[2].encode()
+end=time.time()+30
+while time.time()<end:
+    if libc.syscall(316,-100,a,-100,b,2)!=0: sys.exit("renameat2: errno %d" % ctypes.get_errno())
+`,
+        join(s.dir, "assets"),
+        join(s.dir, "assets.link"),
+      ]);
+      let leaked = 0;
+      let served = 0;
+      try {
+        const t0 = Date.now();
+        while (Date.now() - t0 < 4000) {
+          const rs = await Promise.all(
+            Array.from({ length: 8 }, () =>
+              raw(s.port, `GET /assets/worker.js HTTP/1.1\r\nHost: localhost:${s.port}\r\nConnection: close\r\n\r\n`),
+            ),
+          );
+          leaked += rs.filter((r) => r.includes("outside the site")).length;
+          served += rs.filter((r) => r.includes("the site's assets/worker.js")).length;
+        }
+        // Still swapping when the requests end: the race ran all along.
+        expect(swapper.exitCode).toBe(null);
+      } finally {
+        swapper.kill();
+        await new Promise((r) => s.server.close(r));
+      }
+      expect(served).toBeGreaterThan(0);
+      expect(leaked).toBe(0);
+    },
+    20_000,
+  );
 });

@@ -5,7 +5,7 @@
  * nor take the directory's name first. (The fault catalogue's torchrun-no-token and
  * socket-dir-squat rows run two ranks this way end to end.)
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readJobEnv, SOCKET_TOKEN, storeEndpoint } from "../src/runtime/env.js";
 import {
   anotherStoreAnswers,
+  claimJobSocket,
   findJobSockets,
   makeJobSocket,
   removeJobSocket,
@@ -167,6 +168,136 @@ describe("a store on the user's socket", () => {
       await server.close();
     }
     expect(await anotherStoreAnswers(tmp, 29577)).toBeUndefined();
+  });
+
+  it("two jobs' hosts started together on one MASTER_PORT: exactly one goes on, the other is refused; ranks find the one", async () => {
+    // Each host in a process of its own, as two jobs' rank 0 are: make, listen, claim.
+    const host = `
+      import { claimJobSocket, makeJobSocket } from ${JSON.stringify(join(process.cwd(), "src/runtime/socket-dir.ts"))};
+      import { StoreServer } from ${JSON.stringify(join(process.cwd(), "src/runtime/store/index.ts"))};
+      const [base, token] = process.argv.slice(-2);
+      const path = makeJobSocket(base, 29577, 0);
+      const server = await StoreServer.start({ token, world: 2, path });
+      try {
+        console.log("on", await claimJobSocket(path, 29577, 0));
+        await new Promise((r) => process.stdin.once("data", r));
+      } catch (e) {
+        console.log("refused", e.message);
+      }
+      await server.close();
+    `;
+    const run = () => {
+      const p = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", host, tmp, SOCKET_TOKEN]);
+      let out = "";
+      p.stdout.on("data", (d) => (out += d));
+      p.stderr.on("data", (d) => (out += d));
+      const line = new Promise<string>((resolve) => {
+        p.stdout.on("data", () => out.includes("\n") && resolve(out.trim()));
+        p.on("exit", () => resolve(out.trim()));
+      });
+      return { p, line };
+    };
+    for (let round = 0; round < 3; round++) {
+      const jobs = [run(), run()];
+      try {
+        const lines = await Promise.all(jobs.map((j) => j.line));
+        const on = lines.filter((l) => l.startsWith("on "));
+        const refused = lines.filter((l) => l.startsWith("refused "));
+        expect(on).toHaveLength(1);
+        expect(refused).toHaveLength(1);
+        expect(refused[0]).toMatch(
+          /^refused rank 0: init: argument 'MASTER_PORT': could not host the store: another store already listens at .*\(a job of this user with the same MASTER_PORT 29577\?\); give this job another MASTER_PORT/,
+        );
+        // The one that goes on is the one every rank finds: the refused one's socket is gone.
+        const winner = on[0]!.slice(3);
+        expect(findJobSockets(tmp, 29577)).toEqual([winner]);
+        const rank1 = await StoreClient.connect({
+          host: "127.0.0.1",
+          port: 29577,
+          token: SOCKET_TOKEN,
+          locate: { find: () => findJobSockets(tmp, 29577), where: socketPattern(tmp, 29577) },
+          role: { rank: 1 },
+          timeoutMs: 3000,
+        });
+        expect(rank1.where).toBe(winner);
+        await rank1.close();
+      } finally {
+        for (const j of jobs) j.p.stdin.end("done");
+        await Promise.all(jobs.map((j) => new Promise((r) => (j.p.exitCode !== null ? r(0) : j.p.on("exit", r)))));
+      }
+    }
+  }, 60_000);
+
+  it("end to end: two jobs' rank 0 (torchrun-style) started together on one MASTER_PORT, one is refused at once", async () => {
+    const rank0 = () => {
+      const p = spawn(
+        process.execPath,
+        [
+          "src/cli/bin.js",
+          "run",
+          "-n",
+          "2",
+          "--backend",
+          "mpi",
+          "--timeout",
+          "30",
+          "test/faults/programs/scenario.ts",
+          "allreduce",
+        ],
+        {
+          env: {
+            ...process.env,
+            RANK: "0",
+            WORLD_SIZE: "2",
+            MASTER_ADDR: "127.0.0.1",
+            MASTER_PORT: "29581",
+            TMPDIR: tmp,
+          },
+        },
+      );
+      let err = "";
+      p.stderr.on("data", (d) => (err += d));
+      return { p, exited: new Promise<string>((resolve) => p.on("exit", (code) => resolve(`exit ${code}: ${err}`))) };
+    };
+    const jobs = [rank0(), rank0()];
+    try {
+      // Before: both listened, each waiting for a rank 1 that one of them would take, until the timeout.
+      const first = await Promise.race([
+        ...jobs.map((j) => j.exited),
+        new Promise<string>((r) => setTimeout(() => r("neither refused in 20 s"), 20_000)),
+      ]);
+      expect(first).toMatch(/^exit 1: /);
+      expect(first).toContain("argument 'MASTER_PORT': could not host the store: another store already listens at");
+      expect(jobs.filter((j) => j.p.exitCode === null)).toHaveLength(1);
+    } finally {
+      for (const j of jobs) if (j.p.exitCode === null) j.p.kill();
+      await Promise.all(jobs.map((j) => j.exited));
+    }
+  }, 60_000);
+
+  it("a later host refuses while the first job's store answers; a dead job's directory is removed, not joined", async () => {
+    const first = makeJobSocket(tmp, 29577);
+    const a = await StoreServer.start({ token: SOCKET_TOKEN, world: 2, path: first });
+    const claimed = await claimJobSocket(first, 29577);
+    const second = makeJobSocket(tmp, 29577);
+    const b = await StoreServer.start({ token: SOCKET_TOKEN, world: 2, path: second });
+    await expect(claimJobSocket(second, 29577)).rejects.toThrow(`another store already listens at ${claimed}`);
+    // The refused host's directory is gone at once: no rank finds its store.
+    expect(() => lstatSync(join(second, ".."))).toThrow(/ENOENT/);
+    await b.close();
+    // The first job dies without cleaning up (its directory stays, nothing answers): the next host
+    // removes the directory and goes on.
+    await a.close();
+    expect(lstatSync(join(claimed, "..")).isDirectory()).toBe(true);
+    const third = makeJobSocket(tmp, 29577);
+    const c = await StoreServer.start({ token: SOCKET_TOKEN, world: 2, path: third });
+    try {
+      const mine = await claimJobSocket(third, 29577);
+      expect(() => lstatSync(join(claimed, ".."))).toThrow(/ENOENT/);
+      expect(findJobSockets(tmp, 29577)[0]).toBe(mine);
+    } finally {
+      await c.close();
+    }
   });
 
   it("with no store there, a rank's wait names where it looked", async () => {

@@ -73,7 +73,7 @@ export function registerPlayground(program: Command): void {
         : prepareOutputDir("playground", "-o", f.output ?? "site", {
             what: "the site",
             // An earlier build's files are rewritten; anything else there needs --force.
-            own: [...new Set(SITE_FILES.map((s) => s.split("/")[0]!))],
+            own: Object.fromEntries(SITE_FILES.map((s) => [s.split("/")[0]!, s.includes("/") ? "folder" : "file"])),
             ...(f.force ? { force: true } : {}),
           });
       const r = await buildSite(dir, f.nranks);

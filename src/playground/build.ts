@@ -6,7 +6,19 @@
  * Examples menu opens are carried as text. Every asset is a classic script, and the Worker is
  * started from a Blob of its source, so the page works from file:// as from any static host.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -179,17 +191,34 @@ export async function buildSite(dir: string, nranks = 4): Promise<SiteReport> {
   ];
   // One level each, never a recursive mkdir (it spins where mkdir answers ENOENT: /proc, FUSE);
   // cclab playground checks and makes the folder first (src/cli/output-files.ts).
-  for (const d of [dir, join(dir, "assets")]) {
+  // The folder itself may be a link (--force); assets/ below it may not, nor any file written.
+  for (const [d, stat] of [
+    [dir, statSync],
+    [join(dir, "assets"), lstatSync],
+  ] as const) {
     try {
       mkdirSync(d);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || !statSync(d).isDirectory()) throw e;
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      if (!stat(d).isDirectory())
+        throw new Error(`cannot write the site into ${d}: it is not a folder (a link or a file?)`);
     }
   }
   const report: SiteFile[] = [];
   for (const [rel, text] of files) {
     const buf = Buffer.from(text, "utf8");
-    writeFileSync(join(dir, rel), buf);
+    // O_NOFOLLOW: a link in the file's place (put there after the checks) is refused, not written through.
+    const fd = openSync(
+      join(dir, rel),
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o666,
+    );
+    try {
+      if (!fstatSync(fd).isFile()) throw new Error(`cannot write the site's ${join(dir, rel)}: it is not a plain file`);
+      writeFileSync(fd, buf);
+    } finally {
+      closeSync(fd);
+    }
     report.push({ path: rel, bytes: buf.length, gzipBytes: gzipSync(buf, { level: 9 }).length });
   }
   return {

@@ -2,14 +2,16 @@
  * `cclab playground --serve`: the built site over HTTP, for a browser that will not run pages
  * from disk. It listens on 127.0.0.1 only and serves GET and HEAD of the site's own files (the
  * list the build wrote, SITE_FILES), nothing else under the folder. No symbolic link is followed:
- * a file whose real path is not the one asked for (a link anywhere on its way) is refused. It
- * answers only requests whose Host is this server by a loopback name (localhost, 127.0.0.1,
- * [::1]) or a name given with --host, each with the port, so a page of another site that a DNS
- * name rebinds to 127.0.0.1 gets nothing.
+ * the file opened is checked by its own path (/proc/self/fd on Linux), so a link anywhere on its
+ * way, or a folder swapped in while it was opened, is refused. It answers only origin-form
+ * targets (/path) whose Host is this server by a loopback name (localhost, 127.0.0.1, [::1]) or a
+ * name given with --host, each with the port (bare too at port 80), so a page of another site
+ * that a DNS name rebinds to 127.0.0.1 gets nothing.
  */
-import { closeSync, constants, createReadStream, fstatSync, openSync, realpathSync } from "node:fs";
+import { closeSync, constants, createReadStream, fstatSync, openSync, readlinkSync, realpathSync } from "node:fs";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import { extname, join } from "node:path";
+import { pipeline } from "node:stream";
 import { SITE_FILES } from "./build.js";
 
 const TYPES: Record<string, string> = {
@@ -29,6 +31,24 @@ export interface ServeOptions {
   readonly files?: readonly string[];
   /** More names the Host header may carry (with the port): --host. */
   readonly hosts?: readonly string[];
+}
+
+/** The Host headers a server at `port` answers: each name with the port, and bare at port 80 (browsers omit :80). */
+export function allowedHosts(names: readonly string[], port: number): Set<string> {
+  const lower = names.map((h) => h.toLowerCase());
+  return new Set([...lower.map((h) => `${h}:${port}`), ...(port === 80 ? lower : [])]);
+}
+
+/**
+ * The path the open file `fd` has now: on Linux, /proc/self/fd says where the file opened really
+ * is, whatever was renamed or swapped on its way since; elsewhere, the real path of `file`.
+ */
+function openedPath(fd: number, file: string): string {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return realpathSync(file);
+  }
 }
 
 function answer(res: ServerResponse, status: number, body: string, head = false): void {
@@ -68,6 +88,11 @@ export function serveSite(dir: string, port: number, o: ServeOptions = {}): Prom
         .end("only GET and HEAD\n");
       return;
     }
+    // Origin-form only: an absolute-form target (GET http://other/...) names another server.
+    if (!req.url?.startsWith("/")) {
+      answer(res, 400, "bad request: the target must be a path starting with /", head);
+      return;
+    }
     let path: string;
     try {
       path = decodeURIComponent(new URL(req.url ?? "/", "http://localhost").pathname);
@@ -93,8 +118,9 @@ export function serveSite(dir: string, port: number, o: ServeOptions = {}): Prom
     let size: number;
     try {
       const st = fstatSync(fd);
-      // Every folder on the way must be the site's own too: no link anywhere below the root.
-      if (!st.isFile() || realpathSync(file) !== file) {
+      // The file opened must be the site's own: no link anywhere below the root, nothing swapped in
+      // on the way between the open and this check (the opened file's own path, not the name's).
+      if (!st.isFile() || openedPath(fd, file) !== file) {
         closeSync(fd);
         answer(res, 403, `forbidden: ${path} is not a plain file of the site (a link on its way?)`, head);
         return;
@@ -113,14 +139,17 @@ export function serveSite(dir: string, port: number, o: ServeOptions = {}): Prom
     if (head) {
       closeSync(fd);
       res.end();
-    } else createReadStream("", { fd }).pipe(res);
+    } else {
+      // pipeline closes the file when the download ends, fails, or is cut off by the client.
+      pipeline(createReadStream("", { fd }), res, () => {});
+    }
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, "127.0.0.1", () => {
       const a = server.address();
       const p = typeof a === "object" && a ? a.port : port;
-      allowed = new Set([...LOOPBACK_NAMES, ...(o.hosts ?? [])].map((h) => `${h.toLowerCase()}:${p}`));
+      allowed = allowedHosts([...LOOPBACK_NAMES, ...(o.hosts ?? [])], p);
       resolve({ server, url: `http://127.0.0.1:${p}/` });
     });
   });

@@ -31,7 +31,7 @@ import { checkedFromEnv, withChecks } from "./checked.js";
 import { type JobEnv, mpiLaunched, readJobEnv, storeEndpoint } from "./env.js";
 import { checkFaultRanks, type Fault, faultsFromEnv, withFaults } from "./faults.js";
 import { AbortWatch, defaultTimeoutMs, GuardedComm, joinTimeoutMs } from "./guard.js";
-import { anotherStoreAnswers, findJobSockets, makeJobSocket, removeJobSocket, socketPattern } from "./socket-dir.js";
+import { claimJobSocket, findJobSockets, makeJobSocket, removeJobSocket, socketPattern } from "./socket-dir.js";
 import { type HostedStore, hostStore } from "./store/hosted.js";
 import { StoreClient } from "./store/index.js";
 import { importUserModule } from "./user-module.js";
@@ -297,15 +297,7 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
       // No cclab launcher: rank 0 hosts the store, as torchrun's c10d rendezvous does on the master,
       // from a worker thread, so this rank blocking in its backend never stops it answering the others.
       // On one host without a token it listens on a socket only this user can reach.
-      if (base !== undefined) {
-        const other = await anotherStoreAnswers(base, at.port);
-        if (other !== undefined)
-          throw new InvalidArgumentError(
-            { rank: 0, op: "init", arg: "MASTER_PORT" },
-            `could not host the store: another store already listens at ${other} (a job of this user with the same MASTER_PORT?); give this job another MASTER_PORT`,
-          );
-        path = makeJobSocket(base, at.port, job.rank);
-      }
+      if (base !== undefined) path = makeJobSocket(base, at.port, job.rank);
       const hosted = await hostStore({
         token: at.token,
         world: job.size,
@@ -316,6 +308,15 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
         if (path !== undefined) removeJobSocket(path);
         throw e;
       });
+      // Listening: claim the port against another job of this user started at the same time.
+      if (path !== undefined) {
+        const listening = path;
+        path = await claimJobSocket(listening, at.port, job.rank).catch(async (e: unknown) => {
+          await hosted.closeWhenDone(0);
+          removeJobSocket(listening);
+          throw e;
+        });
+      }
       const dir = path;
       server = {
         port: hosted.port,

@@ -1,11 +1,13 @@
 /**
  * Reading a file a user names on the command line (a topology, a placement): bounded while it is
- * read, never by stat()'s size (0 for /dev/zero and /proc files), and only a regular file. The
- * file is opened with O_NONBLOCK, so a FIFO cannot block open(), then fstat()ed: a FIFO, a device,
- * a directory or a socket is refused by its type, naming the file. The text must be UTF-8; a
- * leading byte-order mark is dropped.
+ * read, never by stat()'s size (0 for /dev/zero and /proc files), and only a regular file. Its
+ * type is checked by stat() BEFORE it is opened (opening a device can act: /dev/watchdog), so a
+ * FIFO, a device, a directory or a socket is refused by its type, naming the file; it is then
+ * opened with O_NONBLOCK (a FIFO put there meanwhile cannot block open()) and fstat()ed: another
+ * file than the one checked (swapped in between) is refused. The text must be UTF-8; a leading
+ * byte-order mark is dropped.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 
 export interface InputFileOptions {
   /** What the file is, for messages: 'topology file'. */
@@ -16,32 +18,41 @@ export interface InputFileOptions {
   readonly fail: (detail: string) => Error;
 }
 
+/** What `st` is when not a regular file, and what to do instead; undefined for a regular file. */
 function kindOf(st: Stats): string | undefined {
   if (st.isFile()) return undefined;
-  if (st.isDirectory()) return "a directory";
-  if (st.isFIFO()) return "a FIFO (named pipe)";
-  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
-  if (st.isSocket()) return "a socket";
-  return "not a regular file";
+  if (st.isDirectory()) return "a directory, not a regular file: give the JSON file inside it";
+  if (st.isFIFO()) return "a FIFO (named pipe), not a regular file: save it to a file first";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device, not a regular file: copy it into one";
+  if (st.isSocket()) return "a socket, not a regular file: copy what it serves into one";
+  return "not a regular file: copy it into one";
 }
 
-const mib = (b: number) => `${b / 2 ** 20} MiB`;
+const mib = (b: number) => (b >= 2 ** 20 ? `${b / 2 ** 20} MiB` : `${b} bytes`);
 
 /** The text of the regular file `path`, read up to `maxBytes`; anything else is refused by `fail`. */
 export function readInputFile(path: string, o: InputFileOptions): string {
-  const refuse = (kind: string) =>
-    o.fail(`${path} is ${kind}, not a regular file: a ${o.what} is read from a plain file (copy it into one)`);
+  const refuse = (kind: string) => o.fail(`${path} is ${kind}`);
+  const cannot = (e: unknown) => o.fail(`cannot read ${path}: ${(e as Error).message}`);
+  let first: Stats;
+  try {
+    // Following links, as open() will.
+    first = statSync(path);
+  } catch (e) {
+    throw cannot(e);
+  }
+  const kind = kindOf(first);
+  if (kind !== undefined) throw refuse(kind);
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0));
   } catch (e) {
-    // A Unix-domain socket cannot be opened at all.
-    if ((e as NodeJS.ErrnoException).code === "ENXIO") throw refuse("a socket");
-    throw o.fail(`cannot read ${path}: ${(e as Error).message}`);
+    throw cannot(e);
   }
   try {
-    const kind = kindOf(fstatSync(fd));
-    if (kind !== undefined) throw refuse(kind);
+    const st = fstatSync(fd);
+    if (st.dev !== first.dev || st.ino !== first.ino)
+      throw o.fail(`${path} changed while it was opened (another file took its place); run again once it is written`);
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
@@ -50,7 +61,7 @@ export function readInputFile(path: string, o: InputFileOptions): string {
       try {
         n = readSync(fd, buf, 0, buf.length, null);
       } catch (e) {
-        throw o.fail(`cannot read ${path}: ${(e as Error).message}`);
+        throw cannot(e);
       }
       if (n === 0) break;
       chunks.push(buf.subarray(0, n));
