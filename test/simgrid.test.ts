@@ -12,6 +12,7 @@
  * refused on both sides rather than tolerated: multipath routes (SimGrid has one route per pair).
  * May run python3 in a temporary directory of its own (simgridTime makes and removes it).
  */
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { Rng } from "../src/core/random.js";
 import { exportCall, programOf } from "../src/export/program.js";
@@ -97,6 +98,43 @@ describe.skipIf(!python)("cclab's exact engine against SimGrid", () => {
       Math.abs(ours - theirs),
       `${id}: cclab ${ours.toFixed(4)} us, SimGrid ${theirs.toFixed(4)} us; replay: ${replay(id, c)}`,
     ).toBeLessThanOrEqual(tolerance);
+  });
+
+  it("cclab model --engine simgrid gives the exact engine's time, and times one call only", () => {
+    const cli = (args: string[]) =>
+      spawnSync(process.execPath, ["src/cli/bin.js", "model", "allreduce", ...args], { encoding: "utf8" });
+    const args = [
+      "--algorithm",
+      "double_binary_tree",
+      "-n",
+      "12",
+      "--bytes",
+      "256K",
+      "--topology",
+      "torus:3x4",
+      "--json",
+    ];
+    const theirs = JSON.parse(cli([...args, "--engine", "simgrid"]).stdout);
+    const ours = JSON.parse(cli([...args, "--engine", "exact"]).stdout);
+    expect(theirs.engine).toBe("simgrid");
+    expect(Math.abs(theirs.timeUs - ours.timeUs)).toBeLessThanOrEqual(1e-6 * ours.timeUs);
+    expect(theirs.messages).toBe(ours.messages);
+    const sweep = cli([
+      "--algorithm",
+      "ring",
+      "-n",
+      "4",
+      "--topology",
+      "ring",
+      "--engine",
+      "simgrid",
+      "-b",
+      "1K",
+      "-e",
+      "4K",
+    ]);
+    expect(sweep.status).not.toBe(0);
+    expect(sweep.stderr).toMatch(/model: argument '--engine': simgrid times one call/);
   });
 
   it("refuses a multipath routing, naming it", () => {

@@ -11,6 +11,7 @@ import { NO_PROGRESS, progressBar } from "../bench/plan.js";
 import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { minOf } from "../core/extent.js";
+import { simgridResult } from "../export/simgrid.js";
 import { bandwidths, callOf, machineFor, type NetworkRequest, timeOnMachine } from "../model/machine.js";
 import { AUTO_EXACT_MAX_RANKS, bytesByClass, hottestLinks, type LinkLoad } from "../model/network/index.js";
 import { type GridSweep, gridChart, gridSweep, type PointResult } from "../model/sweep.js";
@@ -75,24 +76,26 @@ export function modelOnNetwork(given: Algorithm, request: NetworkRequest, o: Net
   let started = false;
   let shown = 0;
   const t0 = performance.now();
-  const r = timeOnMachine(
-    alg,
-    call,
-    machine,
-    o.gamma,
-    busy
-      ? (done, total, what) => {
-          if (!started) {
-            bar.start(total);
-            started = true;
-          }
-          if (done > shown) {
-            bar.tick(what, done - shown);
-            shown = done;
-          }
-        }
-      : undefined,
-  );
+  const r = request.simgrid
+    ? simgridResult(alg, call, machine.topology, machine.placement, o.gamma)
+    : timeOnMachine(
+        alg,
+        call,
+        machine,
+        o.gamma,
+        busy
+          ? (done, total, what) => {
+              if (!started) {
+                bar.start(total);
+                started = true;
+              }
+              if (done > shown) {
+                bar.tick(what, done - shown);
+                shown = done;
+              }
+            }
+          : undefined,
+      );
   const seconds = (performance.now() - t0) / 1000;
   if (started) bar.stop();
   const bw = bandwidths(o.collective, n, size, r.time);
@@ -159,7 +162,14 @@ export function modelOnNetwork(given: Algorithm, request: NetworkRequest, o: Net
     `placement ${request.placement ?? (t.placement ? "the file's ranks" : "block")}${o.gamma ? `, gamma ${o.gamma} µs/B` : ""}`,
   );
   // The phases engine's note starts by saying it approximates; the exact engine's has none.
-  const how = r.approximate ? (r.note?.startsWith("approximate") ? "" : " (approximate)") : " (every operation walked)";
+  const how =
+    r.engine === "simgrid"
+      ? ""
+      : r.approximate
+        ? r.note?.startsWith("approximate")
+          ? ""
+          : " (approximate)"
+        : " (every operation walked)";
   say(`engine: ${r.engine}${how}${r.note ? `: ${r.note}` : ""}`);
   say(
     `time ${timeText(r.time)}  algbw ${gbps(bw.algbw)}  busbw ${gbps(bw.busbw)}  last to finish: rank ${r.criticalRank}  (${r.messages} messages, ${r.operations} operations, ${r.solves} rate solves; ${seconds.toFixed(2)} s)`,

@@ -377,6 +377,12 @@ async function modelGrid(
     json: o.json,
     output: o.output,
   };
+  if (network?.simgrid && (ns || bytesSweep || o.ncclTuner !== undefined)) {
+    throw new InvalidArgumentError(
+      { op: "model", arg: "--engine" },
+      "simgrid times one call (one -n, one --bytes); sweeps and --nccl-tuner use exact, phases or auto",
+    );
+  }
   if (o.ncclTuner !== undefined) {
     ncclTuner(o.ncclTuner, o, { ...common, network, ns, bytesSweep });
     return;

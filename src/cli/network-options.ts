@@ -89,8 +89,8 @@ export function addNetworkOptions(cmd: Command, prefix = ""): Command {
     .addOption(
       new Option(
         "--engine <name>",
-        `${prefix}network engine: exact (every operation, as far as its memory goes), phases (rounds solved once, approximate), auto (exact up to ${n(T.AUTO_EXACT_MAX_RANKS.value)} ranks, to ${n(T.AUTO_EXACT_LARGE_MAX_RANKS.value)} for calls of at most ${n(T.AUTO_EXACT_MAX_OPERATIONS.value)} operations, and on ECMP-hashed networks for calls of at most ${n(T.AUTO_EXACT_HASHED_MAX_OPERATIONS.value)}, where it fits the heap)`,
-      ).choices([...ENGINES]),
+        `${prefix}network engine: exact (every operation, as far as its memory goes), simgrid (model, one call: SimGrid's own max-min model, where python3-simgrid is installed), phases (rounds solved once, approximate), auto (exact up to ${n(T.AUTO_EXACT_MAX_RANKS.value)} ranks, to ${n(T.AUTO_EXACT_LARGE_MAX_RANKS.value)} for calls of at most ${n(T.AUTO_EXACT_MAX_OPERATIONS.value)} operations, and on ECMP-hashed networks for calls of at most ${n(T.AUTO_EXACT_HASHED_MAX_OPERATIONS.value)}, where it fits the heap)`,
+      ).choices([...ENGINES, "simgrid"]),
     )
     .addOption(
       new Option(
@@ -161,6 +161,12 @@ export function networkRequest(cmd: string, f: NetworkFlags, n: number): Network
     return undefined;
   }
   if ((spec === "full" || spec === `full:${n}`) && given.length === 0) return undefined;
+  const simgrid = (f.engine as string | undefined) === "simgrid";
+  if (simgrid && cmd !== "model")
+    throw new InvalidArgumentError(
+      { op: cmd, arg: "--engine" },
+      "simgrid times one call of cclab model; here use exact, phases or auto",
+    );
   return {
     topology: spec,
     links: {
@@ -173,7 +179,8 @@ export function networkRequest(cmd: string, f: NetworkFlags, n: number): Network
       routing: f.routing,
     },
     placement: f.placement,
-    engine: f.engine,
+    engine: simgrid ? "exact" : f.engine,
+    ...(simgrid ? { simgrid: true } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
   };
 }

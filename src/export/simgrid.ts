@@ -18,8 +18,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError, UnavailableError } from "../core/errors.js";
-import type { Placement, Topology } from "../model/network/index.js";
-import type { Program, ProgramOp } from "./program.js";
+import type { NetworkResult, Placement, Topology } from "../model/network/index.js";
+import type { Algorithm } from "../schedule/dsl.js";
+import type { CollectiveCall } from "../specs/types.js";
+import { type Program, type ProgramOp, programOf } from "./program.js";
 
 export const SIMGRID_SCRIPT = fileURLToPath(new URL("./simgrid_replay.py", import.meta.url));
 
@@ -128,4 +130,50 @@ export function simgridTime(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One call timed by SimGrid, as cclab model reports a network engine's result: the time and the
+ * rank that finishes last from SimGrid; messages, operations and each link's bytes from the
+ * schedule and its routes (they do not depend on timing).
+ */
+export function simgridResult(
+  alg: Algorithm,
+  call: CollectiveCall,
+  topology: Topology,
+  placement: Placement,
+  gamma = 0,
+): NetworkResult {
+  const p = programOf(alg, call, { gamma });
+  const r = simgridTime(p, topology, placement);
+  const linkBytes = new Float64Array(topology.links.count);
+  let messages = 0;
+  let operations = 0;
+  p.ranks.forEach((ops, rank) => {
+    operations += ops.length;
+    for (const o of ops) {
+      if (o.kind !== "send" || o.bytes === 0) continue;
+      messages++;
+      const a = placement[rank] as number;
+      const b = placement[o.peer] as number;
+      if (a !== b)
+        for (const l of (topology.paths(a, b)[0] ?? []) as readonly number[])
+          linkBytes[l] = (linkBytes[l] as number) + o.bytes;
+    }
+  });
+  let criticalRank = 0;
+  r.finishUs.forEach((t, k) => {
+    if (t > (r.finishUs[criticalRank] as number)) criticalRank = k;
+  });
+  return {
+    time: r.timeUs,
+    criticalRank,
+    messages,
+    operations,
+    engine: "simgrid",
+    approximate: false,
+    note: `SimGrid's max-min model (CM02 without corrections), ${r.seconds.toFixed(1)} s in SimGrid`,
+    linkBytes,
+    solves: 0,
+  };
 }

@@ -10,6 +10,8 @@ export interface NetworkRequest {
   readonly links: LinkOptions;
   readonly placement?: string;
   readonly engine?: Engine;
+  /** --engine simgrid: time the one call on SimGrid instead (src/export/simgrid.ts); engine is then exact's reach. */
+  readonly simgrid?: boolean;
   /** Threads solving the phases engine's distinct rounds at once (default: the machine's cores). */
   readonly threads?: number;
 }

@@ -54,7 +54,7 @@ export interface NetworkResult {
   /** Operations walked over all ranks. */
   readonly operations: number;
   /** The engine that computed it, by the name --engine takes: 'exact' walks every operation, 'phases' is the shortcut (phases.ts). */
-  readonly engine: "exact" | "phases";
+  readonly engine: "exact" | "phases" | "simgrid";
   /** The phases engine's: the schedule symmetry it walked under, when it walked fewer ranks' plans or moved them. */
   readonly symmetry?: { readonly kind: "rotate" | "xor"; readonly p: number };
   /** Whether the engine approximates the exact one (and says by how much in `note`). */
