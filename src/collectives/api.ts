@@ -22,7 +22,7 @@ import { execute, SETTLED } from "../schedule/executor.js";
 import { type Collective, makeCall, rankCall, specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
-import { type Probe, planFor, probeFor } from "./plans.js";
+import { type Probe, type ProbeCall, planFor, probeFor } from "./plans.js";
 
 export type { Buf } from "./args.js";
 export { chooseFor, planFor, planStats } from "./plans.js";
@@ -44,18 +44,10 @@ export interface RootOptions {
   readonly root?: number;
 }
 
-interface Call {
-  /** The front API's name for messages: 'allReduce'. */
-  readonly name: string;
-  readonly collective: Collective;
+/** A front-API call: what the probe cache keys on (plans.ts's ProbeCall), and the buffers. */
+interface Call extends ProbeCall {
   readonly input?: View;
   readonly output?: View;
-  readonly count: number;
-  readonly dtype: DType;
-  readonly root?: number;
-  readonly op?: ReduceOp;
-  readonly sendCounts?: readonly number[];
-  readonly recvCounts?: readonly number[];
   readonly options: CollectiveOptions;
 }
 
