@@ -1,8 +1,8 @@
 /**
  * `cclab model <collective> --algorithm <name> -n N --bytes B`: the alpha-beta time of a
- * schedule from its steps (critical path, src/model/alphabeta.ts) beside the header formula's
- * estimate; with --sweep-n or --max-n, several algorithms over N with their crossovers, as a
- * table and (-o) an SVG or HTML line chart.
+ * schedule (src/schedule/model.ts) beside the header formula's estimate, or with --topology the
+ * network model's (model-network.ts); with --sweep-n or --max-n, several algorithms over N with
+ * their crossovers, as a table and (-o) an SVG or HTML line chart.
  */
 import { writeFileSync } from "node:fs";
 import { type Command, InvalidArgumentError as CommanderError, Option } from "commander";
@@ -495,7 +495,9 @@ export function registerModel(program: Command): void {
   const p = parsers("model");
   const cmd = program
     .command("model")
-    .description("alpha-beta time of an algorithm's schedule (critical path over its steps); sweep N for crossovers")
+    .description(
+      "time an algorithm's schedule: the alpha-beta model, or with --topology a network model (flows on links); sweep N or sizes for crossovers",
+    )
     .argument("<collective>", "allreduce, broadcast, ... (torch's names too)")
     .option("--algorithm <name>", "the algorithm (see cclab list)")
     .option("--algorithms <a,b>", "algorithms to compare in a sweep (default for allreduce: ring,double_binary_tree)")
