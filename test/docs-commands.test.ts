@@ -7,7 +7,7 @@
  * rewrites the blocks without "...". May write only in the scratch directories the checker makes.
  */
 import { describe, expect, it } from "vitest";
-import { blocksOf, docFiles, matches, normalise, runBlock } from "../src/tools/docs-check.js";
+import { blocksOf, docFiles, matches, normalise, PROGRESS, runBlock } from "../src/tools/docs-check.js";
 import { mpiSkipReason } from "./support/mpi.js";
 
 const slow = process.env.CCLAB_DOCS_SLOW === "1";

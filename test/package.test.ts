@@ -8,7 +8,16 @@
  * the consumer runs on the TypeScript fallbacks and the sim.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -138,6 +147,19 @@ spawn(2, async (comm) => { const a = new Int32Array([comm.rank + 1, 7]); await a
     expect(v).toMatch(/sliced_ring/);
     const examples = join("node_modules", "cclab", "dist", "examples");
     expect(run(bin, ["run", "-n", "4", join(examples, "all_reduce.ts")])).toMatch(/rank/i);
+    // The playground from the installed package: the assets npm run build prebuilt, a fresh page.
+    expect(run(bin, ["playground", "-o", "site", "-n", "6"])).toMatch(/cclab playground: wrote \S*site \(/);
+    for (const f of [
+      "index.html",
+      "assets/playground.js",
+      "assets/worker.js",
+      "assets/graphviz.js",
+      "assets/sources.js",
+    ])
+      expect(existsSync(join(app, "site", f)), f).toBe(true);
+    expect(readFileSync(join(app, "site", "index.html"), "utf8")).toMatch(
+      /id="n" type="number" min="1" max="64" value="6"/,
+    );
   });
 
   it("the cclab command: --version, list --json, a sim run of the user's own .mjs program", () => {

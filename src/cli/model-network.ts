@@ -223,6 +223,11 @@ export function runGrid(given: readonly Algorithm[], o: GridOptions): GridSweep 
   const points = (o.over === "n" ? o.ns.length : o.sizes.length) * algs.length;
   const bar = o.progress ? progressBar(`cclab model ${o.collective}`) : NO_PROGRESS;
   bar.start(points);
+  // Piped (a log, a pipe): a line per point once the sweep has run 2 s, so a long one never sits
+  // silent (the bar above draws only on a terminal); --no-progress turns it off.
+  const piped = o.progress && process.stderr.isTTY !== true;
+  const t0 = Date.now();
+  let done = 0;
   try {
     return gridSweep(algs, {
       over: o.over,
@@ -234,7 +239,15 @@ export function runGrid(given: readonly Algorithm[], o: GridOptions): GridSweep 
       network: o.network,
       params: o.params,
       gamma: o.gamma,
-      onPoint: (what) => bar.tick(what),
+      onPoint: (what) => {
+        bar.tick(what);
+        done++;
+        const s = (Date.now() - t0) / 1000;
+        if (piped && s >= 2)
+          process.stderr.write(
+            `cclab model ${o.collective}: ${done} of ${points} points (${what}), ${s.toFixed(0)} s so far\n`,
+          );
+      },
     });
   } finally {
     bar.stop();

@@ -536,7 +536,7 @@ export function registerModel(program: Command): void {
     .option("--sweep-bytes <list>", "sizes to sweep, e.g. 1K,64K,1M,64M", bytesList)
     .option(
       "--no-progress",
-      "no progress on stderr (sweeps: a bar or line on a terminal; alpha-beta sweeps over N also when piped, a line per N; a line while a call of more than 64 ranks runs)",
+      "no progress on stderr (sweeps: a bar or line on a terminal, and when piped a line per N or point once a sweep has run 2 s; a line while a call of more than 64 ranks runs)",
     )
     .option(
       "--nccl-tuner <file.csv>",

@@ -158,6 +158,49 @@ function bundle(entry: string, define: Record<string, string> = {}): Promise<str
   return browserBundle(entry, { plugins: [browserPlugin()], define });
 }
 
+/** The site's assets (all but index.html, which says the page's rank count). */
+type Assets = [(typeof SITE_FILES)[number], string][];
+
+/** Where `npm run build` puts the assets built from a checkout, for an installed package (which has no TypeScript sources). */
+export const PREBUILT = join(ROOT, "playground-site");
+
+/** Whether cclab's TypeScript sources are here (a checkout), so the site can be built from them. */
+function hasSources(): boolean {
+  return ["examples/deadlock.ts", "algorithms/allreduce/ring.ts", "src/sim/index.ts"].every((p) =>
+    existsSync(join(ROOT, p)),
+  );
+}
+
+/** The assets bundled from the sources, the examples' and algorithms' sources as the editor shows them. */
+async function builtAssets(): Promise<Assets> {
+  const [app, worker, graphviz] = await Promise.all([
+    bundle(client("app")),
+    bundle(client("worker")),
+    bundle(client("graphviz")),
+  ]);
+  const sources = sourceFiles();
+  return [
+    ["assets/playground.js", app],
+    // The Worker's code as a string: the page starts it from a Blob, which file:// allows.
+    ["assets/worker.js", `self.CCLAB_WORKER_SOURCE=${JSON.stringify(worker)};\n`],
+    // Loaded only when a run deadlocks (viewer.ts).
+    ["assets/graphviz.js", graphviz],
+    ["assets/sources.js", `self.CCLAB_SOURCES=${JSON.stringify(sources).replace(/</g, "\\u003c")};\n`],
+  ];
+}
+
+/** An installed package's assets, built by `npm run build` in the checkout it was packed from. */
+function prebuiltAssets(): Assets {
+  const names = SITE_FILES.filter((f) => f !== "index.html");
+  const missing = names.filter((f) => !existsSync(join(PREBUILT, f)));
+  if (missing.length > 0) {
+    throw new Error(
+      `cclab playground: this installation has neither cclab's TypeScript sources nor the prebuilt site (${join(PREBUILT, missing[0] as string)} is missing): reinstall the package, or run it from a checkout (git clone, npm install, then node src/cli/bin.js playground -o site)`,
+    );
+  }
+  return names.map((f) => [f, readFileSync(join(PREBUILT, f), "utf8")]);
+}
+
 /**
  * Builds the site into `dir` (created if need be, its parent must exist) and reports each file's size, plain and
  * gzipped; `nranks` is the number of ranks the page starts with.
@@ -166,28 +209,9 @@ export async function buildSite(dir: string, nranks = 4): Promise<SiteReport> {
   if (!Number.isInteger(nranks) || nranks < 1 || nranks > 64) {
     throw new Error(`buildSite: nranks must be an integer in 1..64 (the page's range), got ${nranks}`);
   }
-  // The site carries the examples' and algorithms' sources as the editor shows them: TypeScript, as a checkout has it.
-  for (const need of ["examples/deadlock.ts", "algorithms/allreduce/ring.ts", "src/sim/index.ts"]) {
-    if (!existsSync(join(ROOT, need))) {
-      throw new Error(
-        `cclab playground builds the site from cclab's TypeScript sources, and ${join(ROOT, need)} is missing: run it from a checkout (git clone, npm install, then node src/cli/bin.js playground -o site)`,
-      );
-    }
-  }
-  const [app, worker, graphviz] = await Promise.all([
-    bundle(client("app")),
-    bundle(client("worker")),
-    bundle(client("graphviz")),
-  ]);
-  const sources = sourceFiles();
   const files: [(typeof SITE_FILES)[number], string][] = [
     ["index.html", playgroundHtml(nranks)],
-    ["assets/playground.js", app],
-    // The Worker's code as a string: the page starts it from a Blob, which file:// allows.
-    ["assets/worker.js", `self.CCLAB_WORKER_SOURCE=${JSON.stringify(worker)};\n`],
-    // Loaded only when a run deadlocks (viewer.ts).
-    ["assets/graphviz.js", graphviz],
-    ["assets/sources.js", `self.CCLAB_SOURCES=${JSON.stringify(sources).replace(/</g, "\\u003c")};\n`],
+    ...(hasSources() ? await builtAssets() : prebuiltAssets()),
   ];
   // One level each, never a recursive mkdir (it spins where mkdir answers ENOENT: /proc, FUSE);
   // cclab playground checks and makes the folder first (src/cli/output-files.ts).

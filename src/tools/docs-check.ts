@@ -6,7 +6,8 @@
  * A command is a line "$ npx cclab ..." or "$ node src/cli/bin.js ..." in a ```console block; the
  * lines after it, up to the next command or the block's end, are what it prints. A line "..."
  * stands for any number of lines. Only timing is normalised (a number before s, ms or µs that
- * follows "in", "took" or an opening parenthesis, as in "verified in 2.6 s"); every other
+ * follows "in", "took", ";" or an opening parenthesis, as in "verified in 2.6 s", and a piped
+ * sweep's progress lines on stderr, "..., 12 s so far", are left out); every other
  * figure must be what the command prints now. A block's commands run one after another in a
  * scratch directory that sees the repository's files through links, so a step may use a file the
  * step before wrote, and nothing lands in the tree.
@@ -45,6 +46,9 @@ export interface DocBlock {
   readonly exit: number;
   readonly skip?: string;
 }
+
+/** A progress line a piped sweep writes on stderr: timing only. */
+export const PROGRESS = /^cclab \w+ [^:]*: .*\b\d+ s so far/;
 
 const COMMAND = /^\$ (npx cclab|node src\/cli\/bin\.js)(\s.*)?$/;
 const NOTE = /^<!-- docs-check: (slow|exit (\d+)|skip (.*)) -->$/;
@@ -160,7 +164,12 @@ export function runBlock(block: DocBlock, root = ROOT, timeoutMs = 600_000): Out
         env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0", COLUMNS: "100" },
         maxBuffer: 64 * 1024 * 1024,
       });
-      const actual = `${r.stdout ?? ""}${r.stderr ?? ""}`.replace(/\n$/, "").split("\n");
+      // Progress lines on stderr (a piped sweep's "..., 12 s so far") are timing: left out.
+      const stderr = (r.stderr ?? "")
+        .split("\n")
+        .filter((l) => !PROGRESS.test(l))
+        .join("\n");
+      const actual = `${r.stdout ?? ""}${stderr}`.replace(/\n+$/, "").split("\n");
       const last = c === block.commands[block.commands.length - 1];
       const wantStatus = last ? block.exit : 0;
       const sameOutput = c.expected.length === 0 || matches(c.expected, actual);
