@@ -319,6 +319,8 @@ describe.skipIf(!chromium)("the step-through page in headless Chromium", () => {
     expect(graph.nodes).toBe(2);
     expect(graph.edges).toBe(2);
     expect(graph.text).toContain("blocked in send(to 1, 2 x float32, 'exchange')");
+    // No message arrived: the step line says so, not "(1 of 0)" after an empty caption.
+    expect(await page.$eval("#step-text", (e) => e.textContent)).toBe("no message arrived: nothing to step through");
     expect((await overlappingLabels(page)).pairs).toEqual([]);
     await shoot(page, "step-deadlock.png");
     await page.close();

@@ -19,7 +19,7 @@ describe("the checker itself", () => {
     expect(matches(["a", "...", "d"], ["a", "b", "c", "d"])).toBe(true);
     expect(matches(["a", "...", "d"], ["a", "d"])).toBe(true);
     expect(matches(["a", "d"], ["a", "b", "d"])).toBe(false);
-    expect(matches(["1 of 1 algorithms verified in 2.6 s"], ["1 of 1 algorithms verified in 11.0 s"])).toBe(true);
+    expect(matches(["1 of 1 algorithm verified in 2.6 s"], ["1 of 1 algorithm verified in 11.0 s"])).toBe(true);
     expect(matches(["model:   4.77 ms  critical path"], ["model:   4.78 ms  critical path"])).toBe(false);
     expect(normalise("ok np=2 allreduce/ring: 10 cases agree (0.3 s)")).toBe(
       "ok np=2 allreduce/ring: 10 cases agree (<t> s)",

@@ -534,6 +534,13 @@ describe.skipIf(!chromium)("the playground keeps your work and shows your output
     expect(await page.evaluate(() => playground.getSource())).toBe(edited);
     expect(await status(page)).toMatch(/^opened your edited copy of examples\/send_recv\.ts \(kept in this browser/);
     expect(dialogs).toEqual([]);
+    // Back returns to the example opened before, in the page (it left for about:blank).
+    await page.goBack();
+    await page.waitForFunction(() => playground.workspace().main === "examples/deadlock.ts");
+    expect(page.url()).not.toBe("about:blank");
+    await page.goForward();
+    await page.waitForFunction(() => playground.workspace().main === "examples/send_recv.ts");
+    expect(await page.evaluate(() => playground.getSource())).toBe(edited);
     // The page opened again with no link: the last example, with your edits.
     await page.goto(url());
     await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready);

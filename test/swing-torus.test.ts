@@ -245,7 +245,7 @@ describe("--topology on the commands that build a schedule", () => {
     );
     expect(status, out).toBe(0);
     expect(out).toMatch(/allreduce\s+│\s+swing_bandwidth\s+│.*│\s+ok\s+│/);
-    expect(out).toContain("1 of 1 algorithms verified");
+    expect(out).toContain("1 of 1 algorithm verified");
   }, 120_000);
   it("export: writes the torus form; --placement without --topology is refused", () => {
     const file = join(mkdtempSync(join(tmpdir(), "cclab-topo-")), "swing.xml");

@@ -26,7 +26,7 @@ describe("cclab with --algorithm-file", () => {
     const r = cclab(["verify", "--algorithm-file", GOOD, "--max-n", "8", "--runs", "20", "--seed", "1"]);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toMatch(/│ allreduce\s+│ sliced_ring\s+│ \d+\s+│ 20\s+│ ok/);
-    expect(r.out).toContain("1 of 1 algorithms verified");
+    expect(r.out).toContain("1 of 1 algorithm verified");
   });
 
   it("verify rejects the broken twin statically, naming the call and how to see it", () => {

@@ -270,6 +270,10 @@ describe("line chart", () => {
     // Data within a factor of 1.2 still gets ticks; data over decades gets one per decade.
     expect(logAxis(100, 120).ticks.length).toBeGreaterThanOrEqual(3);
     expect(logAxis(1, 1e6).ticks).toEqual([1, 10, 100, 1000, 10_000, 100_000, 1_000_000]);
+    // The labels reach the data: 3 to 15 ms ends at a 20 ms label, not at 10 with the data above it.
+    const wide = logAxis(3000, 15_200);
+    expect(wide.ticks.at(-1)).toBeGreaterThanOrEqual(15_200);
+    expect(wide.hi).toBeGreaterThanOrEqual(wide.ticks.at(-1) as number);
     const svg = timeChart([
       {
         name: "ring",

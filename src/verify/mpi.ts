@@ -165,7 +165,7 @@ export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Pr
         if (stuck) summary.push(`    replay: ${replayCommand(stuck, r.np, seed, runs, o.algorithmFile)}`);
       }
     } else {
-      summary.push(`np=${r.np}: ${ok} algorithms agree with MPI's built-in`);
+      summary.push(`np=${r.np}: ${ok} ${ok === 1 ? "algorithm agrees" : "algorithms agree"} with MPI's built-in`);
     }
   }
   const secs = ((performance.now() - t0) / 1000).toFixed(1);

@@ -230,6 +230,8 @@ export async function verifyNccl(o: VerifyOptions): Promise<number> {
     console.log(`replay: cclab verify --backend nccl${file} --seed ${seed} --runs ${o.runs}`);
   }
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
-  console.log(`\n${r.rows.length - bad.length} of ${r.rows.length} algorithms agree with NCCL in ${secs} s`);
+  console.log(
+    `\n${r.rows.length - bad.length} of ${r.rows.length} ${r.rows.length === 1 ? "algorithm agrees" : "algorithms agree"} with NCCL in ${secs} s`,
+  );
   return bad.length > 0 || r.launchFailures.length > 0 || r.rows.length === 0 ? 1 : 0;
 }

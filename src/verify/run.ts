@@ -135,7 +135,7 @@ export async function verify(o: VerifyOptions): Promise<number> {
   const t0 = performance.now();
   const log = o.json ? () => {} : (line: string) => console.log(line);
   log(
-    `cclab verify: ${algs.length} algorithms on sim; static proof for n = 1..${o.size}${o.sizes?.some((n) => n > o.size) ? ` and ${o.sizes.filter((n) => n > o.size).join(", ")}` : ""}, ${o.runs} property cases each${o.sizes?.length ? ` at n = ${o.sizes.join(", ")}` : ""} (seed ${seed})`,
+    `cclab verify: ${algs.length} ${algs.length === 1 ? "algorithm" : "algorithms"} on sim; static proof for n = 1..${o.size}${o.sizes?.some((n) => n > o.size) ? ` and ${o.sizes.filter((n) => n > o.size).join(", ")}` : ""}, ${o.runs} property cases each${o.sizes?.length ? ` at n = ${o.sizes.join(", ")}` : ""} (seed ${seed})`,
   );
   const bar = process.stderr.isTTY ? new SingleBar({ format: " {bar} {value}/{total} {name}" }) : undefined;
   bar?.start(algs.length, 0, { name: "" });
@@ -199,6 +199,8 @@ export async function verify(o: VerifyOptions): Promise<number> {
     if (r.replay) console.log(`replay: ${r.replay}`);
   }
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
-  console.log(`\n${rows.length - failed.length} of ${rows.length} algorithms verified in ${secs} s`);
+  console.log(
+    `\n${rows.length - failed.length} of ${rows.length} ${rows.length === 1 ? "algorithm" : "algorithms"} verified in ${secs} s`,
+  );
   return failed.length > 0 ? 1 : 0;
 }

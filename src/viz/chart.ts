@@ -164,7 +164,20 @@ export function logAxis(min: number, max: number): { lo: number; hi: number; tic
   };
   for (const ms of [[1], [1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]]) {
     const t = within(ms);
-    if (t.length >= 3 && t.length <= 12) return { lo, hi, ticks: t };
+    if (t.length >= 3 && t.length <= 12) {
+      // The axis reaches a labelled value at or above the data's largest (10 ms of labels under
+      // data that reaches 15 read as a chart that stops short): the next round value, and hi with it.
+      if ((t[t.length - 1] as number) < b) {
+        let next = Number.POSITIVE_INFINITY;
+        for (let e = Math.floor(Math.log10(b)); e <= Math.ceil(Math.log10(b)) + 1; e++)
+          for (const m of ms) {
+            const v = Number((m * 10 ** e).toPrecision(6));
+            if (v >= b && v < next) next = v;
+          }
+        if (Number.isFinite(next)) return { lo, hi: Math.max(hi, next), ticks: [...t, next] };
+      }
+      return { lo, hi, ticks: t };
+    }
   }
   // Too narrow for round values per decade: about five even steps.
   const raw = (hi - lo) / 5;

@@ -400,8 +400,21 @@ async function restore(): Promise<void> {
 fillExamples(SOURCES.values());
 byId("examples").addEventListener(
   "change",
-  guarded(() => openExample(byId<HTMLSelectElement>("examples").value, true)),
+  guarded(() => {
+    // A new history entry for the example opened, so Back returns to the one before (popstate
+    // below) instead of leaving the page; keepInUrl then writes the entry's whole state.
+    const path = byId<HTMLSelectElement>("examples").value;
+    history.pushState(null, "", `#example=${path}`);
+    openExample(path, true);
+    keepInUrl();
+  }),
 );
+// Back and Forward: the entry's example with your edits (kept in this browser), or its link.
+window.addEventListener("popstate", () => {
+  void decodeShared(location.hash)
+    .then((st) => (st?.example && !st.files ? openExample(st.example, true) : restore()))
+    .catch((e) => setStatus(String(e), "error"));
+});
 byId("revert").addEventListener(
   "click",
   guarded(() => {

@@ -100,7 +100,10 @@ export function show(p: number): void {
   if (!current) return;
   pos = Math.max(0, Math.min(current.positions.length - 1, p));
   byId<HTMLInputElement>("step").value = String(pos);
-  byId("step-text").textContent = `${current.captions[pos] ?? ""} (${pos + 1} of ${current.positions.length})`;
+  byId("step-text").textContent =
+    current.positions.length === 0
+      ? "no message arrived: nothing to step through"
+      : `${current.captions[pos] ?? ""} (${pos + 1} of ${current.positions.length})`;
   draw();
   side();
   onStep(pos);

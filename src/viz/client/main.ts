@@ -392,7 +392,11 @@ function show(pos: number): void {
   const p = viewAt(state.view);
   state.pos = Math.max(0, Math.min(p.positions.length - 1, pos));
   slider.value = String(state.pos);
-  byId("step-text").textContent = `${p.captions[state.pos] ?? ""} (${state.pos + 1} of ${p.positions.length})`;
+  // A run that stopped before any message arrived (a deadlock at round 0) has nothing to step through.
+  byId("step-text").textContent =
+    p.positions.length === 0
+      ? "no message arrived: nothing to step through"
+      : `${p.captions[state.pos] ?? ""} (${state.pos + 1} of ${p.positions.length})`;
   sidePanel();
   networkPanel();
   schedule();
