@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { mpirunCommand } from "../../src/backends/mpi/index.js";
 import { findJobSockets, socketBase } from "../../src/runtime/socket-dir.js";
 import { type Backend, CLI, cclabRun, fakePeer, freePort, gone, type Outcome, SCENARIO, start } from "./runner.js";
@@ -987,9 +987,11 @@ export const ROWS: readonly Row[] = [
       const port = await freePort();
       const r0 = plainRank(0, 2, port, marker);
       let path = "";
+      // The job's directory once it has claimed the port (renamed with its ticket, .<digits>): a
+      // path found before the rename is gone by the time another user tries it.
       await until(() => {
         path = findJobSockets(socketBase(), port)[0] ?? "";
-        return path !== "";
+        return /\.\d+$/.test(dirname(path));
       }, 20_000);
       // No TCP port is open at all: the fixed token older versions presented there reaches nothing.
       const s = await tcp(port);
