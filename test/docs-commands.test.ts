@@ -24,6 +24,12 @@ describe("the checker itself", () => {
     expect(normalise("ok np=2 allreduce/ring: 10 cases agree (0.3 s)")).toBe(
       "ok np=2 allreduce/ring: 10 cases agree (<t> s)",
     );
+    // a piped sweep's progress lines (both kinds) are timing, left out of the comparison
+    expect(PROGRESS.test("cclab model allreduce: 3 of 4 points (ring n=4096 64 KiB), 3 s so far")).toBe(true);
+    expect(PROGRESS.test("cclab model allreduce: modelling N = 512 (9 of 10), 104 s so far; N = 256 took 40 s")).toBe(
+      true,
+    );
+    expect(PROGRESS.test("cclab model allreduce: ring vs tree, S = 64 MiB")).toBe(false);
   });
   it("finds the README's tour", () => {
     expect(
