@@ -11,10 +11,9 @@ import { dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { maxOf, minOf } from "../core/extent.js";
 import { readMachineFile } from "../model/calibrate.js";
-import { callOf, machineFor, type NetworkRequest } from "../model/machine.js";
+import { callOf, type NetworkRequest } from "../model/machine.js";
 import { MAX_TOPOLOGY_HOSTS } from "../model/network/index.js";
 import { powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
-import { NCCL_ALGORITHMS, tunerCsv, tunerRows } from "../model/tuner.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { betaFromGBps, formulaTime, MODEL_MAX_RANKS, type ModelParams, modelTime } from "../schedule/model.js";
 import { findAlgorithm } from "../schedule/registry.js";
@@ -22,6 +21,7 @@ import { type Collective, type CollectiveCall, specOf } from "../specs/index.js"
 import { selectAlgorithms } from "../verify/load.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
 import { type GridOptions, modelOnNetwork, reportGrid, runGrid } from "./model-network.js";
+import { ncclTuner } from "./model-tuner.js";
 import {
   addNetworkOptions,
   givenOptions,
@@ -30,7 +30,7 @@ import {
   refuseAlphaBeta,
 } from "./network-options.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, StatusLine } from "./options.js";
-import { checkOutputFile, writeOutputFile } from "./output-files.js";
+import { checkOutputFile } from "./output-files.js";
 
 /** '25GB/s' or '25 GB/s' -> µs per byte; a plain number is already µs per byte. */
 export function parseBeta(value: string): number {
@@ -384,7 +384,7 @@ async function modelGrid(
     );
   }
   if (o.ncclTuner !== undefined) {
-    ncclTuner(o.ncclTuner, o, { ...common, network, ns, bytesSweep });
+    ncclTuner(o.ncclTuner, { ...o, params: paramsOf(o) }, { ...common, network, ns, bytesSweep });
     return;
   }
   if (!ns && !bytesSweep) {
@@ -408,87 +408,6 @@ async function modelGrid(
     progress: o.progress !== false,
   };
   reportGrid(runGrid(algs, g), g);
-}
-
-/**
- * --nccl-tuner FILE: NCCL's algorithms of the collective swept over sizes on the machine, the
- * fastest per size range written as the example tuner plugin's CSV (src/model/tuner.ts).
- */
-function ncclTuner(
-  file: string,
-  o: ModelOptions,
-  c: Omit<GridOptions, "over" | "ns" | "sizes" | "progress" | "params"> & {
-    ns?: number[];
-    bytesSweep?: number[];
-  },
-): void {
-  const pairs = NCCL_ALGORITHMS[c.collective];
-  if (!pairs) {
-    throw new InvalidArgumentError(
-      { op: "model", arg: "--nccl-tuner" },
-      `NCCL's tuner plugin chooses among algorithms cclab models for ${Object.keys(NCCL_ALGORITHMS).join(", ")}, not ${c.collective}`,
-    );
-  }
-  for (const [flag, v] of [
-    ["--algorithm", o.algorithm],
-    ["--algorithms", o.algorithms],
-    ["--algorithm-file", o.algorithmFile],
-    ["--sweep-n", c.ns],
-  ] as const) {
-    if (v !== undefined) {
-      throw new InvalidArgumentError(
-        { op: "model", arg: flag },
-        `does not go with --nccl-tuner: it compares NCCL's own algorithms (${Object.entries(pairs)
-          .map(([nccl, ours]) => `${nccl} = ${ours}`)
-          .join(", ")}) over sizes at one n`,
-      );
-    }
-  }
-  const algs = Object.values(pairs).map((name) => findAlgorithm(c.collective, name, { op: "model" }));
-  const g: GridOptions = {
-    ...c,
-    over: "bytes",
-    ns: [o.nranks],
-    sizes: c.bytesSweep ?? sizeSweep(1024, 256 * 1024 ** 2, 2),
-    params: c.network ? undefined : paramsOf(o),
-    progress: o.progress !== false,
-  };
-  const r = runGrid(algs, g);
-  const dims = { nNodes: c.network ? nodesOf(c.network, o.nranks) : -1, nRanks: o.nranks };
-  const rows = tunerRows(c.collective, r, dims);
-  const where = c.network ? `--topology ${c.network.topology}` : "the alpha-beta model";
-  writeOutputFile(
-    "model",
-    "--nccl-tuner",
-    file,
-    tunerCsv(rows, [
-      `NCCL tuner plugin configuration (NVIDIA/nccl ext-tuner/example; NCCL_TUNER_CONFIG_FILE=${file})`,
-      `written by cclab model ${c.collective} -n ${o.nranks} on ${where}: the fastest modelled algorithm per size range`,
-      ...(r.topology ?? []),
-      `algorithms: ${Object.entries(pairs)
-        .map(([nccl, ours]) => `${nccl} = cclab ${ours}`)
-        .join(", ")}; proto and channels are not modelled: simple and -1 (NCCL's choice)`,
-      `nNodes: ${dims.nNodes === -1 ? "-1 (any: the topology has no nodes of several GPUs)" : `${dims.nNodes}`}`,
-    ]),
-  );
-  if (o.json) {
-    printJson({ collective: c.collective, nranks: o.nranks, output: file, tuner: rows, sweep: r });
-    return;
-  }
-  reportGrid(r, { ...g, output: undefined });
-  for (const x of rows)
-    console.log(
-      `${x.coll} ${x.minBytes}..${x.maxBytes} bytes (${bytesText(x.minBytes)} to ${bytesText(x.maxBytes)}): ${x.algo} (cclab ${x.algorithm})`,
-    );
-  console.log(`wrote ${file}: ${rows.length} lines for NCCL's example tuner plugin`);
-}
-
-/** NCCL's nNodes: the rail system's nodes the ranks sit on; every other family one GPU per host. */
-function nodesOf(request: NetworkRequest, n: number): number {
-  const m = machineFor(request, n);
-  if (m.topology.family === "file") return -1;
-  if (m.topology.family !== "rail") return n;
-  return new Set(Array.from(m.placement, (h) => m.topology.group(h))).size;
 }
 
 export function registerModel(program: Command): void {
