@@ -8,6 +8,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { blocksOf } from "../src/tools/docs-check.js";
 
 const docs = new URL("../docs/", import.meta.url);
 /** A page's text; "" for one that is not there (the tests then say what it lacks). */
@@ -170,8 +171,31 @@ describe("docs/README.md is the guide: one path per reader, reaching every page"
   });
 });
 
+const README = new URL("../README.md", import.meta.url).pathname;
+
+describe("the README's costs", () => {
+  it("every command of the tour has its measured time and load in 'What each command costs'", () => {
+    const readme = readFileSync(README, "utf8");
+    const table = readme.split(/^## What each command costs$/m)[1]?.split(/^## /m)[0] ?? "";
+    const timed = new Map<string, string[]>();
+    for (const row of table.split("\n").filter((l) => l.startsWith("| `"))) {
+      const cells = row.split(" | ").map((c) => c.replace(/^\|\s*|\s*\|$/g, ""));
+      timed.set((cells[0] as string).replace(/^`|`$/g, ""), cells.slice(1));
+    }
+    const commands = blocksOf(README).flatMap((b) => b.commands.map((c) => `npx ${c.command}`));
+    expect(commands.length).toBeGreaterThan(10);
+    const untimed = commands.filter((c) => !timed.has(c));
+    expect(untimed, "add a row: | `command` | time | load |").toEqual([]);
+    for (const c of commands) {
+      const [time, load] = timed.get(c) ?? [];
+      expect(time, c).toMatch(/^\d+(\.\d)? s$/);
+      expect(load, c).toMatch(/^\d+$/);
+    }
+  });
+});
+
 describe("the README's index", () => {
-  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const readme = readFileSync(README, "utf8");
   const section = readme.split(/^## The docs$/m)[1]?.split(/^## /m)[0] ?? "";
 
   it("lists every page under docs/ and the guide, one line each", () => {
