@@ -7,7 +7,15 @@
  * rewrites the blocks without "...". May write only in the scratch directories the checker makes.
  */
 import { describe, expect, it } from "vitest";
-import { blocksOf, docFiles, matches, normalise, PROGRESS, runBlock } from "../src/tools/docs-check.js";
+import {
+  blocksOf,
+  commandTimeoutMs,
+  docFiles,
+  matches,
+  normalise,
+  PROGRESS,
+  runBlock,
+} from "../src/tools/docs-check.js";
 import { mpiSkipReason } from "./support/mpi.js";
 
 const slow = process.env.CCLAB_DOCS_SLOW === "1";
@@ -43,12 +51,16 @@ describe("every command in the docs prints what the page says", () => {
     const id = `${b.file.split("/").slice(-1)[0]}:${b.line} ${b.commands[0]?.command}`;
     const mpi = b.commands.some((c) => c.command.includes("--backend mpi"));
     const test = (b.slow && !slow) || (mpi && noMpi) ? it.skip : it;
-    test(id, () => {
-      const bad = runBlock(b).filter((o) => !o.ok);
-      expect(
-        bad.map((o) => `${o.command.command}: ${o.why}\n${o.actual.join("\n")}`),
-        `rewrite with npx tsx src/tools/docs-check.ts --write --only ${b.file.split("/").slice(-1)[0]}`,
-      ).toEqual([]);
-    }, 600_000);
+    test(
+      id,
+      () => {
+        const bad = runBlock(b).filter((o) => !o.ok);
+        expect(
+          bad.map((o) => `${o.command.command}: ${o.why}\n${o.actual.join("\n")}`),
+          `rewrite with npx tsx src/tools/docs-check.ts --write --only ${b.file.split("/").slice(-1)[0]}`,
+        ).toEqual([]);
+      },
+      commandTimeoutMs(b) * b.commands.length,
+    );
   }
 });

@@ -39,6 +39,8 @@ export function cliReference(): string {
   const out = [
     "# cclab command line reference",
     "",
+    "> Reference, for everyone: every cclab command and option, as `--help` prints it, and the shape of each command's `--json`.",
+    "",
     "Generated from the commander definitions by `npx tsx src/cli/reference.ts`; do not edit by hand",
     "(test/cli.test.ts fails when this file and the parser differ).",
     "",

@@ -150,8 +150,17 @@ export interface Outcome {
   readonly why?: string;
 }
 
+/**
+ * How long one command may run: ten minutes, an hour for a block marked slow (the README's sweep
+ * to 1,024 ranks takes nine minutes at a load average near 20 on 2 cores, more above it, and the
+ * script must still run it to the end rather than report a timeout as a difference).
+ */
+export function commandTimeoutMs(block: DocBlock): number {
+  return block.slow ? 3_600_000 : 600_000;
+}
+
 /** Runs a block's commands in one scratch directory; one outcome per command. */
-export function runBlock(block: DocBlock, root = ROOT, timeoutMs = 600_000): Outcome[] {
+export function runBlock(block: DocBlock, root = ROOT, timeoutMs = commandTimeoutMs(block)): Outcome[] {
   const dir = scratch(root);
   const out: Outcome[] = [];
   try {

@@ -12,10 +12,21 @@ export const ALGORITHMS_MD = new URL("../../docs/algorithms.md", import.meta.url
 /** The hand-written part, appended after the generated sections. */
 export const ALGORITHMS_NOTES_MD = new URL("../../docs/algorithms-notes.md", import.meta.url).pathname;
 
+/** docs/algorithms.md's purpose line (every page under docs/ opens with one; test/docs-guide.test.ts). */
+const ALGORITHMS_PURPOSE =
+  "Reference, for people studying and changing algorithms and for teachers: every algorithm with what it does, its limits, its cost and its source, generated from the registry; then the newer algorithms against the classics.";
+
+/** The notes' own purpose line, "> ..." before their first heading: it says what that file is, not this page. */
+export function notesBody(text: string): string {
+  return text.replace(/^> [^\n]*\n\n/, "");
+}
+
 export function algorithmsMarkdown(): string {
   const algs = allAlgorithms().filter((a) => !a.file);
   const out: string[] = [
     "# Algorithms",
+    "",
+    `> ${ALGORITHMS_PURPOSE}`,
     "",
     "Generated from the registry by `npx tsx src/tools/docs.ts`; do not edit by hand (the last section,",
     "comparisons and charts, comes from docs/algorithms-notes.md).",
@@ -50,7 +61,7 @@ export function algorithmsMarkdown(): string {
       out.push(`- Step table: \`cclab explain ${c} --algorithm ${a.name} -n 4\``, "");
     }
   }
-  out.push(readFileSync(ALGORITHMS_NOTES_MD, "utf8"));
+  out.push(notesBody(readFileSync(ALGORITHMS_NOTES_MD, "utf8")));
   return out.join("\n");
 }
 
