@@ -6,11 +6,13 @@
  * `cclab model --machine` uses), and, for comparison, one beta and gamma measured at the largest
  * size with copies free (the model before the size-dependent terms). Not a test; prints a
  * Markdown table and the median and worst error of each. docs/bench/model-vs-bench.sh runs the
- * whole thing (calibrate, bench at n = 2 and 4, this).
+ * whole thing (calibrate, bench at n = 2 and 4, this). A bench's text output (.txt) is read too,
+ * so a run cut short still gives the rows it printed.
  *   npx tsx test/perf/model-vs-bench.ts machine.json bench-n2.json [bench-n4.json ...]
  */
 import { readFileSync } from "node:fs";
 import type { BenchResult } from "../../src/bench/types.js";
+import type { DType } from "../../src/core/dtype.js";
 import { machineParams, readMachineFile } from "../../src/model/calibrate.js";
 import { modelTime } from "../../src/schedule/model.js";
 import { findAlgorithm } from "../../src/schedule/registry.js";
@@ -42,14 +44,53 @@ interface Row {
   what: string;
 }
 const rows: Row[] = [];
-for (const file of benchFiles) {
+
+interface Measured {
+  readonly collective: string;
+  readonly nranks: number;
+  readonly rows: { algorithm: string; count: number; size: number; type: DType; median: number }[];
+}
+
+function benchJson(file: string): Measured {
   const b = JSON.parse(readFileSync(file, "utf8")) as BenchResult;
+  return {
+    collective: b.collective,
+    nranks: b.nranks,
+    rows: b.rows.map((r) => ({ ...r, median: r.outOfPlace.perCall?.median ?? r.outOfPlace.timeUs })),
+  };
+}
+
+/** The rows `cclab bench --backend mpi` printed: size, count, type ... out-of-place per-call median (17th column) ... algorithm. */
+function fromText(text: string, file: string): Measured {
+  const head = /^# cclab bench: (\w+) \(.*\) on (\d+) ranks, backend mpi/m.exec(text);
+  if (!head)
+    throw new Error(`${file}: not cclab bench --backend mpi's output (no '# cclab bench: ... on N ranks' line)`);
+  const rows = text
+    .split("\n")
+    .filter((l) => /^\s+\d+\s+\d+\s+\w+/.test(l))
+    .map((l) => {
+      const c = l.trim().split(/\s+/);
+      const row = {
+        size: Number(c[0]),
+        count: Number(c[1]),
+        type: c[2] as DType,
+        median: Number(c[16]),
+        algorithm: c[c.length - 1] as string,
+      };
+      if (c.length !== 23 || !Number.isFinite(row.median))
+        throw new Error(`${file}: a row of ${c.length} columns, not 23: '${l.trim()}'`);
+      return row;
+    });
+  return { collective: head[1] as string, nranks: Number(head[2]), rows };
+}
+for (const file of benchFiles) {
+  const b = file.endsWith(".txt") ? fromText(readFileSync(file, "utf8"), file) : benchJson(file);
   for (const row of b.rows) {
     const alg = findAlgorithm(b.collective, row.algorithm, { op: "model-vs-bench" });
     const call = makeCall({ collective: b.collective, size: b.nranks, count: row.count, dtype: row.type }, alg);
     const predicted = modelTime(alg, call, bySize).time;
     const old = modelTime(alg, call, flat).time;
-    const measured = row.outOfPlace.perCall?.median ?? row.outOfPlace.timeUs;
+    const measured = row.median;
     const e = (predicted - measured) / measured;
     const eFlat = (old - measured) / measured;
     rows.push({ e, flat: eFlat, what: `${row.algorithm} n = ${b.nranks} ${row.size} B` });
