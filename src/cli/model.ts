@@ -10,16 +10,23 @@ import { parseBytes, sizeSweep } from "../bench/metrics.js";
 import { dtypeInfo } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { maxOf, minOf } from "../core/extent.js";
-import { readMachineFile } from "../model/calibrate.js";
 import { callOf, type NetworkRequest } from "../model/machine.js";
 import { MAX_TOPOLOGY_HOSTS } from "../model/network/index.js";
 import { powersOfTwo, sweep, sweepChart } from "../model/sweep.js";
 import type { Algorithm } from "../schedule/dsl.js";
-import { betaFromGBps, formulaTime, MODEL_MAX_RANKS, type ModelParams, modelTime } from "../schedule/model.js";
+import {
+  betaFromGBps,
+  formulaTime,
+  MODEL_MAX_RANKS,
+  type ModelParams,
+  modelTime,
+  paramsAt,
+} from "../schedule/model.js";
 import { findAlgorithm } from "../schedule/registry.js";
 import { type Collective, type CollectiveCall, specOf } from "../specs/index.js";
 import { selectAlgorithms } from "../verify/load.js";
 import { bytesText, htmlPage, timeText } from "../viz/svg.js";
+import { machineOptions } from "./model-machine.js";
 import { type GridOptions, modelOnNetwork, reportGrid, runGrid } from "./model-network.js";
 import { ncclTuner } from "./model-tuner.js";
 import {
@@ -91,6 +98,9 @@ interface ModelOptions extends NetworkFlags {
   alpha: number;
   beta: number;
   gamma: number;
+  /** From --machine: the copy cost and the costs by buffer size. */
+  copy?: number;
+  bySize?: ModelParams["bySize"];
   segment?: number;
   contention: string;
   sweepN?: number[];
@@ -125,12 +135,20 @@ function paramsOf(o: ModelOptions): ModelParams {
       `must be 'shared' or 'none', got '${o.contention}'`,
     );
   }
-  return { alpha: o.alpha, beta: o.beta, gamma: o.gamma, contention: o.contention };
+  return { alpha: o.alpha, beta: o.beta, gamma: o.gamma, copy: o.copy, bySize: o.bySize, contention: o.contention };
 }
 
-function paramText(p: ModelParams): string {
-  const gbps = p.beta > 0 ? ` (${Number((1 / p.beta / 1e3).toPrecision(3))} GB/s)` : "";
-  return `alpha ${p.alpha} µs, beta ${Number(p.beta.toPrecision(3))} µs/B${gbps}${p.gamma ? `, gamma ${p.gamma} µs/B` : ""}, contention ${p.contention}`;
+/** The parameters, at the call's buffer size `bytes` where the machine file measured several. */
+function paramText(p: ModelParams, bytes?: number): string {
+  const at = bytes !== undefined && p.bySize ? paramsAt(p, bytes) : p;
+  const gbps = at.beta > 0 ? ` (${Number((1 / at.beta / 1e3).toPrecision(3))} GB/s)` : "";
+  const num = (x: number) => Number(x.toPrecision(3));
+  const sized = p.bySize
+    ? bytes !== undefined
+      ? `, at ${bytesText(bytes)} from the machine's sizes`
+      : ", by size"
+    : "";
+  return `alpha ${Number(at.alpha.toPrecision(4))} µs, beta ${num(at.beta)} µs/B${gbps}${at.gamma ? `, gamma ${num(at.gamma)} µs/B` : ""}${at.copy ? `, copy ${num(at.copy)} µs/B` : ""}${sized}, contention ${p.contention}`;
 }
 
 async function algorithmsFor(collective: string, o: ModelOptions, sweeping: boolean): Promise<Algorithm[]> {
@@ -222,7 +240,7 @@ export async function model(collective: string, o: ModelOptions): Promise<void> 
       return;
     }
     out(`${collective}/${alg.name}: n = ${o.nranks}, ${what}`);
-    out(paramText(params));
+    out(paramText(params, call.count * dtypeInfo(call.dtype).bytes));
     out(
       `model:   ${timeText(m.time)}  critical path over the schedule's steps (${m.steps} communication steps, ${m.messages} messages, busiest rank sends ${bytesText(m.maxBytesSent)}, last to finish: rank ${m.criticalRank}; ${ms.toFixed(0)} ms)`,
     );
@@ -468,24 +486,13 @@ export function registerModel(program: Command): void {
     )
     .option(
       "--machine <file.json>",
-      "alpha, beta and gamma measured on this machine (cclab calibrate -o FILE); --alpha/--beta/--gamma given override it",
+      "alpha, and beta, gamma and copy by buffer size, measured on this machine (cclab calibrate -o FILE); --alpha/--beta/--gamma given override it",
     )
     .addOption(jsonOption());
   addNetworkOptions(cmd);
   cmd.action(async (collective: string, o: ModelOptions & { size?: number; machine?: string }, c: Command) => {
     const given = givenOptions(c);
-    let measured: Partial<ModelOptions> = {};
-    if (o.machine !== undefined) {
-      if (o.topology !== undefined)
-        throw new InvalidArgumentError(
-          { op: "model", arg: "--machine" },
-          "sets the alpha-beta model's parameters; with --topology the links' flags (--link, --latency ...) set the network's",
-        );
-      const m = readMachineFile(o.machine);
-      measured = Object.fromEntries(
-        (["alpha", "beta", "gamma"] as const).filter((k) => !given.includes(k)).map((k) => [k, m[k]]),
-      );
-    }
+    const measured = o.machine === undefined ? {} : machineOptions(o.machine, o, given, o.size ?? o.nranks);
     await model(collective, { ...o, ...measured, nranks: o.size ?? o.nranks, given });
   });
 }

@@ -1,6 +1,7 @@
 /**
  * The alpha-beta cost of a schedule: the interpreter (interpret.ts) walks every rank's plan with
- * this effect, which charges each message alpha + beta·bytes and each reduction gamma·bytes.
+ * this effect, which charges each message alpha + beta·bytes, each reduction gamma·bytes and each
+ * local copy copy·bytes (beta, gamma and copy taken at the call's size when `bySize` gives them).
  * Latencies overlap, bandwidth does not: a rank's outgoing link and its incoming link each carry
  * one message's bytes at a time (LogGP's gap), so a tree rank sending to two children pays for
  * both, while a pipelined schedule's messages overlap their latencies. With contention 'none'
@@ -15,6 +16,7 @@ import { rankCall } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import type { Algorithm } from "./dsl.js";
 import { type At, interpret, type Order, type Outcome } from "./interpret.js";
+import { costAt, type SizePoint } from "./model-size.js";
 import { compile, type Plan } from "./plan.js";
 
 export interface ModelParams {
@@ -24,6 +26,10 @@ export interface ModelParams {
   readonly beta: number;
   /** Microseconds per byte reduced locally; default 0. */
   readonly gamma?: number;
+  /** Microseconds per byte copied locally (a plan's copy operations); default 0. */
+  readonly copy?: number;
+  /** beta, gamma and copy measured at several buffer sizes (model-size.ts); where given they replace the scalars. */
+  readonly bySize?: readonly SizePoint[];
   /** Whether a rank's link carries one message's bytes at a time ('shared', the default) or any number. */
   readonly contention?: "shared" | "none";
   /** 'dataflow' (default) or 'steps'. */
@@ -55,10 +61,20 @@ export const MODEL_MAX_RANKS = 1024;
 
 function checkParams(p: ModelParams, n: number): void {
   const site = (arg: string) => ({ op: "model", arg });
-  for (const k of ["alpha", "beta", "gamma"] as const) {
+  for (const k of ["alpha", "beta", "gamma", "copy"] as const) {
     const v = p[k];
     if (v !== undefined && (!Number.isFinite(v) || v < 0)) {
       throw new InvalidArgumentError(site(k), `must be a finite non-negative number, got ${v}`);
+    }
+  }
+  for (const [i, q] of (p.bySize ?? []).entries()) {
+    for (const k of ["bytes", "beta", "gamma", "copy"] as const) {
+      const v = q[k];
+      if (v !== undefined && (!Number.isFinite(v) || v < 0 || (k === "bytes" && v <= (p.bySize?.[i - 1]?.bytes ?? 0))))
+        throw new InvalidArgumentError(
+          site(`bySize[${i}].${k}`),
+          `must be a finite non-negative number (bytes: increasing), got ${v}`,
+        );
     }
   }
   if (!Number.isInteger(n) || n < 1 || n > MODEL_MAX_RANKS) {
@@ -67,14 +83,20 @@ function checkParams(p: ModelParams, n: number): void {
 }
 
 /**
- * The local effect every model shares: a reduction costs gamma per byte, one at a time per rank
- * (copies and scalings cost nothing).
+ * The local effect every model shares: a reduction costs gamma per byte and a copy `copy` per byte
+ * (default 0), one at a time per rank (scalings cost nothing).
  */
-export function reductions(gamma: number, elementBytes: number, n: number): (at: At, start: number) => number {
+export function reductions(
+  gamma: number,
+  elementBytes: number,
+  n: number,
+  copy = 0,
+): (at: At, start: number) => number {
   const compute = new Float64Array(n);
   return ({ rank, op }, start) => {
-    if (op.kind !== "reduce" || gamma === 0) return start;
-    const end = Math.max(start, compute[rank] as number) + gamma * op.region.count * elementBytes;
+    const perByte = op.kind === "reduce" ? gamma : op.kind === "copy" ? copy : 0;
+    if (perByte === 0) return start;
+    const end = Math.max(start, compute[rank] as number) + perByte * op.region.count * elementBytes;
     compute[rank] = end;
     return end;
   };
@@ -96,13 +118,23 @@ export function criticalOf(alg: Algorithm, n: number, out: Outcome): number {
   return critical;
 }
 
+/** The scalar parameters for a call whose buffer is `bytes` long: beta, gamma and copy taken from bySize where it gives them. */
+export function paramsAt(p: ModelParams, bytes: number): ModelParams & { gamma: number; copy: number } {
+  const { bySize, ...rest } = p;
+  return {
+    ...rest,
+    beta: costAt(bySize, "beta", bytes, p.beta),
+    gamma: costAt(bySize, "gamma", bytes, p.gamma ?? 0),
+    copy: costAt(bySize, "copy", bytes, p.copy ?? 0),
+  };
+}
+
 /** Times one call of `alg` under the alpha-beta model. */
 export function modelTime(alg: Algorithm, call: CollectiveCall, params: ModelParams): ModelResult {
   const n = call.size;
   checkParams(params, n);
   const s = dtypeInfo(call.dtype as DType).bytes;
-  const { alpha, beta } = params;
-  const gamma = params.gamma ?? 0;
+  const { alpha, beta, gamma, copy } = paramsAt(params, call.count * s);
   const shared = (params.contention ?? "shared") === "shared";
   const plans: Plan[] = Array.from({ length: n }, (_, r) => compile(alg, rankCall(call, r)));
   const egress = new Float64Array(n);
@@ -121,7 +153,7 @@ export function modelTime(alg: Algorithm, call: CollectiveCall, params: ModelPar
         ingress[rcv.rank] = end;
         return end;
       },
-      local: reductions(gamma, s, n),
+      local: reductions(gamma, s, n, copy),
     },
     params.order ?? "dataflow",
   );
@@ -149,6 +181,7 @@ export function modelTime(alg: Algorithm, call: CollectiveCall, params: ModelPar
  */
 export function formulaTime(alg: Algorithm, call: CollectiveCall, params: ModelParams): number {
   const steps = alg.cost.steps.value(call.size, call.count, call.segment);
-  const bytes = alg.cost.sent.value(call.size, call.count, call.segment) * dtypeInfo(call.dtype).bytes;
-  return steps * params.alpha + params.beta * bytes;
+  const s = dtypeInfo(call.dtype).bytes;
+  const bytes = alg.cost.sent.value(call.size, call.count, call.segment) * s;
+  return steps * params.alpha + paramsAt(params, call.count * s).beta * bytes;
 }
