@@ -26,7 +26,7 @@ interface Prepared {
 }
 const prepared = new WeakMap<Plan, Prepared>();
 
-export function prepare(plan: Plan): Prepared {
+function prepare(plan: Plan): Prepared {
   let p = prepared.get(plan);
   if (!p) {
     const transfers = plan.ops.filter((op) => op.kind === "send" || op.kind === "recv").length;
@@ -69,24 +69,27 @@ export class MpiPlanRunner implements PlanRunner {
    */
   runPlan(plan: Plan, bound: Bound, options: PlanRunOptions): Promise<void> {
     const { dtype } = plan.call;
-    const input = bound.input ?? this.empty(dtype);
-    const output = bound.output ?? this.empty(dtype);
+    let input: View;
+    let output: View;
+    let run: Run | undefined;
     try {
+      input = bound.input ?? this.empty(dtype);
+      output = bound.output ?? this.empty(dtype);
       // The engine is handed these views' memory, as the per-operation path's send/recv checks;
       // a buffer's memory never changes (HostBuffer.data is readonly): the last three passed are not checked again.
       const c = this.checked;
       if (input.buffer !== c[0] && input.buffer !== c[1] && input.buffer !== c[2]) this.check(input, plan, options);
       if (output.buffer !== c[0] && output.buffer !== c[1] && output.buffer !== c[2]) this.check(output, plan, options);
+      let spare = this.spare.get(plan);
+      if (!spare) this.spare.set(plan, (spare = []));
+      run = spare.pop();
+      if (!run) {
+        const { sched, transfers } = prepare(plan);
+        run = new Run(this, plan, sched, transfers, spare);
+        this.runsMade++;
+      }
     } catch (e) {
       return Promise.reject(e);
-    }
-    let spare = this.spare.get(plan);
-    if (!spare) this.spare.set(plan, (spare = []));
-    let run = spare.pop();
-    if (!run) {
-      const { sched, transfers } = prepare(plan);
-      run = new Run(this, plan, sched, transfers, spare);
-      this.runsMade++;
     }
     return run.start(input, output, this.takeScratch(dtype, plan.scratch), options);
   }
