@@ -77,10 +77,7 @@ export class Run implements Driven {
   private readonly places: Int32Array;
   private readonly sched: Scheduling;
   private readonly bytes: number;
-  /**
-   * The addon's code for this plan's reductions (localReduce): one Node-API call with the
-   * kernel's code costs ~60 ns where reduce() by name costs ~250 ns (1 KiB, float32).
-   */
+  /** The addon's code for this plan's reductions (localReduce: ~60 ns a call, reduce() by name ~250). */
   private readonly reduceCode: number;
   /** Dependencies not yet done, per operation. */
   private readonly pending: Int32Array;
@@ -93,9 +90,8 @@ export class Run implements Driven {
   /** The native progress call's completions, 4 entries each. */
   private readonly done: Int32Array;
   /**
-   * Transfers ready but not yet posted, 6 entries each (native progress's posts): the next
-   * progress call posts them and tests them in the same crossing. Their requests sit at the end
-   * of `reqs` (-1 until posted), so `active` counts them.
+   * Transfers ready but not yet posted, a DESC record each: the next progress call posts and
+   * tests them in one crossing (their requests, -1 until posted, end `reqs`: `active` counts them).
    */
   private readonly desc: Float64Array;
   private posts = 0;
