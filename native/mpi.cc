@@ -727,7 +727,7 @@ A BindArg(const Napi::CallbackInfo& info, size_t i, napi_typedarray_type type, c
 //         ctrl: Float64Array(kCtrlLength), comm) -> handle for runProgress. The arrays play
 // progress()'s parts (wake: a byte per request position, set where that request's completion
 // releases work); ctrl carries a call's numbers and desc the transfers to post, in the slots
-// run_layout.h names (generated from src/native/run-layout.ts, which plan-runner.ts writes by):
+// run_layout.h names (generated from src/native/run-layout.ts, which plan-run.ts writes by):
 // count, posts, budgetUs, yieldCpu (0/1), sleepUs, minDone, useWake (0/1), then per memory 0 - 2
 // the bytes [lo, hi) of its buffer that posts may touch (the view's array). The arrays are held while the handle lives; taking their data pointers
 // here moves a small array off V8's heap for good, so the pointers stay valid (they are the

@@ -1,6 +1,6 @@
 // Generated from src/native/run-layout.ts by `npx tsx src/tools/run-layout.ts`; do not edit by hand
 // (test/run-layout.test.ts fails when this file and the TypeScript differ). The plan runner's
-// ctrl and desc slots: what src/backends/mpi/plan-runner.ts writes and mpi.cc reads.
+// ctrl and desc slots: what src/backends/mpi/plan-run.ts writes and mpi.cc reads.
 #pragma once
 
 #include <cstddef>

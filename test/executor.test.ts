@@ -1,14 +1,14 @@
 /**
  * The executor's scratch pool: one scratch buffer per communicator and dtype, grown on demand,
- * so repeated collectives do not each leave a message-sized buffer behind; and what it hands a
- * plan runner (one views record rewritten per call, one options object per plan).
+ * so repeated collectives do not each leave a message-sized buffer behind; and what the front API
+ * hands a plan runner (the caller's views and options, the executor not between them).
  */
 import { describe, expect, it } from "vitest";
 import { allReduce } from "../src/collectives/api.js";
 import type { Comm } from "../src/comm.js";
-import { tensor, type View } from "../src/core/buffer.js";
+import { tensor } from "../src/core/buffer.js";
 import type { DType } from "../src/core/dtype.js";
-import { execute, type PlanRunner, type PlanRunOptions, type PlanViews } from "../src/schedule/executor.js";
+import { type Bound, execute, type PlanRunner, type PlanRunOptions } from "../src/schedule/executor.js";
 import { spawn } from "../src/sim/index.js";
 
 /** Counts the element sizes this rank's comm allocates. */
@@ -59,17 +59,15 @@ describe("scratch pool", () => {
   });
 });
 
-describe("the views and options a plan runner is handed", () => {
-  it("each call's own views, read before runPlan returns; the record keeps no buffer alive after; one options object per plan", async () => {
+describe("what a plan runner is handed", () => {
+  it("the caller's own views and options, straight from the front API (scratch is the runner's own)", async () => {
     await spawn(2, async (c) => {
-      const seen: { input: View; output: View; options: PlanRunOptions }[] = [];
-      let record: PlanViews | undefined;
-      // A runner that notes what it is handed and runs the plan through the executor's interpreter.
+      const seen: { bound: Bound; options: PlanRunOptions }[] = [];
+      // A runner that notes what it is handed and runs the plan through the executor.
       const runner: PlanRunner = {
-        runPlan(plan, views, options) {
-          record = views;
-          seen.push({ input: views.input, output: views.output, options });
-          return execute(c, plan, { input: views.input, output: views.output });
+        runPlan(plan, bound, options) {
+          seen.push({ bound, options });
+          return execute(c, plan, bound);
         },
       };
       const comm = new Proxy(c, {
@@ -81,17 +79,15 @@ describe("the views and options a plan runner is handed", () => {
       });
       const a = tensor("float32", [c.rank + 1, 10]);
       const b = tensor("float32", [c.rank + 2, 20]);
-      await allReduce(comm, a, { algorithm: "ring" });
+      await allReduce(comm, a, { algorithm: "ring", label: "mine" });
       await allReduce(comm, b, { algorithm: "ring" });
       expect(a.values()).toEqual([3, 20]);
       expect(b.values()).toEqual([5, 40]);
-      expect(seen.map((s) => s.input.buffer)).toEqual([a, b]);
-      expect(seen.map((s) => s.output.buffer)).toEqual([a, b]);
-      // The same plan's calls share one immutable options object.
-      expect(seen[1]?.options).toBe(seen[0]?.options);
-      expect(seen[0]?.options.label).toBe("allreduce/ring");
-      // Cleared once runPlan returned: the record holds neither a nor b.
-      expect([record?.input, record?.output, record?.scratch]).toEqual([undefined, undefined, undefined]);
+      expect(seen.map((s) => s.bound.input?.buffer)).toEqual([a, b]);
+      expect(seen.map((s) => s.bound.output?.buffer)).toEqual([a, b]);
+      expect(seen.map((s) => "scratch" in s.bound)).toEqual([false, false]);
+      // The call's own label, or none: the runner names the plan itself.
+      expect(seen.map((s) => s.options.label)).toEqual(["mine", undefined]);
     });
   });
 });

@@ -1,11 +1,11 @@
 /**
- * The MPI fast path's wait rule (waitRule in src/backends/mpi/plan-runner.ts): when one native
+ * The MPI fast path's wait rule (waitRule in src/backends/mpi/progress.ts): when one native
  * wait may return, given the transfers in flight and what waits on them. Small dataflow graphs by
  * hand; no MPI needed. A wrong rule costs no result, only a trip back to JavaScript (returning
  * too early) or a wait to the budget (too late), so it is pinned here.
  */
 import { describe, expect, it } from "vitest";
-import { waitRule } from "../src/backends/mpi/plan-runner.js";
+import { waitRule } from "../src/backends/mpi/progress.js";
 import { CTRL } from "../src/native/run-layout.js";
 
 /** succ lists per operation, as the scheduling's CSR arrays. */

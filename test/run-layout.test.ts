@@ -1,7 +1,8 @@
 /**
  * The plan runner's shared slots (src/native/run-layout.ts): native/run_layout.h, which mpi.cc
- * reads them by, is what the TypeScript generates; mpi.cc and plan-runner.ts index ctrl and desc
- * by those names only, never by a bare number.
+ * reads them by, is what the TypeScript generates; mpi.cc and the TypeScript that fills the
+ * arrays (plan-run.ts, progress.ts's waitRule) index ctrl and desc by those names only, never by
+ * a bare number.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -25,11 +26,14 @@ describe("the plan runner's ctrl and desc layout, one for TypeScript and C++", (
     expect([...desc].sort()).toEqual(Array.from({ length: DESC.stride }, (_, i) => i));
   });
 
-  it("mpi.cc and plan-runner.ts index ctrl and desc by name only", () => {
+  it("mpi.cc, plan-run.ts and progress.ts index ctrl and desc by name only", () => {
     const cc = readFileSync("native/mpi.cc", "utf8");
     expect(cc).toContain('#include "run_layout.h"');
     expect(cc.match(/\b(c|d|ctrl|desc)\[\d/g) ?? []).toEqual([]);
-    const ts = readFileSync("src/backends/mpi/plan-runner.ts", "utf8");
-    expect(ts.match(/\b(ctrl|desc)\[(\d|k \+ \d|\d+ \* k|\d+ \+ \d)/g) ?? []).toEqual([]);
+    for (const file of ["src/backends/mpi/plan-run.ts", "src/backends/mpi/progress.ts"]) {
+      const ts = readFileSync(file, "utf8");
+      expect(ts).toContain("CTRL.");
+      expect(ts.match(/\b(ctrl|desc)\[(\d|k \+ \d|\d+ \* k|\d+ \+ \d)/g) ?? [], file).toEqual([]);
+    }
   });
 });

@@ -18,7 +18,8 @@ import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkOpFitsDType, opLabel, type ReduceOp } from "../core/op.js";
 import type { Algorithm } from "../schedule/dsl.js";
-import { execute, SETTLED } from "../schedule/executor.js";
+import { execute, type PlanRunner, SETTLED } from "../schedule/executor.js";
+import type { Plan } from "../schedule/plan.js";
 import { type Collective, makeCall, rankCall, specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
@@ -109,6 +110,17 @@ function queueOf(comm: Comm): Queue {
   return q;
 }
 
+/**
+ * Hands the call to its engine's runner: the comm's own (MPI's) where it has one, else the
+ * executor, which runs the plan through the comm's point-to-point calls. May throw (its callers
+ * turn that into a rejection).
+ */
+function runPlan(comm: Comm, plan: Plan, call: Call): Promise<void> {
+  if (plan.ops.length === 0) return SETTLED;
+  const runner = comm.streamOrdered ? undefined : (comm as { readonly planRunner?: PlanRunner }).planRunner;
+  return runner ? runner.runPlan(plan, call, call.options) : execute(comm, plan, call, call.options);
+}
+
 function run(comm: Comm, call: Call): Promise<void> {
   const queue = queueOf(comm);
   const probe = probeFor(comm, call);
@@ -120,9 +132,9 @@ function run(comm: Comm, call: Call): Promise<void> {
   const hook = comm.beforeCollective;
   if (queue.active === 0 && !hook) {
     // Nothing in flight on this comm and no hook: run now (the call and its options are the
-    // executor's bound buffers and options as they are). A call the plan runner finished before
+    // runner's bound buffers and options as they are). A call the plan runner finished before
     // returning is SETTLED, and nothing is left to queue behind.
-    const now = execute(comm, plan, call, call.options);
+    const now = runPlan(comm, plan, call);
     if (now === SETTLED) return now;
     queue.active++;
     queue.tail = now.then(queue.done, queue.done);
@@ -130,7 +142,7 @@ function run(comm: Comm, call: Call): Promise<void> {
   }
   const go = (): Promise<void> => {
     // Checked mode and fault injection hook in here (src/runtime), before any data moves.
-    if (!hook) return execute(comm, plan, call, call.options);
+    if (!hook) return runPlan(comm, plan, call);
     try {
       return Promise.resolve(
         hook.call(comm, {
@@ -142,7 +154,7 @@ function run(comm: Comm, call: Call): Promise<void> {
           op: call.op ? opLabel(probe.call.op) : "",
           root: call.root ?? -1,
         }),
-      ).then(() => execute(comm, plan, call, call.options));
+      ).then(() => runPlan(comm, plan, call));
     } catch (e) {
       return Promise.reject(e);
     }

@@ -1,7 +1,7 @@
 /**
  * The plan runner's arrays that TypeScript fills and native/mpi.cc reads (runBind, runProgress),
  * slot by slot: `ctrl`, a call's numbers, and `desc`, one record of DESC.stride numbers per transfer
- * to post. src/backends/mpi/plan-runner.ts writes them by these names; native/run_layout.h, which
+ * to post. src/backends/mpi/plan-run.ts writes them by these names; native/run_layout.h, which
  * mpi.cc reads them by, is generated from this file (`npx tsx src/tools/run-layout.ts`), and
  * test/run-layout.test.ts fails when the two differ.
  */
@@ -54,7 +54,7 @@ export function runLayoutHeader(): string {
   const lines = [
     "// Generated from src/native/run-layout.ts by `npx tsx src/tools/run-layout.ts`; do not edit by hand",
     "// (test/run-layout.test.ts fails when this file and the TypeScript differ). The plan runner's",
-    "// ctrl and desc slots: what src/backends/mpi/plan-runner.ts writes and mpi.cc reads.",
+    "// ctrl and desc slots: what src/backends/mpi/plan-run.ts writes and mpi.cc reads.",
     "#pragma once",
     "",
     "#include <cstddef>",

@@ -1,9 +1,11 @@
 /**
- * The executor: runs a compiled plan (plan.ts) over any backend's point-to-point interface, as
- * dataflow (a backend may run whole plans itself instead: its PlanRunner, MPI's fast path in
- * src/backends/mpi/plan-runner.ts; the interpreter, interpret.ts, walks plans without data). An operation is issued as soon as the operations it depends on are done; sends and
- * receives to one peer are posted in program order (per channel where the backend keeps channels
- * apart), so they match as the schedule names them. It never looks at data: on a stream-ordered
+ * The executor: the plan runner of every engine without one of its own. It runs a compiled plan
+ * (plan.ts) over any backend's point-to-point interface, as dataflow; an engine that runs whole
+ * plans itself (MPI's, src/backends/mpi/plan-runner.ts) offers a PlanRunner, which the front API
+ * calls directly (the interpreter, interpret.ts, walks plans without data). An operation is
+ * issued as soon as the operations it depends on are done; sends and receives to one peer are
+ * posted in program order (per channel where the backend keeps channels apart), so they match as
+ * the schedule names them. It never looks at data: on a stream-ordered
  * backend the transfers and local operations only enqueue.
  *
  * Everything ready at one moment is posted as one burst before anything is waited on, so a
@@ -22,7 +24,7 @@ import { type DataBuffer, type View, view } from "../core/buffer.js";
 import type { DType } from "../core/dtype.js";
 import { nextToPost, release, scheduling } from "./dataflow.js";
 import type { BufferName, Region } from "./dsl.js";
-import type { Plan, PlanOp } from "./plan.js";
+import { callTag, type Plan, type PlanOp } from "./plan.js";
 
 export interface Bound {
   /** The caller's input and output; absent where the layout gives this rank 0 elements. */
@@ -30,32 +32,25 @@ export interface Bound {
   readonly output?: View;
 }
 
-/** A plan's memories bound to the caller's views and the scratch. */
-export type PlanViews = Readonly<Record<BufferName, View>>;
-
 export interface PlanRunOptions {
-  /** Prefix for step labels in errors. */
-  readonly label: string;
-  /** What every transfer of the call carries, so a peer in another call fails instead of mixing data. */
-  readonly call: CallTag;
+  /** Prefix for step labels in errors; default the plan's `collective/algorithm`. */
+  readonly label?: string;
   /** Aborts the run: pending transfers are cancelled and the promise rejects with the reason. */
   readonly signal?: AbortSignal;
 }
 
 /**
- * A backend that runs a whole plan itself instead of one Comm call per operation (the MPI
- * backend's fast path, src/backends/mpi/plan-runner.ts), with the same meaning: the dataflow
- * order, per-peer program order, zero-length transfers skipped, local operations as here.
- * A Comm offers one as `planRunner`; layers that must see every operation (tracing, faults)
- * offer none, so the executor runs the plan through their p2p calls.
+ * One engine's runner of whole plans, instead of one Comm call per operation: the MPI backend's
+ * (src/backends/mpi/plan-runner.ts), with the same meaning as execute() here: the dataflow order,
+ * per-peer program order, zero-length transfers skipped, local operations as here, every
+ * transfer tagged with callTag(plan) (plan.ts). It binds the caller's views and its own scratch
+ * itself, so the front API hands it a call directly. A Comm offers one as `planRunner`; layers
+ * that must see every operation (tracing, faults) offer none, and execute() runs the plan
+ * through their p2p calls.
  */
 export interface PlanRunner {
-  /**
-   * The run's promise, or SETTLED itself where the whole run completed before returning. `views`
-   * is read at once, before runPlan starts any other collective or returns, and not kept (the
-   * executor hands every call the same record); `options` may be kept for the run.
-   */
-  runPlan(plan: Plan, views: PlanViews, options: PlanRunOptions): Promise<void>;
+  /** The run's promise, or SETTLED itself where the whole run completed before returning. */
+  runPlan(plan: Plan, bound: Bound, options: PlanRunOptions): Promise<void>;
 }
 
 /**
@@ -67,11 +62,6 @@ export const SETTLED: Promise<void> = Promise.resolve();
 
 export function planRunnerOf(comm: Comm): PlanRunner | undefined {
   return (comm as { readonly planRunner?: PlanRunner }).planRunner;
-}
-
-export interface ExecuteOptions {
-  /** Prefix for step labels in traces, deadlock explanations and timeouts. */
-  readonly label?: string;
 }
 
 interface Pooled {
@@ -129,78 +119,40 @@ function scratchView(entry: Pooled, count: number): View {
 }
 
 /**
- * A plan's default label, the tag its transfers carry and the plan runner's options with them
- * (immutable, so every call of the plan hands the same object), made once per plan.
+ * Runs rank plan.call.rank's plan over `comm` with the caller's buffers bound: by the comm's own
+ * plan runner where it has one (MPI's), else as dataflow through its p2p calls. Never throws: a
+ * failure rejects.
  */
-interface Meta {
-  readonly label: string;
-  readonly tag: CallTag;
-  readonly runOptions: PlanRunOptions;
-}
-const metas = new WeakMap<Plan, Meta>();
-function metaOf(plan: Plan): Meta {
-  let m = metas.get(plan);
-  if (!m) {
-    const label = `${plan.alg.collective}/${plan.alg.name}`;
-    const tag = callTag(plan);
-    metas.set(plan, (m = { label, tag, runOptions: { label, call: tag } }));
-  }
-  return m;
-}
-
-/**
- * The views a plan runner is handed, one record rewritten per call: a runner reads them before
- * runPlan returns (PlanRunner), and JavaScript runs one call's runPlan at a time.
- */
-const EMPTY = undefined as unknown as View;
-const runnerViews: { input: View; output: View; scratch: View } = { input: EMPTY, output: EMPTY, scratch: EMPTY };
-
-/**
- * Runs rank plan.call.rank's plan over `comm` with the caller's buffers bound. Never throws: a
- * failure rejects. On a repeated call it allocates only the promises it returns (none where the
- * plan runner finished the call before returning: SETTLED), and without a plan runner the views.
- */
-export function execute(comm: Comm, plan: Plan, bound: Bound, options: ExecuteOptions = {}): Promise<void> {
+export function execute(comm: Comm, plan: Plan, bound: Bound, options: PlanRunOptions = {}): Promise<void> {
   if (plan.ops.length === 0) return SETTLED;
+  const runner = comm.streamOrdered ? undefined : planRunnerOf(comm);
+  if (runner) {
+    try {
+      return runner.runPlan(plan, bound, options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
   const { dtype } = plan.call;
   const entry = plan.scratch > 0 ? takeScratch(comm, dtype, plan.scratch) : undefined;
-  let running: Promise<void>;
   try {
-    const runner = comm.streamOrdered ? undefined : planRunnerOf(comm);
-    // The interpreter keeps its views for the run; a plan runner reads them at once (runnerViews).
-    const views: Record<BufferName, View> = runner ? runnerViews : { input: EMPTY, output: EMPTY, scratch: EMPTY };
-    views.input = bound.input ?? emptyView(comm, dtype);
-    views.output = bound.output ?? emptyView(comm, dtype);
-    views.scratch =
-      plan.scratch === 0
-        ? emptyView(comm, dtype)
-        : entry
-          ? scratchView(entry, plan.scratch)
-          : view(comm.alloc(dtype, plan.scratch));
-    const meta = metaOf(plan);
-    if (runner) {
-      try {
-        running = runner.runPlan(
-          plan,
-          views,
-          options.label === undefined ? meta.runOptions : { label: options.label, call: meta.tag },
-        );
-      } finally {
-        // Read by now: the record keeps no caller's memory alive until the next call.
-        runnerViews.input = runnerViews.output = runnerViews.scratch = EMPTY;
-      }
-    } else {
-      running = (comm.streamOrdered ? inOrder : run)(comm, plan, views, options.label ?? meta.label, meta.tag);
-    }
+    const views: Record<BufferName, View> = {
+      input: bound.input ?? emptyView(comm, dtype),
+      output: bound.output ?? emptyView(comm, dtype),
+      scratch:
+        plan.scratch === 0
+          ? emptyView(comm, dtype)
+          : entry
+            ? scratchView(entry, plan.scratch)
+            : view(comm.alloc(dtype, plan.scratch)),
+    };
+    const label = options.label ?? `${plan.alg.collective}/${plan.alg.name}`;
+    const running = (comm.streamOrdered ? inOrder : run)(comm, plan, views, label, callTag(plan));
+    return entry ? running.then(entry.done, entry.failed) : running;
   } catch (e) {
     entry?.done();
     return Promise.reject(e);
   }
-  if (running === SETTLED) {
-    entry?.done();
-    return SETTLED;
-  }
-  return entry ? running.then(entry.done, entry.failed) : running;
 }
 
 /** A local operation of a plan, on the bound views. */
@@ -236,13 +188,6 @@ function resolver(views: Record<BufferName, View>, prefix: string): (r: Region) 
     return { buffer: base.buffer, offset: base.offset + r.offset, count: r.count };
   };
 }
-
-/** What backends compare between a matched send and receive: a rank in another call fails, naming it. */
-const callTag = (plan: Plan): CallTag => ({
-  collective: `${plan.alg.collective}/${plan.alg.name}`,
-  op: plan.call.op.name,
-  root: plan.call.root,
-});
 
 export const stepLabel = (plan: Plan, prefix: string, step: number) =>
   `${prefix} step ${step} (${plan.steps[step]?.label ?? ""})`;

@@ -19,6 +19,7 @@
  * race). Sends and receives to one peer on one channel keep program order (the executors post
  * them in order), so messages match in the order the steps name them.
  */
+import type { CallTag } from "../comm.js";
 import { invariant } from "../core/assert.js";
 import { sumScaling } from "../core/op.js";
 import { specOf } from "../specs/index.js";
@@ -434,3 +435,18 @@ function finish(
     places: places.slice(0, 6 * ops.length),
   };
 }
+
+/**
+ * What every transfer of a plan's call carries, so that a peer in another call fails instead of
+ * mixing data (backends compare it between a matched send and receive): one object per plan,
+ * made once, which every engine's runner uses.
+ */
+export function callTag(plan: Plan): CallTag {
+  let t = tags.get(plan);
+  if (!t) {
+    t = { collective: `${plan.alg.collective}/${plan.alg.name}`, op: plan.call.op.name, root: plan.call.root };
+    tags.set(plan, t);
+  }
+  return t;
+}
+const tags = new WeakMap<Plan, CallTag>();

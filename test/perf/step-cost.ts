@@ -22,11 +22,7 @@ const input = tensor("float32", new Array(count).fill(1));
 const output = tensor("float32", new Array(count).fill(0));
 const call = makeCall({ collective: "allreduce", size: comm.size, count, dtype: "float32" });
 const plan = planFor(alg, rankCall(call, comm.rank));
-const views = {
-  input: view(input),
-  output: view(output),
-  scratch: view(comm.alloc("float32", Math.max(1, plan.scratch))),
-};
+const views = { input: view(input), output: view(output) };
 const runner = comm.planRunner;
 const builtin = comm.builtin;
 if (!runner || !builtin) throw new Error("step-cost: this MPI comm offers no fast path or built-in");
@@ -70,7 +66,7 @@ function exchange(): void {
 await time("MPI_Allreduce (addon)", () => builtin.allreduce(view(input), view(output), "sum"));
 await time("isend + irecv + progress (addon, one step's exchange)", exchange);
 await time(`runPlan (${alg.name}, ${plan.steps.length} steps)`, () =>
-  runner.runPlan(plan, views, { label: "step-cost", call: { collective: "allreduce", op: "sum", root: 0 } }),
+  runner.runPlan(plan, views, { label: "step-cost" }),
 );
 await time("execute", () => execute(comm, plan, { input: view(input), output: view(output) }));
 await time("allReduce (front API)", () => allReduce(comm, input, { algorithm: alg.name, output }));

@@ -124,7 +124,7 @@ export class MpiComm implements Comm {
   }
 
   /**
-   * The fast path for whole collective plans (the executor finds it here): receives posted with
+   * The fast path for whole collective plans (the front API and the executor find it here): receives posted with
    * their sizes, batched native progress, local operations inline. CCLAB_MPI_PLAN=ops turns it
    * off, so every transfer goes through isend/irecv as other backends' do; an addon built before
    * runBind (a stale build/) has none either.

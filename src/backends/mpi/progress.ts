@@ -1,5 +1,5 @@
 /**
- * The mpi backend's one progress loop, for the fast path's plan runs (plan-runner.ts) and for the
+ * The mpi backend's one progress loop, for the fast path's plan runs (plan-run.ts) and for the
  * point-to-point operations of a process (Progress below): each turn of Node's event loop, what
  * is ready is issued and every request in flight is tested by one native call (the addon's
  * progress: MPI_Testsome until a completion or a budget), and completions are handled in a loop
@@ -21,7 +21,9 @@
  * A driven thing that makes no progress for its timeout fails, naming what it waited on.
  */
 import { availableParallelism } from "node:os";
+import { CTRL } from "../../native/run-layout.js";
 import type { NativeMpi } from "../../native/types.js";
+import type { Scheduling } from "../../schedule/dataflow.js";
 
 /** How long one native progress call may spin waiting for a completion, µs (and before it yields, where ranks outnumber cores). */
 export const BUDGET_US = 100;
@@ -251,4 +253,52 @@ export class Progress implements Driven {
 /** A request's failure as the operations see it: the message, with MPI's code on it. */
 function engineError(mpi: NativeMpi, code: number): Error {
   return Object.assign(new Error(mpi.errorString(code)), { code });
+}
+
+/**
+ * When a run's native wait may return, over its `active` transfers in flight (opOf: their
+ * operations): as soon as one completes whose completion alone releases an operation (a
+ * successor waiting on it alone: its wake byte), or once two have completed where two in flight
+ * can release one together (an operation waiting on both, as an in-place step's reduction on its
+ * send and receive), or else once every one has (nothing can be released sooner). A step's send
+ * that completes at once (eager) then does not bring the wait back to JavaScript for nothing
+ * while its receive is on the way. Past 16 transfers in flight the scan is not made: every
+ * completion returns. Writes wake[0 .. active), ctrl's minDone and useWake; leaves
+ * inFlight (per operation, zero between calls) all zero.
+ */
+export function waitRule(
+  active: number,
+  opOf: Int32Array,
+  pending: Int32Array,
+  sched: Pick<Scheduling, "succStart" | "succ">,
+  wake: Uint8Array,
+  inFlight: Int32Array,
+  ctrl: Float64Array,
+): void {
+  if (active < 2 || active > 16) {
+    ctrl[CTRL.minDone] = 1;
+    ctrl[CTRL.useWake] = 0;
+    return;
+  }
+  const { succStart, succ } = sched;
+  let any = false;
+  let joint = false;
+  for (let r = 0; r < active; r++) {
+    const j = opOf[r] as number;
+    let w = 0;
+    for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) {
+      const x = succ[k] as number;
+      const p = pending[x] as number;
+      if (p === 1) w = 1;
+      else if (++(inFlight[x] as number) >= p) joint = true;
+    }
+    wake[r] = w;
+    if (w) any = true;
+  }
+  for (let r = 0; r < active; r++) {
+    const j = opOf[r] as number;
+    for (let k = succStart[j] as number; k < (succStart[j + 1] as number); k++) inFlight[succ[k] as number] = 0;
+  }
+  ctrl[CTRL.minDone] = joint ? 2 : active;
+  ctrl[CTRL.useWake] = any ? 1 : 0;
 }

@@ -122,3 +122,23 @@ function callBitsDiff(sent: number, mine: CallTag): string[] {
   if (((sent >> 12) & 7) !== ((want >> 12) & 7)) out.push(`root (this rank: ${mine.root}; the sender's differs)`);
   return out;
 }
+
+/**
+ * A run's Received, rewritten in place for each receive that completes (no object per message);
+ * `where` is asked of the run only when a message needs it.
+ */
+export class ReceivedAt implements Received {
+  /** The receive's operation in its plan, its peer and count. */
+  op = 0;
+  peer = 0;
+  count = 0;
+  constructor(
+    private readonly whereOf: (op: number) => string,
+    readonly rank: number,
+    readonly dtype: DType,
+    readonly call: CallTag,
+  ) {}
+  get where(): string {
+    return this.whereOf(this.op);
+  }
+}

@@ -1,7 +1,0 @@
-/** The registered reduce algorithms, in the order `cclab verify` lists them. */
-import { bine } from "./bine.js";
-import { binomial } from "./binomial.js";
-import { linear } from "./linear.js";
-import { rabenseifner } from "./rabenseifner.js";
-
-export const algorithms = [linear, binomial, rabenseifner, bine];
