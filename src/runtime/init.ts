@@ -257,13 +257,7 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
   checkFaultRanks(faults, job.size, "CCLAB_FAULT");
   // cclab run --topology: the world comm's collectives run on the machine's shape (read before joining).
   const shape = env.CCLAB_TOPOLOGY
-    ? (await import("../tools/topology-shape.js")).shapeOfSpec(
-        env.CCLAB_TOPOLOGY,
-        job.size,
-        env.CCLAB_PLACEMENT || undefined,
-        { rank: job.rank, op: "init" },
-        { topology: "CCLAB_TOPOLOGY", placement: "CCLAB_PLACEMENT" },
-      )
+    ? (await import("../tools/topology-shape.js")).shapeFromEnv(env, job.size, { rank: job.rank, op: "init" })
     : undefined;
   // This rank dies with its parent (mpirun's daemon, or cclab run) and with the cclab launcher.
   startWatchdog({

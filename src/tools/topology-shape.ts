@@ -50,3 +50,31 @@ export function shapeOfTopology(t: Topology, placement: Placement): Shape {
   }
   return { ...base, family: "flat" };
 }
+
+/** `--topology` and `--placement` as given, for a command that hands them to process ranks. */
+export interface Machine {
+  readonly topology: string;
+  readonly placement?: string;
+}
+
+/** The variables that carry a Machine to process ranks (cclab run's, verify's and bench's). */
+export const TOPOLOGY_ENV = { topology: "CCLAB_TOPOLOGY", placement: "CCLAB_PLACEMENT" } as const;
+
+/** The variables a process rank reads the machine from: none without one. */
+export function topologyEnv(m: Machine | undefined): Record<string, string> {
+  if (!m) return {};
+  return {
+    [TOPOLOGY_ENV.topology]: m.topology,
+    ...(m.placement !== undefined ? { [TOPOLOGY_ENV.placement]: m.placement } : {}),
+  };
+}
+
+/**
+ * The shape CCLAB_TOPOLOGY and CCLAB_PLACEMENT give this job's n ranks (undefined where no
+ * topology is set); a value it cannot read is an error naming `where` and the variable.
+ */
+export function shapeFromEnv(env: NodeJS.ProcessEnv, n: number, where: Omit<ErrorSite, "arg">): Shape | undefined {
+  const topology = env[TOPOLOGY_ENV.topology];
+  if (!topology) return undefined;
+  return shapeOfSpec(topology, n, env[TOPOLOGY_ENV.placement] || undefined, where, TOPOLOGY_ENV);
+}
