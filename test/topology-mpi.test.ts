@@ -1,11 +1,14 @@
 /**
- * `--topology` on MPI's verify and bench: every rank binds the algorithms to the machine's shape
+ * `--topology` on MPI's verify, bench and trace: every rank binds the algorithms to the machine's shape
  * (CCLAB_TOPOLOGY), and the schedule is checked against MPI's built-in all-reduce as the mpi
  * differential does. test/fixtures/verify/torus-only.ts is Swing declaring that it needs a torus,
  * so it runs only where the shape reached it, and refuses by name where it did not. Skips, saying
  * why, where MPI is not available; a bad spec is refused before mpirun starts either way.
  */
 import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mpiSkipReason } from "./support/mpi.js";
 
@@ -14,16 +17,20 @@ const TORUS_ONLY = "test/fixtures/verify/torus-only.ts";
 const runs = Number(process.env.CCLAB_MPI_RUNS ?? 6);
 const seed = Number(process.env.CCLAB_MPI_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-/** `cclab ...args`, resolved when it exits; stdout and stderr together. */
-function cclab(args: string[]): Promise<{ code: number | null; out: string }> {
+/** `cclab ...args`, resolved when it exits; stdout and stderr together, and stdout alone. */
+function cclab(args: string[]): Promise<{ code: number | null; out: string; stdout: string }> {
   return new Promise((resolve) => {
     const p = spawn(process.execPath, ["src/cli/bin.js", ...args], {
       env: { ...process.env, CCLAB_TIMEOUT: "60" },
     });
     let out = "";
-    p.stdout.on("data", (d) => (out += d));
+    let stdout = "";
+    p.stdout.on("data", (d) => {
+      out += d;
+      stdout += d;
+    });
     p.stderr.on("data", (d) => (out += d));
-    p.on("close", (code) => resolve({ code, out }));
+    p.on("close", (code) => resolve({ code, out, stdout }));
   });
 }
 
@@ -72,6 +79,25 @@ describe.skipIf(!mpiOk)("--topology on mpi: the shape reaches every rank's sched
     const r = await verifyMpi("--topology", "torus:3x2", "--algorithm", "swing_bandwidth");
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain(`ok np=6 allreduce/swing_bandwidth: ${runs} cases agree with MPI's built-in`);
+  }, 240_000);
+
+  it("trace: every MPI rank runs swing_latency bound to torus:2x2 (rank 0 sends to 1 and 2; flat, to 1 and 3)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cclab-trace-topology-"));
+    try {
+      const r = await cclab([
+        ...["trace", "allreduce", "--algorithm", "swing_latency", "-n", "4", "--topology", "torus:2x2"],
+        ...["--backend", "mpi", "--json", "-o", join(dir, "t.html")],
+      ]);
+      expect(r.code, r.out).toBe(0);
+      const json = JSON.parse(r.stdout) as {
+        events: { kind: string; rank: number; peer?: number }[];
+      };
+      const peers = new Set(json.events.filter((e) => e.kind === "send" && e.rank === 0).map((e) => e.peer));
+      expect([...peers].sort()).toEqual([1, 2]);
+      expect(existsSync(join(dir, "t.html"))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 240_000);
 
   it("bench: the torus-only algorithm runs with no wrong element on torus:2x2, and refuses without it", async () => {

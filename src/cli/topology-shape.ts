@@ -1,9 +1,10 @@
 /**
- * `--topology` (and `--placement`) for the commands that build a schedule (verify, explain, trace
- * on sim, export, model; bench on sim binds in src/bench/sim.ts): the model's topology read as the
- * shape an algorithm sees (src/tools/topology-shape.ts), each rank on the host `--placement` puts
- * it, and the algorithms bound to it (src/schedule/shape.ts: an algorithm that reads that shape
- * gets it, every other one the flat rank line).
+ * `--topology` (and `--placement`) for the commands that build a schedule (verify, explain, trace,
+ * export, model; bench on sim binds in src/bench/sim.ts; run, and verify's and bench's MPI and
+ * NCCL ranks, hand the flags to the ranks: src/tools/topology-shape.ts's Machine): the model's
+ * topology read as the shape an algorithm sees (src/tools/topology-shape.ts), each rank on the
+ * host `--placement` puts it, and the algorithms bound to it (src/schedule/shape.ts: an algorithm
+ * that reads that shape gets it, every other one the flat rank line).
  */
 import { resolve } from "node:path";
 import { InvalidArgumentError } from "../core/errors.js";
