@@ -5,6 +5,7 @@ export { readDevice, toDevice, toHost, writeDevice } from "./backends/nccl/index
 export { type OutputFormat, type TraceOutput, writeTrace } from "./cli/trace-output.js";
 export * from "./collectives/api.js";
 export { chooseAlgorithm, RULES } from "./collectives/auto.js";
+export { onMachine, topologyOf, useTopology } from "./collectives/machine.js";
 export { allGatherObject, broadcastObject } from "./collectives/objects.js";
 export { reference } from "./collectives/reference.js";
 export type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "./comm.js";

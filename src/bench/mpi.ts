@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { mpiAvailable, mpirunCommand } from "../backends/mpi/index.js";
+import { useTopology } from "../collectives/machine.js";
 import { FLOORS_ENV, measureFloors } from "./floors.js";
 import { runRanks } from "./run.js";
 import type { BenchIO, BenchOptions } from "./types.js";
@@ -55,6 +56,12 @@ export async function benchMpi(o: BenchOptions, io: BenchIO, nranksGiven: boolea
   try {
     if (nranksGiven && comm.size !== o.nranks) {
       throw new RangeError(`-n ${o.nranks} was given but this MPI job has ${comm.size} ranks`);
+    }
+    // --topology: the algorithms run on the machine's shape (Swing on a torus: its multiport form).
+    if (o.machine) {
+      const { shapeOfSpec } = await import("../tools/topology-shape.js");
+      const where = { rank: comm.rank, op: "bench" };
+      useTopology(comm, shapeOfSpec(o.machine.topology, comm.size, o.machine.placement, where));
     }
     return await runRanks(comm, "MPI", o, io);
   } catch (e) {

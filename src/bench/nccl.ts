@@ -67,6 +67,7 @@ export async function benchNccl(o: BenchOptions, io: BenchIO): Promise<number> {
     // Rank 0 prints the report; drop the launcher's '[rank 0] ' so the table reads as nccl-tests'.
     stdout: (t) => void process.stdout.write(t.replace(/^\[rank 0\] /gm, "")),
     env: o.progress && process.stderr.isTTY ? { CCLAB_BENCH_TTY: "1" } : {},
+    ...(o.machine ? { topology: o.machine.topology, placement: o.machine.placement } : {}),
   });
   if (result.exitCode !== 0) io.err(result.summary);
   return result.exitCode;

@@ -120,7 +120,7 @@ export function headLines(result: BenchResult, sizes: { min: number; max: number
   const out: string[] = [];
   const alg = result.algorithm;
   out.push(
-    `# cclab bench: ${result.collective} (${alg}) on ${result.nranks} ranks, backend ${result.backend}, ${result.dtype} ${result.op}, root ${result.root}`,
+    `# cclab bench: ${result.collective} (${alg}) on ${result.nranks} ranks, backend ${result.backend}${result.topology ? ` on ${result.topology}` : ""}, ${result.dtype} ${result.op}, root ${result.root}`,
     `# minBytes ${sizes.min} maxBytes ${sizes.max} step: ${sizes.factor}(factor) warmup iters: ${result.warmupIters} iters: ${result.iters} validation: 1`,
   );
   if (result.timing === "model" && result.network) {

@@ -37,6 +37,7 @@ export function resultOf(
     builtinName: extra.builtinName,
     ...(sim ? { model: { alpha: o.alpha, beta: o.beta, gamma: o.gamma }, simMaxBytes: o.simMaxBytes } : {}),
     ...(sim && o.network ? { network: simNetwork(o.network, o.nranks) } : {}),
+    ...(!sim && o.machine ? { topology: o.machine.topology } : {}),
     rows,
     outOfBounds: outOfBounds(rows),
     builtinWrong: builtinWrong(rows),

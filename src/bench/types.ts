@@ -2,6 +2,7 @@
  * What `cclab bench` is asked, what it reports, and the one interface the measured backends
  * (mpi, nccl) implement so a single timing loop serves both.
  */
+
 import type { EngineCollectives } from "../backends/builtin.js";
 import type { Comm } from "../comm.js";
 import type { View } from "../core/buffer.js";
@@ -9,6 +10,7 @@ import type { DType, TypedArray } from "../core/dtype.js";
 import type { ReduceOp } from "../core/op.js";
 import type { NetworkRequest } from "../model/request.js";
 import { COLLECTIVES, type Collective, specOf } from "../specs/index.js";
+import type { Machine } from "../tools/topology-shape.js";
 import type { Floors } from "./floors.js";
 import type { Average, PerCall, Spread } from "./stats.js";
 
@@ -57,6 +59,8 @@ export interface BenchOptions {
   readonly simMaxBytes: number;
   /** sim: --topology and its flags: times from the network model instead of the alpha-beta model. */
   readonly network?: NetworkRequest;
+  /** mpi, nccl: --topology and --placement: the world comm's algorithms get the machine's shape. */
+  readonly machine?: Machine;
   /** mpi: measure the machine's floors in C first (floors.ts) and print them above the table. */
   readonly floors?: boolean;
   /** mpi, nccl: how times are taken across ranks (nccl-tests' -a; stats.ts); default 1, the mean. */
@@ -128,6 +132,8 @@ export interface BenchResult {
   /** e.g. 'MPI_Allreduce'; null on sim. */
   readonly builtinName: string | null;
   readonly model?: { readonly alpha: number; readonly beta: number; readonly gamma: number };
+  /** mpi, nccl with --topology: the machine whose shape the algorithms were given. */
+  readonly topology?: string;
   /** sim with --topology: the machine the network model timed (docs/network.md). */
   readonly network?: { readonly topology: string; readonly description: readonly string[]; readonly engine: string };
   /** sim: sizes above this were not executed. */

@@ -4,11 +4,13 @@
  * find the layer carrying comm.builtin (the backend's own NCCL collectives) and run the same
  * timing loop as MPI on it.
  */
+import { topologyOf, useTopology } from "../collectives/machine.js";
 import type { Comm } from "../comm.js";
 import type { View } from "../core/buffer.js";
 import type { TypedArray } from "../core/dtype.js";
 import { UnavailableError } from "../core/errors.js";
 import { findLayer } from "../runtime/guard.js";
+import { shapeOfSpec } from "../tools/topology-shape.js";
 import { loadAlgorithms } from "./plan.js";
 import { runRanks } from "./run.js";
 import { type BenchIO, type BenchOptions, hasBuiltin, STDIO } from "./types.js";
@@ -26,6 +28,13 @@ async function onComm(comm: Comm, o: BenchOptions, io: BenchIO): Promise<number>
     throw new UnavailableError("the nccl backend's comm carries no builtin collectives (comm.builtin.allreduce ...)");
   }
   await loadAlgorithms(o);
+  // --topology: the shape cclab run gave the world comm (or, in another launcher's job, the flags give).
+  const shape =
+    topologyOf(comm) ??
+    (o.machine
+      ? shapeOfSpec(o.machine.topology, comm.size, o.machine.placement, { rank: comm.rank, op: "bench" })
+      : undefined);
+  if (shape) useTopology(raw, shape);
   // Device memory is filled and checked through the backend's own host <-> device copies.
   const nccl = (await import(NCCL_MODULE)) as Partial<NcclTransfers>;
   if (typeof nccl.writeDevice !== "function" || typeof nccl.readDevice !== "function") {

@@ -23,15 +23,18 @@ import { parseOp } from "../core/op.js";
 import { betaFromGBps } from "../schedule/model.js";
 import { allAlgorithms } from "../schedule/registry.js";
 import { findSpec } from "../specs/index.js";
+import type { Machine } from "../tools/topology-shape.js";
 import { parseBeta } from "./model.js";
 import {
   addNetworkOptions,
   givenOptions,
+  modelFlagsGiven,
   type NetworkFlags,
   networkRequest,
   refuseAlphaBeta,
 } from "./network-options.js";
 import { jsonOption, LAUNCH_MAX_RANKS, npOption, nranksOption, outputOption, parsers, ranksOf } from "./options.js";
+import { absolutePlacement, shapeOfFlags } from "./topology-shape.js";
 
 function factorOption(value: string): number {
   const f = Number(value);
@@ -170,12 +173,9 @@ export function registerBench(program: Command): void {
       const dtype = f.datatype;
       if (!isDType(dtype)) throw new InvalidArgumentError({ op: "bench", arg: "-d" }, `unknown datatype ${dtype}`);
       const nranks = ranksOf("bench", f);
-      const network = networkRequest("bench", f, nranks ?? 4);
-      if (network && f.backend !== "sim")
-        throw new InvalidArgumentError(
-          { op: "bench", arg: "--topology" },
-          `models a network: use it with --backend sim, not ${f.backend}`,
-        );
+      // sim: --topology times the rows on the network model; mpi, nccl: it gives the algorithms the shape.
+      const machine = f.backend === "sim" ? undefined : benchMachine(f, nranks ?? 4);
+      const network = f.backend === "sim" ? networkRequest("bench", f, nranks ?? 4) : undefined;
       refuseAlphaBeta("bench", givenOptions(cmd), network);
       // With --algorithm-file and no --algorithm, bench the file's own algorithms (as explain,
       // trace and model do), not whatever 'auto' would pick among the built-ins.
@@ -213,6 +213,7 @@ export function registerBench(program: Command): void {
           gamma: f.gamma,
           simMaxBytes: f.simMaxBytes,
           network,
+          ...(machine ? { machine } : {}),
           floors: f.floors === true,
         },
         undefined,
@@ -220,7 +221,30 @@ export function registerBench(program: Command): void {
       );
     });
   // sim: --topology and its link flags time the rows on the network model (src/cli/network-options.ts).
-  addNetworkOptions(bench, "sim: ");
+  addNetworkOptions(bench, "sim: ", "; mpi, nccl: the algorithms get the machine's shape (Swing on a torus)");
+}
+
+/**
+ * mpi, nccl: --topology and --placement (checked here, for the n ranks) as the ranks read them;
+ * the network model's other flags time nothing there and are refused.
+ */
+function benchMachine(f: BenchFlags, n: number): Machine | undefined {
+  const model = modelFlagsGiven(f);
+  if (model.length > 0)
+    throw new InvalidArgumentError(
+      { op: "bench", arg: model[0] },
+      `sets the network model, which times --backend sim; on ${f.backend} the run is measured (--topology and --placement give the algorithms the machine's shape)`,
+    );
+  if (f.topology === undefined) {
+    if (f.placement !== undefined)
+      throw new InvalidArgumentError(
+        { op: "bench", arg: "--placement" },
+        "places ranks on a topology's hosts: give --topology too (e.g. --topology torus:4x4)",
+      );
+    return undefined;
+  }
+  shapeOfFlags(f.topology, n, f.placement, "bench");
+  return { topology: f.topology, ...(f.placement !== undefined ? { placement: absolutePlacement(f.placement) } : {}) };
 }
 
 /** The names of the file's algorithms of `collective` (loading it, once per process). */

@@ -47,13 +47,16 @@ function familyFlagHelp(flag: FamilyFlag): string {
 const time = (flag: string) => (v: string) => parseTime(v, flag);
 const n = (x: number) => x.toLocaleString("en");
 
-/** Adds the network flags to a command; `prefix` starts each description ('sim: ' on bench). */
-export function addNetworkOptions(cmd: Command, prefix = ""): Command {
+/**
+ * Adds the network flags to a command; `prefix` starts each description ('sim: ' on bench), and
+ * `also` ends --topology's and --placement's (what they do on bench's other backends).
+ */
+export function addNetworkOptions(cmd: Command, prefix = "", also = ""): Command {
   return cmd
     .addOption(
       new Option(
         "--topology <spec>",
-        `${prefix}time on a network: ${FAMILIES.map((f) => f.syntax).join(", ")} (docs/network.md)`,
+        `${prefix}time on a network: ${FAMILIES.map((f) => f.syntax).join(", ")} (docs/network.md)${also}`,
       ),
     )
     .addOption(
@@ -85,7 +88,7 @@ export function addNetworkOptions(cmd: Command, prefix = ""): Command {
           .join("; ")}; the first is the default)`,
       ),
     )
-    .addOption(new Option("--placement <how>", `${prefix}ranks on hosts: block, round-robin or file:PATH`))
+    .addOption(new Option("--placement <how>", `${prefix}ranks on hosts: block, round-robin or file:PATH${also}`))
     .addOption(
       new Option(
         "--engine <name>",
@@ -142,6 +145,11 @@ const NETWORK_ONLY: readonly (keyof NetworkFlags)[] = [
 
 const FLAG_NAME: Record<string, string> = { hopLatency: "--hop-latency" };
 const flagName = (k: string) => FLAG_NAME[k] ?? `--${k}`;
+
+/** The flags given that only the network model reads (all but --topology and --placement), as typed. */
+export function modelFlagsGiven(f: NetworkFlags): string[] {
+  return NETWORK_ONLY.filter((k) => k !== "placement" && f[k] !== undefined).map((k) => flagName(k as string));
+}
 
 /**
  * The network the flags ask for, or undefined for the alpha-beta model: no --topology, or `full`

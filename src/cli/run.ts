@@ -40,6 +40,8 @@ interface RunFlags {
   labels: LabelMode;
   semantics?: string;
   seed?: string;
+  topology?: string;
+  placement?: string;
   json?: boolean;
 }
 
@@ -186,6 +188,12 @@ function runTraceOptions(program: string, flags: RunFlags, nranks: number) {
 export async function runCommand(program: string, args: string[], flags: RunFlags): Promise<number> {
   const r = resolveFlags(flags);
   const n = int(r.perNodeFlag, r.perNode)!;
+  if (flags.placement !== undefined && flags.topology === undefined) {
+    throw new InvalidArgumentError(
+      { op: "run", arg: "--placement" },
+      "places ranks on a topology's hosts: give --topology too (e.g. --topology torus:4x4)",
+    );
+  }
   if (insideJob() && (flags.trace || flags.semantics || flags.seed)) {
     throw new InvalidArgumentError(
       { op: "run", arg: flags.trace ? "--trace" : flags.semantics ? "--semantics" : "--seed" },
@@ -212,6 +220,8 @@ export async function runCommand(program: string, args: string[], flags: RunFlag
     if (flags.timeout) process.env.CCLAB_TIMEOUT = String(seconds("--timeout", flags.timeout)! / 1000);
     if (flags.check) process.env.CCLAB_CHECK = "1";
     if (flags.fault.length) process.env.CCLAB_FAULT = flags.fault.join(";");
+    if (flags.topology !== undefined) process.env.CCLAB_TOPOLOGY = flags.topology;
+    if (flags.placement !== undefined) process.env.CCLAB_PLACEMENT = flags.placement;
     const { runWorker } = await import("../runtime/worker.js");
     return runWorker([program, ...args]);
   }
@@ -230,6 +240,8 @@ export async function runCommand(program: string, args: string[], flags: RunFlag
     check: flags.check,
     faults: flags.fault,
     graceMs: seconds("--grace", flags.grace),
+    topology: flags.topology,
+    placement: flags.placement,
     ...opts.launch,
   });
   if (result.exitCode !== 0) process.stderr.write(`${result.summary}\n`);
@@ -296,6 +308,14 @@ export function registerRun(program: Command): void {
       [] as string[],
     )
     .option("--grace <seconds>", "after the first failure, how long the others get before they are killed", "5")
+    .option(
+      "--topology <spec>",
+      "the machine, as cclab model takes it (torus:4x4, mesh:2x4x2, ring:8, rail:2x4, ...): the world comm's collectives give an algorithm that reads the shape (Swing on a torus or mesh) its shape, every other one the flat rank line (CCLAB_TOPOLOGY)",
+    )
+    .option(
+      "--placement <how>",
+      "with --topology: ranks on hosts, block (default), round-robin or file:PATH (CCLAB_PLACEMENT)",
+    )
     .option(
       "--trace <file>",
       "record every collective and p2p call: .html (step-through page), .svg, .json (--format perfetto for Perfetto)",

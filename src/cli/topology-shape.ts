@@ -1,18 +1,25 @@
 /**
- * `--topology` (and `--placement`) for the commands that build a schedule (verify, explain, trace
- * on sim, export, model; bench on sim binds in src/bench/sim.ts): the model's topology read as the
- * shape an algorithm sees (src/tools/topology-shape.ts), each rank on the host `--placement` puts
- * it, and the algorithms bound to it (src/schedule/shape.ts: an algorithm that reads that shape
- * gets it, every other one the flat rank line).
+ * `--topology` (and `--placement`) for the commands that build a schedule (verify, explain, trace,
+ * export, model; bench on sim binds in src/bench/sim.ts; run, and verify's and bench's MPI and
+ * NCCL ranks, hand the flags to the ranks: src/tools/topology-shape.ts's Machine): the model's
+ * topology read as the shape an algorithm sees (src/tools/topology-shape.ts), each rank on the
+ * host `--placement` puts it, and the algorithms bound to it (src/schedule/shape.ts: an algorithm
+ * that reads that shape gets it, every other one the flat rank line).
  */
+import { resolve } from "node:path";
 import { InvalidArgumentError } from "../core/errors.js";
-import { parseTopology, placeRanks, type Topology } from "../model/network/index.js";
+import { parseTopology } from "../model/network/index.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { withShape } from "../schedule/shape.js";
 import type { Shape } from "../specs/types.js";
-import { shapeOfTopology } from "../tools/topology-shape.js";
+import { shapeOfSpec, shapeOfTopology } from "../tools/topology-shape.js";
 
 export { shapeOfTopology };
+
+/** `--placement` as a process rank in another directory reads it: a file's path made absolute. */
+export function absolutePlacement(how: string): string {
+  return how.startsWith("file:") ? `file:${resolve(how.slice(5))}` : how;
+}
 
 /** The hosts of `--topology spec` (a family sized from the ranks, ring or full, counts one): the rank count a command defaults to. */
 export function topologyHosts(spec: string, op = "topology"): number {
@@ -26,14 +33,7 @@ export function topologyHosts(spec: string, op = "topology"): number {
 
 /** The shape `--topology spec` and `--placement how` give n ranks; `op` names the command in errors. */
 export function shapeOfFlags(spec: string, n: number, how: string | undefined, op: string): Shape {
-  let t: Topology;
-  try {
-    t = parseTopology(spec, n);
-  } catch (e) {
-    if (e instanceof InvalidArgumentError) throw new InvalidArgumentError({ op, arg: "--topology" }, e.message);
-    throw e;
-  }
-  return shapeOfTopology(t, placeRanks(t, n, how));
+  return shapeOfSpec(spec, n, how, { op });
 }
 
 /**

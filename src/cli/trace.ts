@@ -41,7 +41,7 @@ import type { PageView } from "../viz/page-data.js";
 import { eventNotes, stepThrough } from "../viz/steps.js";
 import { traceTable } from "../viz/table.js";
 import { jsonOption, nranksOption, outputOption, parsers, printJson, TOOL_MAX_RANKS } from "./options.js";
-import { bindTopology } from "./topology-shape.js";
+import { absolutePlacement, bindTopology } from "./topology-shape.js";
 import { OUTPUT_FORMATS, outputFormat, write, writeTrace, wroteToStderr } from "./trace-output.js";
 
 export interface TraceCall {
@@ -116,10 +116,11 @@ async function traceThisMpiRank(alg: Algorithm, call: TraceCall): Promise<{ comm
   }
   const c = shapeFor(alg, call, world.rank);
   const b = allocate(world, c);
-  await invoke(world, c, alg.name, b);
+  // The algorithm itself, not its name: with --topology it is bound to the machine.
+  await invoke(world, c, alg, b);
   world.builtin.barrier();
   const trace = new Trace();
-  await invoke(withTracing(world, trace), c, alg.name, b);
+  await invoke(withTracing(world, trace), c, alg, b);
   return { comm: world, events: trace.events };
 }
 
@@ -139,6 +140,9 @@ export async function mpiTraceAvailable(): Promise<MpiAvailability> {
 export interface AlgorithmSource {
   readonly algorithm?: string;
   readonly algorithmFile?: string;
+  /** --topology and --placement, which every rank binds the algorithm to. */
+  readonly topology?: string;
+  readonly placement?: string;
 }
 
 /**
@@ -166,6 +170,8 @@ export async function traceOnMpi(alg: Algorithm, call: TraceCall, source: Algori
       ...from,
       ...["--nranks", String(call.size), "--count", String(call.count), "--root", String(call.root)],
       ...["--segment", String(call.segment), "--backend", "mpi", "--trace-dir", dir],
+      ...(source.topology !== undefined ? ["--topology", source.topology] : []),
+      ...(source.placement !== undefined ? ["--placement", absolutePlacement(source.placement)] : []),
     ]);
     const { cmd, args } = mpirunCommand(call.size, argv);
     const code = await new Promise<number>((done, fail) => {
@@ -346,10 +352,8 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
   // -n, when given, must agree with the job (traceThisMpiRank says so otherwise).
   const size = o.nranks ?? o.size ?? (job ? jobSize : 4);
   const shown = explainCallFor(given, size, { count: o.count, root: o.root, segment: o.segment });
-  // On sim the algorithm sees --topology's machine (Swing on a torus); an MPI run's workers load it by name, flat.
-  const [alg] = (
-    o.topology !== undefined && o.backend === "sim" ? bindTopology([given], o, size, "trace") : [given]
-  ) as [Algorithm];
+  // The algorithm sees --topology's machine (Swing on a torus), on sim and on every MPI rank.
+  const [alg] = (o.topology !== undefined ? bindTopology([given], o, size, "trace") : [given]) as [Algorithm];
   const call: TraceCall = { size, count: shown.count, root: shown.root, segment: shown.segment, seed: o.seed };
   if (call.root >= call.size) {
     throw new InvalidArgumentError({ op: "trace", arg: "--root" }, `${call.root} is not a rank of ${call.size}`);
@@ -362,7 +366,7 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
       "places ranks on --topology's machine: give --topology too",
     );
   }
-  const network = o.topology === undefined ? undefined : networkFor(o, call.size);
+  const network = o.topology === undefined || o.traceDir ? undefined : networkFor(o, call.size); // a rank draws nothing
 
   let events: TraceEvent[];
   let unit = "tick";
@@ -386,7 +390,7 @@ export async function traceCommand(collective: string, o: TraceOptions): Promise
       console.error(`to get it: ${avail.hint} (or use --backend sim)`);
       return 1;
     }
-    events = await traceOnMpi(alg, call, { algorithm: o.algorithm, algorithmFile: o.algorithmFile });
+    events = await traceOnMpi(alg, call, o); // its algorithm, file, topology and placement
     unit = "µs";
   }
   const where = o.backend === "sim" ? "sim" : `mpi (µs, after one warm-up run)`;
@@ -480,7 +484,7 @@ export function registerTrace(program: Command): void {
     )
     .option(
       "--topology <spec>",
-      "with -o x.html: draw this machine beside the diagram and colour the links each step loads (torus:4x4, fattree, rail:2x8, ...; see cclab model --help); on sim an algorithm that reads its shape (Swing on a torus) runs on it",
+      "with -o x.html: draw this machine beside the diagram and colour the links each step loads (torus:4x4, fattree, rail:2x8, ...; see cclab model --help); on sim and mpi an algorithm that reads its shape (Swing on a torus) runs on it",
     )
     .option("--placement <how>", "with --topology: where ranks sit: block (default), round-robin, file:PATH")
     .addOption(jsonOption())

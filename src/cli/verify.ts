@@ -4,7 +4,7 @@ import { InvalidArgumentError } from "../core/errors.js";
 import type { Shape } from "../specs/types.js";
 import { type VerifyOptions, verify } from "../verify/run.js";
 import { jsonOption, npOption, nranksOption, parsers, ranksOf, TOOL_MAX_RANKS } from "./options.js";
-import { shapeOfFlags, topologyHosts } from "./topology-shape.js";
+import { absolutePlacement, shapeOfFlags, topologyHosts } from "./topology-shape.js";
 
 interface VerifyFlags {
   collective?: string;
@@ -32,17 +32,12 @@ function verifyShape(f: VerifyFlags, ranks: readonly number[] | undefined): Shap
       );
     return undefined;
   }
-  if (f.backend !== "sim")
-    throw new InvalidArgumentError(
-      { op: "verify", arg: "--topology" },
-      `runs on --backend sim; on ${f.backend} the workers run each algorithm by name, flat (a bound algorithm from --algorithm-file runs there)`,
-    );
   if (ranks && ranks.length > 1)
     throw new InvalidArgumentError(
       { op: "verify", arg: "-n" },
       `with --topology names one rank count, got ${ranks.join(",")}`,
     );
-  return shapeOfFlags(f.topology, ranks?.[0] ?? topologyHosts(f.topology), f.placement, "verify");
+  return shapeOfFlags(f.topology, ranks?.[0] ?? topologyHosts(f.topology, "verify"), f.placement, "verify");
 }
 
 export function registerVerify(program: Command): void {
@@ -70,7 +65,7 @@ export function registerVerify(program: Command): void {
     .addOption(new Option("--size <n>", "renamed --max-n").hideHelp())
     .option(
       "--topology <spec>",
-      "the machine, as cclab model takes it (torus:4x4, mesh:2x4x2, ring:8, rail:2x4, ...): every algorithm is verified at its rank count (-n, else its hosts) and an algorithm that reads the shape (Swing on a torus or mesh) gets it",
+      "the machine, as cclab model takes it (torus:4x4, mesh:2x4x2, ring:8, rail:2x4, ...): every algorithm is verified at its rank count (-n, else its hosts; on mpi and nccl the one world launched) and an algorithm that reads the shape (Swing on a torus or mesh) gets it",
     )
     .option("--placement <how>", "with --topology: ranks on hosts, block (default), round-robin or file:PATH")
     .addOption(jsonOption())
@@ -84,6 +79,14 @@ export function registerVerify(program: Command): void {
       let ranks = ranksOf("verify", f);
       const shape = verifyShape(f, ranks);
       if (shape) ranks = [shape.hostOf.length];
+      // mpi, nccl: each rank reads the machine itself (CCLAB_TOPOLOGY), a placement file from any directory.
+      const machine =
+        shape && f.backend !== "sim" && f.topology !== undefined
+          ? {
+              topology: f.topology,
+              ...(f.placement !== undefined ? { placement: absolutePlacement(f.placement) } : {}),
+            }
+          : undefined;
       const o: VerifyOptions = {
         collective: f.collective,
         algorithm: f.algorithm,
@@ -95,7 +98,8 @@ export function registerVerify(program: Command): void {
         np: f.backend !== "sim" && ranks ? ranks.join(",") : undefined,
         sizes: f.backend === "sim" ? ranks : undefined,
         json: f.json,
-        ...(shape ? { shape } : {}),
+        ...(shape && !machine ? { shape } : {}),
+        ...(machine ? { machine } : {}),
       };
       process.exitCode = await verify(o);
     });

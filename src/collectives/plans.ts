@@ -15,6 +15,7 @@ import { type Collective, makeCall, rankCall } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import { site } from "./args.js";
 import { type Choice, chooseAlgorithm } from "./auto.js";
+import { onMachine } from "./machine.js";
 
 const CHOICE_CACHE_LIMIT = 4096;
 /** 'auto''s choice per (collective, size, bytes), and the names it chose among; kept while the registry is unchanged. */
@@ -114,15 +115,16 @@ const PROBES = 8;
 /** Per comm: at most PROBES, the newest replacing the oldest (`nextProbe` says which goes next). */
 const probeSets = new WeakMap<Comm, { readonly probes: Probe[]; nextProbe: number }>();
 
+/** The algorithm the call asked for, bound to the comm's machine where it has one (machine.ts). */
 function pick(comm: Comm, call: ProbeCall, requested: unknown): Algorithm {
   const given = givenAlgorithm(requested, call.collective, () => site(comm, call.name, "options.algorithm"));
-  if (given) return given;
+  if (given) return onMachine(given, comm);
   if (typeof requested !== "string") {
     throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
   }
   const name =
     requested === "auto" ? chooseFor(call.collective, comm.size, call.count, call.dtype).algorithm : requested;
-  return findAlgorithm(call.collective, name, { rank: comm.rank, op: call.name });
+  return onMachine(findAlgorithm(call.collective, name, { rank: comm.rank, op: call.name }), comm);
 }
 
 /**

@@ -124,7 +124,9 @@ function browserPlugin(): Plugin {
           a.path === "v8"
             ? // broadcastObject / allGatherObject: objects go as JSON here (v8's format needs Node).
               "export const serialize = (o) => new TextEncoder().encode(JSON.stringify(o));\n" +
-              "export const deserialize = (b) => JSON.parse(new TextDecoder().decode(b));"
+              "export const deserialize = (b) => JSON.parse(new TextDecoder().decode(b));\n" +
+              // The network model's heap bound (topology.ts parses the grid families, which import it).
+              'export const getHeapStatistics = () => { throw new Error("v8.getHeapStatistics: not available in the playground"); };'
             : `module.exports = new Proxy({}, { get: (_, k) => k === "__esModule" ? false : () => { throw new Error(${JSON.stringify(a.path)} + "." + String(k) + ": not available in the playground (a browser; sim only)"); } });`,
         loader: "js",
       }));

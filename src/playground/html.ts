@@ -75,6 +75,7 @@ export function playgroundHtml(nranks = 4): string {
     "<h1>cclab playground</h1>",
     '<label>Examples <select id="examples"></select></label>',
     `<label title="simulated ranks">n <input id="n" type="number" min="1" max="64" value="${nranks}"></label>`,
+    '<label title="the machine, in cclab model\'s syntax (ring[:N], torus:AxB[xC...], mesh:AxB[xC...]): Run and Explain give an algorithm that reads it its shape; blank, the flat rank line">topology <input id="topology" type="text" maxlength="100" size="9" placeholder="torus:4x4" spellcheck="false"></label>',
     '<label>semantics <select id="semantics"><option>nccl</option><option>mpi-eager</option><option>buffered</option></select></label>',
     '<label title="the simulator\'s interleaving seed">seed <input id="seed" type="number" value="1"></label>',
     '<button id="run" class="primary" title="Ctrl-Enter">Run</button>',

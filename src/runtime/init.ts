@@ -16,6 +16,7 @@
 
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { useTopology } from "../collectives/machine.js";
 import type { Comm } from "../comm.js";
 import {
   AbortError,
@@ -254,6 +255,10 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
   const checked = options.check ?? checkedFromEnv(env);
   const faults = options.faults ?? faultsFromEnv(env);
   checkFaultRanks(faults, job.size, "CCLAB_FAULT");
+  // cclab run --topology: the world comm's collectives run on the machine's shape (read before joining).
+  const shape = env.CCLAB_TOPOLOGY
+    ? (await import("../tools/topology-shape.js")).shapeFromEnv(env, job.size, { rank: job.rank, op: "init" })
+    : undefined;
   // This rank dies with its parent (mpirun's daemon, or cclab run) and with the cclab launcher.
   startWatchdog({
     who,
@@ -375,6 +380,7 @@ export async function init(options: InitOptions = {}): Promise<GuardedComm> {
     timeoutMs,
     watch,
   });
+  if (shape) useTopology(comm, shape);
   hosting.set(comm, { job, store, server, watch, timeoutMs, backend: started.ends });
   return comm;
 }

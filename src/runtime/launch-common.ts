@@ -4,6 +4,7 @@
  * and the one-line summary. Its own module, so the launchers need not import launch.ts, which
  * imports them.
  */
+import { resolve } from "node:path";
 import type { SimOptions } from "../sim/index.js";
 import type { AbortInfo } from "./guard.js";
 
@@ -33,6 +34,14 @@ export interface LaunchOptions {
   /** Per blocking call; default CCLAB_TIMEOUT or 300 s. */
   timeoutMs?: number;
   check?: boolean;
+  /**
+   * The machine the ranks run on, in the model's syntax (torus:4x4, mesh:2x4x2, rail:2x4, ...), and
+   * how ranks sit on its hosts (block, round-robin, file:PATH): the world comm's collectives give
+   * their algorithms its shape (src/collectives/machine.ts). Process ranks get them as
+   * CCLAB_TOPOLOGY and CCLAB_PLACEMENT.
+   */
+  topology?: string;
+  placement?: string;
   /** Fault specs (see faults.ts). */
   faults?: readonly string[];
   /** After the first failure, how long the other ranks get to fail on their own before SIGTERM, then SIGKILL. */
@@ -72,6 +81,21 @@ export interface LaunchResult {
 export function faultSpecs(o: LaunchOptions): string[] {
   const fromEnv = o.env?.CCLAB_FAULT ?? process.env.CCLAB_FAULT;
   return [...(fromEnv ? [fromEnv] : []), ...(o.faults ?? [])];
+}
+
+/**
+ * The job's machine: --topology and --placement, else CCLAB_TOPOLOGY and CCLAB_PLACEMENT (of o.env,
+ * else this process), as a process rank reads them.
+ */
+export function jobTopology(o: LaunchOptions): { topology?: string; placement?: string } {
+  const topology = o.topology ?? (o.env?.CCLAB_TOPOLOGY || process.env.CCLAB_TOPOLOGY || undefined);
+  const how =
+    o.topology !== undefined
+      ? o.placement
+      : (o.placement ?? (o.env?.CCLAB_PLACEMENT || process.env.CCLAB_PLACEMENT || undefined));
+  // A placement file is read by every rank, wherever it starts: its path made absolute here.
+  const placement = how?.startsWith("file:") ? `file:${resolve(how.slice(5))}` : how;
+  return { ...(topology !== undefined ? { topology } : {}), ...(placement !== undefined ? { placement } : {}) };
 }
 
 /** The result and its summary: 'cclab run: rank k failed first: <why>', then one line per process. */

@@ -13,7 +13,7 @@ import { deadline } from "../core/timer.js";
 import { ABORT_KEY, joinedKey, type KVStore, parseAbort } from "../kvstore.js";
 import { DEFAULT_MASTER_PORT } from "./env.js";
 import { type AbortInfo, defaultTimeoutMs } from "./guard.js";
-import { finish, type LaunchOptions, type LaunchResult, type RankExit } from "./launch-common.js";
+import { finish, jobTopology, type LaunchOptions, type LaunchResult, type RankExit } from "./launch-common.js";
 import { LinePrefixer } from "./output.js";
 import { makeToken, StoreClient, StoreServer } from "./store/index.js";
 import { nodeArgv, ownModule } from "./user-module.js";
@@ -126,6 +126,10 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   if (o.timeoutMs !== undefined) common.CCLAB_TIMEOUT = String(o.timeoutMs / 1000);
   if (o.check) common.CCLAB_CHECK = "1";
   if (o.faults?.length) common.CCLAB_FAULT = [env.CCLAB_FAULT, ...o.faults].filter(Boolean).join(";");
+  // --topology: every rank's world comm gets the machine's shape (init.ts reads these).
+  const machine = jobTopology(o);
+  if (machine.topology !== undefined) common.CCLAB_TOPOLOGY = machine.topology;
+  if (machine.placement !== undefined) common.CCLAB_PLACEMENT = machine.placement;
 
   const worker = ownModule("./worker.ts", import.meta.url);
   const children: Child[] = [];

@@ -8,6 +8,7 @@
  * - a main that never settles (nothing left to run, so Node would exit 13) fails that rank.
  */
 import { createHook } from "node:async_hooks";
+import { useTopology } from "../collectives/machine.js";
 import { InvalidArgumentError, RankError } from "../core/errors.js";
 import { formatDuration } from "../core/timer.js";
 import { MemoryStore } from "../kvstore.js";
@@ -16,7 +17,7 @@ import { checkedFromEnv, withChecks } from "./checked.js";
 import { FaultyComm, parseFaults, withFaults } from "./faults.js";
 import { type AbortInfo, AbortWatch, defaultTimeoutMs, GuardedComm } from "./guard.js";
 import { loadProgram } from "./init.js";
-import { faultSpecs, finish, type LaunchOptions, type LaunchResult } from "./launch-common.js";
+import { faultSpecs, finish, jobTopology, type LaunchOptions, type LaunchResult } from "./launch-common.js";
 import { RankOutput } from "./output.js";
 import { eventLoopBound, MIN_BLOCKED_MS } from "./watchdog.js";
 
@@ -49,6 +50,12 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
   const timeoutMs = o.timeoutMs ?? defaultTimeoutMs();
   const faults = parseFaults(faultSpecs(o));
   const checked = o.check ?? checkedFromEnv();
+  // --topology: each rank's comm runs its collectives on the machine's shape (one, checked once).
+  const machine = jobTopology(o);
+  const shape =
+    machine.topology === undefined
+      ? undefined
+      : (await import("../tools/topology-shape.js")).shapeOfSpec(machine.topology, n, machine.placement, { op: "run" });
   const store = new MemoryStore(undefined, timeoutMs);
   const watch = new AbortWatch(store);
   const output = new RankOutput();
@@ -144,6 +151,7 @@ export async function launchSim(o: LaunchOptions): Promise<LaunchResult> {
             activity: me.activity,
             holdProcess: false,
           });
+          if (shape) useTopology(c, shape);
           try {
             const running = Promise.resolve().then(() => prog.main(c, [...(o.args ?? [])]));
             // Once the rank failed from outside, its main may still reject (aborted): that is not news.

@@ -10,7 +10,14 @@ import { readFileSync, statSync } from "node:fs";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkTimeoutMs } from "../core/timer.js";
 import { checkFaultRanks, parseFaults } from "./faults.js";
-import { BACKENDS, faultSpecs, type LaunchOptions, type LaunchResult, MAX_RANKS } from "./launch-common.js";
+import {
+  BACKENDS,
+  faultSpecs,
+  jobTopology,
+  type LaunchOptions,
+  type LaunchResult,
+  MAX_RANKS,
+} from "./launch-common.js";
 
 export {
   BACKENDS,
@@ -61,6 +68,8 @@ function checkOptions(o: LaunchOptions): void {
   if (o.timeoutMs !== undefined) checkTimeoutMs(o.timeoutMs, { op: "run", arg: "--timeout" });
   if (o.graceMs !== undefined) checkTimeoutMs(o.graceMs, { op: "run", arg: "--grace" });
   checkFaultRanks(parseFaults(faultSpecs(o)), o.nprocs * nnodes);
+  if (o.placement !== undefined && jobTopology(o).topology === undefined)
+    throw bad("--placement", "places ranks on a topology's hosts: give --topology too (e.g. --topology torus:4x4)");
 }
 
 /** The most a hostfile may hold: one line per host, so a few hundred kilobytes at the most. */
@@ -96,6 +105,14 @@ function checkHostfile(file: string): void {
 /** Runs the job to completion; never throws for a rank's failure (that is in the result). */
 export async function launch(options: LaunchOptions): Promise<LaunchResult> {
   checkOptions(options);
+  const { topology, placement } = jobTopology(options);
+  if (topology !== undefined) {
+    // Checked here, for every rank of the job, before one starts.
+    const { shapeOfSpec } = await import("../tools/topology-shape.js");
+    const names =
+      options.topology === undefined ? { topology: "CCLAB_TOPOLOGY", placement: "CCLAB_PLACEMENT" } : undefined;
+    shapeOfSpec(topology, options.nprocs * (options.nnodes ?? 1), placement, { op: "run" }, names);
+  }
   if (options.backend === "sim") {
     const { launchSim } = await import("./launch-sim.js");
     return launchSim(options);

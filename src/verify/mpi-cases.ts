@@ -109,7 +109,7 @@ async function dataCase(comm: MpiComm, alg: Algorithm, c: Case): Promise<string 
   const inArr = hostArray(b.input as View);
   inArr.set(caseValues(c, comm.rank, inArr.length) as never);
   const saved = inArr.slice() as TypedArray;
-  await invoke(comm, rc, alg.name, b);
+  await invoke(comm, rc, alg, b);
   const out = hostArray(b.output as View);
   const where = `rank ${comm.rank} (world ${comm.worldRanks[comm.rank]})`;
   const why = builtinNotOracle(c);
@@ -155,7 +155,7 @@ async function barrierCase(comm: MpiComm, alg: Algorithm, c: Case): Promise<stri
   if (comm.rank === late) await new Promise((r) => setTimeout(r, BARRIER_LATE_MS));
   const entered = Date.now();
   const rc = rankCall(c, comm.rank);
-  await invoke(comm, rc, alg.name, allocate(comm, rc));
+  await invoke(comm, rc, alg, allocate(comm, rc));
   const left = Date.now();
   const all = zeros("float64", 3 * comm.size);
   comm.builtin.allgather(view(tensor("float64", [entered, left, hostHash()])), view(all), 3);

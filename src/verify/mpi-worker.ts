@@ -5,7 +5,8 @@
  * algorithm, "ok np=N collective/name: ..." or "FAIL np=N collective/name: ..." followed by
  * "replay: <command>"; the exit status is 1 if any algorithm failed.
  *
- * argv: --seed S --runs R [--collective C] [--algorithm A] [--algorithm-file F]
+ * argv: --seed S --runs R [--collective C] [--algorithm A] [--algorithm-file F]; with
+ * CCLAB_TOPOLOGY (and CCLAB_PLACEMENT: verify's --topology) every algorithm is bound to that shape.
  * A wait that outlives $CCLAB_TIMEOUT seconds (default here 60) prints the case and its replay
  * command, then calls MPI_Abort, so a deadlocking algorithm cannot hang the run.
  */
@@ -13,7 +14,10 @@ import { parseArgs } from "node:util";
 import fc from "fast-check";
 import { initMpi } from "../backends/mpi/index.js";
 import type { Algorithm } from "../schedule/dsl.js";
-import { specOf } from "../specs/index.js";
+import { callSeenBy, withShape } from "../schedule/shape.js";
+import { makeCall, rankCall, specOf } from "../specs/index.js";
+import type { Shape } from "../specs/types.js";
+import { shapeFromEnv, TOPOLOGY_ENV } from "../tools/topology-shape.js";
 import { selectAlgorithms } from "./load.js";
 import { replayCommand } from "./mpi.js";
 import { runMpiCase } from "./mpi-cases.js";
@@ -36,7 +40,9 @@ const np = world.size;
 const lead = world.rank === 0;
 
 /** The command that replays this algorithm's run at this size (same seed, same cases). */
-const replay = (alg: Algorithm) => replayCommand(alg, np, seed, runs, a["algorithm-file"]);
+const topology = process.env[TOPOLOGY_ENV.topology];
+const machine = topology ? { topology, placement: process.env[TOPOLOGY_ENV.placement] || undefined } : undefined;
+const replay = (alg: Algorithm) => replayCommand(alg, np, seed, runs, a["algorithm-file"], machine);
 
 let current: { alg: Algorithm; c?: Case } | undefined;
 const defaultAbort = world.proc.onAbort;
@@ -50,19 +56,39 @@ world.proc.onAbort = (e) => {
   defaultAbort(e);
 };
 
+/** Why `alg` cannot run on this world's shape (src/schedule/shape.ts's error), or undefined. */
+function refusal(alg: Algorithm, shape: Shape | undefined): string | undefined {
+  try {
+    callSeenBy(alg, rankCall(makeCall({ collective: alg.collective, size: np, count: 1, shape }), world.rank));
+    return undefined;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
 let algs: Algorithm[];
+let failed = 0;
 try {
-  algs = await selectAlgorithms({
+  const shape = shapeFromEnv(process.env, np, { rank: world.rank, op: "verify" });
+  algs = [];
+  for (const alg of await selectAlgorithms({
     collective: a.collective,
     algorithm: a.algorithm,
     algorithmFile: a["algorithm-file"],
-  });
+  })) {
+    // One that needs a shape this run does not give refuses here, naming itself and --topology.
+    const refused = refusal(alg, shape);
+    if (refused === undefined) algs.push(shape ? withShape(alg, shape, { op: "verify", arg: "--topology" }) : alg);
+    else {
+      failed++;
+      if (lead) console.log(`FAIL np=${np} ${alg.collective}/${alg.name}: ${refused}\nreplay: ${replay(alg)}`);
+    }
+  }
 } catch (e) {
   if (lead) console.log(`FAIL np=${np} selection: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(2);
 }
 
-let failed = 0;
 for (const alg of algs) {
   current = { alg };
   const id = `${alg.collective}/${alg.name}`;

@@ -11,6 +11,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mpiAvailable, mpirunCommand } from "../backends/mpi/index.js";
 import { nodeArgv, ownModule } from "../runtime/user-module.js";
 import type { Algorithm } from "../schedule/dsl.js";
+import { type Machine, topologyEnv } from "../tools/topology-shape.js";
 import { selectAlgorithms } from "./load.js";
 import { printReport, type VerifyOptions, type VerifyReport } from "./report.js";
 
@@ -49,12 +50,14 @@ interface Launch {
  * MPI's blocking built-ins cannot; so a launch silent for idleMs is stopped (SIGTERM to mpirun)
  * and reported as a hang of the algorithm after the last one that reported.
  */
-function launch(np: number, args: string[], idleMs: number, json = false): Promise<Launch> {
+function launch(np: number, args: string[], idleMs: number, json = false, machine?: Machine): Promise<Launch> {
   const { cmd, args: mpiArgs } = mpirunCommand(np, workerArgv(args));
   return new Promise((resolve) => {
     const lines: string[] = [];
     let hung: string | undefined;
-    const child = spawn(cmd, mpiArgs, { stdio: ["ignore", "pipe", "pipe"] });
+    // --topology reaches every rank as CCLAB_TOPOLOGY and CCLAB_PLACEMENT (mpi-worker.ts binds to it).
+    const env = { ...process.env, ...topologyEnv(machine) };
+    const child = spawn(cmd, mpiArgs, { stdio: ["ignore", "pipe", "pipe"], env });
     let timer: NodeJS.Timeout | undefined;
     const arm = () => {
       clearTimeout(timer);
@@ -93,9 +96,19 @@ function launch(np: number, args: string[], idleMs: number, json = false): Promi
 }
 
 /** The replay command for one algorithm at one size (the worker prints the same). */
-export function replayCommand(alg: Algorithm, np: number, seed: number, runs: number, file?: string): string {
+export function replayCommand(
+  alg: Algorithm,
+  np: number,
+  seed: number,
+  runs: number,
+  file?: string,
+  machine?: Machine,
+): string {
   const f = file ? ` --algorithm-file ${file}` : "";
-  return `cclab verify --backend mpi -n ${np} --collective ${alg.collective} --algorithm ${alg.name}${f} --seed ${seed} --runs ${runs}`;
+  const t = machine
+    ? ` --topology ${machine.topology}${machine.placement !== undefined ? ` --placement ${machine.placement}` : ""}`
+    : "";
+  return `cclab verify --backend mpi -n ${np}${t} --collective ${alg.collective} --algorithm ${alg.name}${f} --seed ${seed} --runs ${runs}`;
 }
 
 export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Promise<number> {
@@ -133,11 +146,11 @@ export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Pr
   if (o.algorithmFile) args.push("--algorithm-file", o.algorithmFile);
   const log = o.json ? () => {} : (line: string) => console.log(line);
   log(
-    `cclab verify --backend mpi: hand-rolled algorithms vs MPI's built-in collectives under mpirun, np = ${sizes.join(", ")}; ${runs} cases per algorithm (seed ${seed})`,
+    `cclab verify --backend mpi: hand-rolled algorithms vs MPI's built-in collectives under mpirun, np = ${sizes.join(", ")}${o.machine ? ` on ${o.machine.topology}` : ""}; ${runs} cases per algorithm (seed ${seed})`,
   );
   const t0 = performance.now();
   const results: Launch[] = [];
-  for (const np of sizes) results.push(await launch(np, args, idleMs, o.json));
+  for (const np of sizes) results.push(await launch(np, args, idleMs, o.json, o.machine));
 
   const summary: string[] = [];
   let bad = 0;
@@ -162,7 +175,7 @@ export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Pr
         summary.push(
           `  FAIL np=${r.np}: ${r.hung ?? `mpirun ended with ${exit} before every algorithm reported`}${where}`,
         );
-        if (stuck) summary.push(`    replay: ${replayCommand(stuck, r.np, seed, runs, o.algorithmFile)}`);
+        if (stuck) summary.push(`    replay: ${replayCommand(stuck, r.np, seed, runs, o.algorithmFile, o.machine)}`);
       }
     } else {
       summary.push(`np=${r.np}: ${ok} ${ok === 1 ? "algorithm agrees" : "algorithms agree"} with MPI's built-in`);
@@ -171,7 +184,13 @@ export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Pr
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
   if (o.json) {
     printReport(
-      mpiReport(algs, results, { seed, runs, seconds: (performance.now() - t0) / 1000, file: o.algorithmFile }),
+      mpiReport(algs, results, {
+        seed,
+        runs,
+        seconds: (performance.now() - t0) / 1000,
+        file: o.algorithmFile,
+        machine: o.machine,
+      }),
     );
     return bad === 0 ? 0 : 1;
   }
@@ -188,7 +207,7 @@ export async function verifyMpi(o: VerifyOptions & { np?: number | string }): Pr
 function mpiReport(
   algs: readonly Algorithm[],
   results: readonly Launch[],
-  o: { seed: number; runs: number; seconds: number; file: string | undefined },
+  o: { seed: number; runs: number; seconds: number; file: string | undefined; machine: Machine | undefined },
 ): VerifyReport {
   const rows = algs.map((alg) => {
     const name = `${alg.collective}/${alg.name}:`;
@@ -202,7 +221,7 @@ function mpiReport(
       if (!ok && !failure) {
         failure =
           fail ?? `np=${r.np}: mpirun ended (${r.signal ? `signal ${r.signal}` : `exit ${r.code}`}) before it reported`;
-        replay = replayCommand(alg, r.np, o.seed, o.runs, o.file);
+        replay = replayCommand(alg, r.np, o.seed, o.runs, o.file, o.machine);
       }
     }
     return {

@@ -150,7 +150,7 @@ export async function runNcclCase(comm: Comm, builtin: NcclBuiltin, alg: Algorit
   // The algorithm.
   const b = allocate(comm, rc);
   const before = await fillInput(b, c, rank);
-  await invoke(comm, rc, alg.name, b);
+  await invoke(comm, rc, alg, b);
   const got = await readDevice(b.output as View);
   const diff = compare(`cclab ${alg.name}`, c.dtype, got, want);
   if (diff) failures.push(diff);

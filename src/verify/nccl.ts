@@ -14,6 +14,7 @@ import { type NcclDiagnosis, ncclDiagnose } from "../backends/nccl/index.js";
 import type { DType } from "../core/dtype.js";
 import { launch } from "../runtime/launch.js";
 import { ownModule } from "../runtime/user-module.js";
+import type { Machine } from "../tools/topology-shape.js";
 import { RESULT_TAG, type WorkerOptions } from "./nccl-worker.js";
 import { printReport, type VerifyOptions } from "./report.js";
 
@@ -70,6 +71,8 @@ export interface NcclRunOptions {
   readonly timeoutS?: number;
   /** Where the ranks' other output goes (default: this process's stdout). */
   readonly echo?: (line: string) => void;
+  /** `--topology` and `--placement`: every rank binds the algorithms to the shape they give its world (nccl-worker.ts). */
+  readonly machine?: Machine;
 }
 
 export interface NcclRunResult {
@@ -139,6 +142,7 @@ export async function runNcclDifferential(o: NcclRunOptions): Promise<NcclRunRes
         args: [JSON.stringify(worker)],
         timeoutMs: (o.timeoutS ?? 120) * 1000,
         env: algo ? { NCCL_ALGO: algo } : {},
+        ...(o.machine ? { topology: o.machine.topology, placement: o.machine.placement } : {}),
         stdout: onOut,
         stderr: (t) => {
           for (const l of t.split("\n")) if (l) echo(l);
@@ -167,7 +171,7 @@ export async function verifyNccl(o: VerifyOptions): Promise<number> {
   const log = o.json ? () => {} : (line: string) => console.log(line);
   log(
     `cclab verify --backend nccl: NCCL ${lib.versionString} (${lib.path}), ${d.devices} GPU(s), ` +
-      `world sizes ${sizes.join(", ")}${algos[0] ? `, NCCL_ALGO ${algos.join(", ")}` : ""}; ` +
+      `world sizes ${sizes.join(", ")}${o.machine ? ` on ${o.machine.topology}` : ""}${algos[0] ? `, NCCL_ALGO ${algos.join(", ")}` : ""}; ` +
       `${o.runs} cases per algorithm and size (seed ${seed})`,
   );
   const t0 = performance.now();
@@ -179,6 +183,7 @@ export async function verifyNccl(o: VerifyOptions): Promise<number> {
     algorithm: o.algorithm,
     algorithmFile: o.algorithmFile,
     ncclAlgos: algos,
+    ...(o.machine ? { machine: o.machine } : {}),
     ...(o.json ? { echo: (l: string) => console.error(l) } : {}),
   });
   if (o.json) {

@@ -4,6 +4,7 @@
  * drivers, which run.ts loads only when asked, import it without importing run.ts back.
  */
 import type { Shape } from "../specs/types.js";
+import type { Machine } from "../tools/topology-shape.js";
 
 export interface VerifyOptions {
   collective?: string;
@@ -23,6 +24,8 @@ export interface VerifyOptions {
   json?: boolean;
   /** `--topology`: the machine every algorithm is bound to (src/schedule/shape.ts), at its rank count only. */
   shape?: Shape;
+  /** mpi/nccl `--topology` and `--placement`: each rank binds every algorithm to the shape they give its world. */
+  machine?: Machine;
 }
 
 /** `cclab verify --json`, on every backend: one result per algorithm. */

@@ -41,6 +41,9 @@ const num = (id: string, lo: number, hi: number) => {
   return v;
 };
 
+/** The settings' fields, by id: a link sets them, and a change to one is kept in the address bar. */
+const SETTINGS = ["n", "semantics", "seed", "lo", "hi", "runs", "limit", "topology"] as const;
+
 // ---- the workspace and the editor ----
 
 const ws = { files: {} as Record<string, string>, main: "", current: "" };
@@ -100,7 +103,6 @@ function showFile(path: string): void {
   refreshFiles(ws, (p) => SOURCES.has(p));
 }
 
-/** Opens a file the site carries as the workspace's only (and main) file. */
 /**
  * Opens a file the site carries as the workspace's only (and main) file: your kept copy of it
  * when `yours` (the Examples menu), the site's own text otherwise (a lesson's link). Asks first
@@ -211,6 +213,7 @@ function settings() {
     hi: num("hi", 1, 64),
     runs: num("runs", 0, 1000),
     limit: num("limit", 1, 600),
+    topology: input("topology").value, // topology.ts reads it, in the Worker
   };
 }
 
@@ -247,7 +250,8 @@ function start(j: Job, onDone: (r: Result) => void): void {
 
 function base(kind: Job["kind"]) {
   const pristine = Object.entries(ws.files).every(([p, text]) => SOURCES.get(p)?.text === text);
-  return { id: nextId++, files: { ...ws.files } as Files, main: ws.main, kind, pristine };
+  const { topology } = settings();
+  return { id: nextId++, files: { ...ws.files } as Files, main: ws.main, kind, pristine, topology };
 }
 
 function guarded<A extends unknown[]>(f: (...a: A) => void): (...a: A) => void {
@@ -370,16 +374,7 @@ async function restore(): Promise<void> {
     for (const [p, text] of Object.entries(st.files)) if (text !== (draftOf(p) ?? SOURCES.get(p)?.text)) unsaved.add(p);
     showFile(st.current && st.files[st.current] !== undefined ? st.current : st.main);
   } else openExample("examples/send_recv.ts");
-  const setv = (id: string, v: number | string | undefined) => {
-    if (v !== undefined) (document.getElementById(id) as HTMLInputElement).value = String(v);
-  };
-  setv("n", st.n);
-  setv("semantics", st.semantics);
-  setv("seed", st.seed);
-  setv("lo", st.lo);
-  setv("hi", st.hi);
-  setv("runs", st.runs);
-  setv("limit", st.limit);
+  for (const id of SETTINGS) if (st[id] !== undefined) input(id).value = String(st[id]);
   if (st.example) {
     // The site's own program, with settings from the link (the lessons of docs/teaching.md): it
     // runs as the link says, since nothing in it came from the link.
@@ -468,8 +463,7 @@ document.addEventListener("keydown", (e) => {
   e.preventDefault();
 });
 setOnStep(() => keepInUrl());
-for (const id of ["n", "semantics", "seed", "lo", "hi", "runs", "limit"])
-  byId(id).addEventListener("change", keepInUrl);
+for (const id of SETTINGS) byId(id).addEventListener("change", keepInUrl);
 
 const handle = {
   ready: false,

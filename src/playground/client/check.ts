@@ -21,6 +21,7 @@ import {
   MAX_EVENTS,
   MAX_LINE,
   MAX_RANKS,
+  MAX_TOPOLOGY_TEXT,
   type Printed,
   type Result,
   type Shared,
@@ -284,6 +285,7 @@ export function checkShared(x: unknown): Partial<Shared> {
     hi: opt(int(1, MAX_RANKS)),
     runs: opt(int(0, 1000)),
     limit: opt(int(1, 600)),
+    topology: opt(str(MAX_TOPOLOGY_TEXT)),
     action: opt(oneOf("run", "explain")),
     step: opt(int(0, 100_000)),
   })(x, "");

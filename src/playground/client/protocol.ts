@@ -18,6 +18,8 @@ interface JobBase {
   readonly main: string;
   /** Every file is the site's own text, unedited (a built-in algorithm then runs under its own name). */
   readonly pristine?: boolean;
+  /** The machine Run and Explain give the algorithm (topology.ts: torus:4x4, ...); absent, the flat rank line. */
+  readonly topology?: string;
 }
 
 export interface RunJob extends JobBase {
@@ -114,6 +116,8 @@ export interface Printed {
   readonly lines: readonly string[];
 }
 
+/** The longest topology text the field (and a share link) carries (topology.ts). */
+export const MAX_TOPOLOGY_TEXT = 100;
 /** Lines kept of each stream: the first KEEP_HEAD, the last KEEP_TAIL, and a count of the rest. */
 export const KEEP_HEAD = 500;
 export const KEEP_TAIL = 500;
@@ -150,6 +154,7 @@ export interface Shared {
   readonly hi: number;
   readonly runs: number;
   readonly limit: number;
+  readonly topology?: string;
   /** What was last done (reopening the link does it again), and the step it showed. */
   readonly action?: "run" | "explain";
   readonly step?: number;

@@ -82,6 +82,7 @@ export async function decodeShared(hash: string): Promise<(Partial<Shared> & { e
   set("semantics", (params.get("semantics") as Semantics | null) ?? undefined);
   set("seed", num("seed"));
   set("step", num("step"));
+  set("topology", params.get("topology") ?? undefined);
   if (params.get("run") === "1") out.action = "run";
   if (params.get("explain") === "1") out.action = "explain";
   let checked: Partial<Shared>;

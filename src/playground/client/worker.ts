@@ -9,6 +9,7 @@ import "./limits.js";
 import { MODULES } from "cclab-playground:modules";
 import fc from "fast-check";
 import { allocate, invoke } from "../../collectives/dispatch.js";
+import { useTopology } from "../../collectives/machine.js";
 import type { Comm } from "../../comm.js";
 import { checkAlgorithm } from "../../schedule/check.js";
 import type { Algorithm } from "../../schedule/dsl.js";
@@ -39,6 +40,7 @@ import {
   type VerifyJob,
 } from "./protocol.js";
 import { setSink } from "./run-shim.js";
+import { onShape, shapeOfText } from "./topology.js";
 
 // The simulator yields to the event loop with setImmediate between rounds (Node's); a browser
 // has none: a MessageChannel gives the same "after pending I/O, before timers" macrotask.
@@ -207,8 +209,11 @@ function callOf(alg: Algorithm, job: ExplainJob): CollectiveCall {
 async function traceAlgorithm(alg: Algorithm, call: CollectiveCall, job: ExplainJob, notes: string[]): Promise<Traced> {
   const reg = registeredAs(alg, notes, job.pristine);
   const trace = new BoundedTrace();
-  const explainText = explain(alg, call);
-  const steps = stepThrough(alg, {
+  // The topology field: explained bound to its shape, and run on comms that have it (topology.ts).
+  const shape = shapeOfText(job.topology, call.size);
+  const shown = onShape(alg, shape);
+  const explainText = explain(shown, call);
+  const steps = stepThrough(shown, {
     size: call.size,
     count: call.count,
     root: call.root,
@@ -219,6 +224,7 @@ async function traceAlgorithm(alg: Algorithm, call: CollectiveCall, job: Explain
     await spawn(
       call.size,
       async (comm: Comm) => {
+        if (shape) useTopology(comm, shape);
         const c = rankCall(call, comm.rank);
         await invoke(comm, c, reg.name, allocate(comm, c));
       },
@@ -229,13 +235,13 @@ async function traceAlgorithm(alg: Algorithm, call: CollectiveCall, job: Explain
   }
   trace.note(notes);
   return {
-    title: `${clip(`${alg.collective}/${alg.name}`, 200)}, n = ${call.size}, count = ${call.count}, ${job.semantics}, seed ${job.seed}`,
+    title: `${clip(`${alg.collective}/${alg.name}`, 200)}, n = ${call.size}${shape ? ` on ${shape.name}` : ""}, count = ${call.count}, ${job.semantics}, seed ${job.seed}`,
     size: call.size,
     events: trace.events,
     deadlocks: trace.deadlocks,
     steps,
     explainText,
-    checkErrors: checkAlgorithm(alg, call).errors,
+    checkErrors: checkAlgorithm(shown, call).errors,
   };
 }
 
@@ -257,11 +263,13 @@ async function run(job: RunJob, out: Outbox): Promise<Result> {
     throw new Error(`${job.main} exports no main(comm) to run (export async function main(comm) { ... })`);
   }
   const trace = new BoundedTrace();
+  const shape = shapeOfText(job.topology, job.n);
   let error: string | undefined;
   try {
     await spawn(
       job.n,
       (comm: Comm) => {
+        if (shape) useTopology(comm, shape);
         setSink(comm, (line) => out.add(comm.rank, line));
         const own = mods[comm.rank]?.main;
         if (typeof own !== "function") throw new Error(`${job.main} exports no main(comm) on rank ${comm.rank}`);
@@ -278,7 +286,7 @@ async function run(job: RunJob, out: Outbox): Promise<Result> {
   return {
     kind: "run",
     traced: {
-      title: `${job.main} on ${job.n} simulated ranks, ${job.semantics}, seed ${job.seed}`,
+      title: `${job.main} on ${job.n} simulated ranks${shape ? ` (${shape.name})` : ""}, ${job.semantics}, seed ${job.seed}`,
       size: job.n,
       events: trace.events,
       deadlocks: trace.deadlocks,
@@ -298,6 +306,7 @@ function fileFlag(job: Job, alg: Algorithm): string {
 
 async function verify(job: VerifyJob, out: Outbox): Promise<Result> {
   const notes: string[] = [];
+  if (job.topology?.trim()) notes.push("the topology applies to Run and Explain: Verify proves the flat schedule");
   const alg = algorithmOf(job, load(job, out));
   const name = clip(`${alg.collective}/${alg.name}`, 200);
   const cases = checkCases(alg, job.hi).filter((c) => c.size >= job.lo);
