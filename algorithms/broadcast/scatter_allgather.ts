@@ -38,6 +38,8 @@ export const scatterAllgather = defineAlgorithm({
     sent: f("max over vranks v of (subtree(v) - c_v + count - c_(v+1)) ≈ 2(n-1)/n·count", (n, count) =>
       maxOf(Array.from({ length: n }, (_, v) => sentBy(v, n, count))),
     ),
+    // count < n leaves chunks empty, and ring steps with nothing to move are left out.
+    exact: (n, count) => count >= n,
   },
   *schedule({ rank, size, root, count }, { output }) {
     // Chunk v belongs to vrank v: the root sends each binomial child its subtree's chunks, then

@@ -69,6 +69,9 @@ export interface RingReduceScatter {
 }
 
 /**
+ * Steps whose two chunks are both empty are left out (a 32 B ring on 4,096 ranks is otherwise
+ * 2(n-1) steps of empty messages on every rank, and the model would walk them all).
+ *
  * One ring step moves chunk `s` out and chunk `r` in, segment by segment: the pairs (segment i
  * out, segment i in), one step each. The two chunks may differ by one element, so by a segment.
  */
@@ -100,6 +103,8 @@ export function* ringReduceScatter(rank: number, size: number, a: RingReduceScat
   for (let k = 0; k < size - 1; k++) {
     const s = mod(rank - k - 1, size);
     const r = mod(rank - k - 2, size);
+    // Both chunks empty (count < n): nothing moves or is reduced, so the step is left out.
+    if ((a.chunks[s] as Chunk).count === 0 && (a.chunks[r] as Chunk).count === 0) continue;
     const from = k === 0 ? own(s) : a.acc(k - 1, s);
     for (const [i, out, inn] of segmentPairs(a.chunks[s] as Chunk, a.chunks[r] as Chunk, segment)) {
       const into = inn && arriving(k, i, r, inn);
@@ -115,7 +120,8 @@ export function* ringReduceScatter(rank: number, size: number, a: RingReduceScat
 /**
  * In place over buf: on entry rank i's chunk i holds its data; for n-1 steps each rank forwards
  * to next the chunk it received last from prev (recvCopySend), so after n-1 steps every rank
- * holds every chunk. Empty chunks travel as zero-length messages, so every rank takes n-1 steps.
+ * holds every chunk. A step whose two chunks are empty (count < n) is left out; one empty chunk
+ * of two travels as a zero-length message, which the compiled plan drops.
  * With `segment`, chunks move in segments, each forwarded as soon as it has arrived.
  */
 export function* ringAllGather(
@@ -130,6 +136,7 @@ export function* ringAllGather(
   for (let k = 0; k < size - 1; k++) {
     const s = mod(rank - k, size);
     const r = mod(rank - k - 1, size);
+    if ((chunks[s] as Chunk).count === 0 && (chunks[r] as Chunk).count === 0) continue;
     const from = chunkOf(buf, chunks[s] as Chunk);
     const into = chunkOf(buf, chunks[r] as Chunk);
     const pairs = segmentPairs(chunks[s] as Chunk, chunks[r] as Chunk, segment ?? Number.POSITIVE_INFINITY);

@@ -38,6 +38,8 @@ export const rabenseifner = defineAlgorithm({
   cost: {
     steps: f("n - 1 + ⌈log2 n⌉", (n) => n - 1 + ceilLog2(n)),
     sent: f("max over vranks v of (count - c_v + Σ chunks of v's subtree, v > 0) ≈ 2(n-1)/n·count", mostSent),
+    // count < n leaves chunks empty, and ring steps with nothing to move are left out.
+    exact: (n, count) => count >= n,
   },
   *schedule({ rank, size, root, count, inPlace }, mem) {
     // Both phases run in vrank space with chunk v belonging to vrank v, so the gather's root is

@@ -116,14 +116,12 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
     if (errors.length > 0) return report({ stride });
   }
 
+  // Steps as the schedule writes them (the header's cost counts those), empty transfers included:
+  // the plan drops those, so its operations alone would undercount a call of empty chunks.
   const perRank = plans.map((p) => {
-    const comm = new Set<number>();
     let sent = 0;
-    for (const op of p.ops) {
-      if (op.kind === "send" || op.kind === "recv") comm.add(op.step);
-      if (op.kind === "send") sent += op.region.count;
-    }
-    return { steps: comm.size, sent };
+    for (const op of p.ops) if (op.kind === "send") sent += op.region.count;
+    return { steps: p.steps.filter((s) => s.transfers.length > 0).length, sent };
   });
   const steps = maxOf(
     perRank.map((p) => p.steps),

@@ -12,6 +12,11 @@
  *   - premulsum, and avg on floating-point types, scale a copy of the input first (NCCL's
  *     pre-multiplied sum); avg on integers divides the result at the end (docs/semantics.md).
  *
+ * Operations on no elements (the empty chunks of a call with fewer elements than ranks) are
+ * validated and then dropped: they move and compute nothing, and a 32 B ring on 4,096 ranks would
+ * otherwise be 2(n-1) steps of empty messages on every rank. Plan.steps keeps every step as the
+ * algorithm wrote it (a step's cost is counted from there), so a step may have no operations.
+ *
  * Dependencies: an operation waits for every earlier operation of its rank whose memory it
  * overlaps where either writes (read-after-write, write-after-read, write-after-write), with
  * memory resolved through the in-place aliasing. Transfers of one step are posted together and
@@ -357,6 +362,9 @@ function finish(
         throw new ScheduleError(`${where(i)}: ${t.kind} channel ${t.channel} is not a non-negative integer`);
       }
       check(t.region, i, t.kind);
+      // An empty transfer moves nothing: its pair at the peer is empty too (counts match), so both
+      // ends drop it and the peers' other messages still pair in order.
+      if (t.region.count === 0) continue;
       const index = ops.length;
       const p = at(index, 0, t.region);
       none(index, 1);
@@ -381,6 +389,7 @@ function finish(
           `${where(i)}: ${l.kind} into ${regionText(l.dst)} from ${regionText(l.src)} has different counts`,
         );
       }
+      if (l.dst.count === 0) continue;
       const index = ops.length;
       const pd = at(index, 0, l.dst);
       const ps = at(index, 1, l.src);
