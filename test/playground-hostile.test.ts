@@ -16,6 +16,7 @@ import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSite } from "../src/playground/build.js";
 import { checkFromWorker, checkShared } from "../src/playground/client/check.js";
+import { runnerAddress } from "../src/playground/client/host.js";
 import { clipLine, Kept } from "../src/playground/client/output.js";
 import { encodeShared, type Shared } from "../src/playground/client/share.js";
 import { serveSite } from "../src/playground/serve.js";
@@ -305,6 +306,33 @@ describe("the playground's bounds and checks, in Node", () => {
     few.add("b");
     expect(few.text()).toBe("a\nb");
     expect(clipLine("x".repeat(1500))).toBe(`${"x".repeat(1000)}… (500 more characters)`);
+  });
+
+  it("the runner is loaded from the other loopback name where the page is served (another site), else beside the page", () => {
+    const at = (href: string) => {
+      const u = new URL(href);
+      return runnerAddress({ protocol: u.protocol, hostname: u.hostname, port: u.port, href });
+    };
+    expect(at("http://127.0.0.1:8377/")).toEqual({
+      url: "http://localhost:8377/runner.html",
+      origin: "http://localhost:8377",
+      isolated: true,
+    });
+    expect(at("http://localhost:8377/index.html#s=x")).toEqual({
+      url: "http://127.0.0.1:8377/runner.html",
+      origin: "http://127.0.0.1:8377",
+      isolated: true,
+    });
+    expect(at("file:///tmp/site/index.html")).toEqual({
+      url: "file:///tmp/site/runner.html",
+      origin: "*",
+      isolated: false,
+    });
+    expect(at("https://course.example/play/index.html")).toEqual({
+      url: "https://course.example/play/runner.html",
+      origin: "https://course.example",
+      isolated: false,
+    });
   });
 
   it("the protocol check refuses a wrong shape by its field, and passes a good message through", () => {
