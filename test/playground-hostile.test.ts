@@ -16,8 +16,10 @@ import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSite } from "../src/playground/build.js";
 import { checkFromWorker, checkShared } from "../src/playground/client/check.js";
+import { runnerAddress } from "../src/playground/client/host.js";
 import { clipLine, Kept } from "../src/playground/client/output.js";
 import { encodeShared, type Shared } from "../src/playground/client/share.js";
+import { serveSite } from "../src/playground/serve.js";
 import { CHROME_ARGS, findChromium } from "./support/chromium.js";
 
 const chromium = findChromium();
@@ -45,6 +47,7 @@ interface Handle {
   setSource(text: string): void;
   busy(): boolean;
   invalidSeen(): number;
+  runner(): { replaced: number; isolated: boolean };
   lastResult(): unknown;
 }
 declare const playground: Handle;
@@ -91,9 +94,18 @@ async function clean(page: Page, what: string): Promise<void> {
     inlineScripts: [...document.querySelectorAll("script")].filter((s) => !s.src).length,
     handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => /^on/i.test(a.name)))
       .length,
-    foreign: document.querySelectorAll("foreignObject, iframe, object, embed").length,
+    foreign: document.querySelectorAll("foreignObject, object, embed").length,
+    // The one frame is the page's own runner.
+    frames: [...document.querySelectorAll("iframe")].map((f) => `${f.id} ${new URL(f.src).pathname.split("/").pop()}`),
   }));
-  expect(found, what).toEqual({ pwned: undefined, img: 0, inlineScripts: 0, handlers: 0, foreign: 0 });
+  expect(found, what).toEqual({
+    pwned: undefined,
+    img: 0,
+    inlineScripts: 0,
+    handlers: 0,
+    foreign: 0,
+    frames: ["runner runner.html"],
+  });
 }
 
 /** A share link whose program is `source` (the main file `name`). */
@@ -296,6 +308,33 @@ describe("the playground's bounds and checks, in Node", () => {
     expect(clipLine("x".repeat(1500))).toBe(`${"x".repeat(1000)}… (500 more characters)`);
   });
 
+  it("the runner is loaded from the other loopback name where the page is served (another site), else beside the page", () => {
+    const at = (href: string) => {
+      const u = new URL(href);
+      return runnerAddress({ protocol: u.protocol, hostname: u.hostname, port: u.port, href });
+    };
+    expect(at("http://127.0.0.1:8377/")).toEqual({
+      url: "http://localhost:8377/runner.html",
+      origin: "http://localhost:8377",
+      isolated: true,
+    });
+    expect(at("http://localhost:8377/index.html#s=x")).toEqual({
+      url: "http://127.0.0.1:8377/runner.html",
+      origin: "http://127.0.0.1:8377",
+      isolated: true,
+    });
+    expect(at("file:///tmp/site/index.html")).toEqual({
+      url: "file:///tmp/site/runner.html",
+      origin: "*",
+      isolated: false,
+    });
+    expect(at("https://course.example/play/index.html")).toEqual({
+      url: "https://course.example/play/runner.html",
+      origin: "https://course.example",
+      isolated: false,
+    });
+  });
+
   it("the protocol check refuses a wrong shape by its field, and passes a good message through", () => {
     const good = { kind: "print", id: 3, streams: [{ rank: 0, skipped: 0, lines: ["a"] }] };
     expect(checkFromWorker(good)).toBe(good);
@@ -492,6 +531,67 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
     expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
     await close(page);
   }, 90_000);
+
+  it("a program that allocates plain objects until V8's heap is full ends its runner's process, not the page: the page says so, keeps the program, answers Stop, and runs again", async () => {
+    // A browser of its own with small JavaScript heaps, so the program reaches V8's limit in seconds.
+    const puppeteer = (await import("puppeteer-core")).default;
+    const small = await puppeteer.launch({
+      executablePath: chromium,
+      headless: true,
+      args: [...CHROME_ARGS, "--js-flags=--max-old-space-size=192"],
+    });
+    const { server, url: base } = await serveSite(dir, 0);
+    try {
+      const page = await small.newPage();
+      const errors: string[] = [];
+      let crashed = false;
+      page.on("pageerror", (e) => errors.push(String(e)));
+      page.on("error", () => {
+        crashed = true;
+      });
+      // The page at 127.0.0.1, its runner at localhost: another site, a process of its own.
+      await page.goto(`${base}#example=examples/send_recv.ts`);
+      await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready, { timeout: 30_000 });
+      expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 0, isolated: true });
+      const hog =
+        "export async function main(comm) {\n  const keep = [];\n  for (let i = 0; ; i++) keep.push({ i, s: 'x' + i, a: [i, i] });\n}\n";
+      await page.evaluate((t) => playground.setSource(t), hog);
+      await page.$eval("#limit", (e) => {
+        (e as HTMLInputElement).value = "150";
+      });
+
+      // Stop answers at once while it allocates.
+      await page.click("#run");
+      await new Promise((r) => setTimeout(r, 2000));
+      const t0 = Date.now();
+      await page.click("#stop");
+      await idle(page, 5000);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(await status(page)).toMatch(/^stopped by you after/);
+
+      // Left to run, it fills the heap: the runner's process ends, the page lives and says so.
+      await page.click("#run");
+      await idle(page, 150_000);
+      expect(await status(page)).toBe(
+        "the program ran out of memory or crashed (its runner, a process of its own, stopped answering for 5 s); the page is fine and your program is kept: press Run to run it again",
+      );
+      expect(await page.$eval("#status", (e) => e.className)).toBe("error");
+      expect(await page.evaluate(() => playground.getSource())).toBe(hog);
+      expect(await page.$eval("#run", (e) => (e as HTMLButtonElement).disabled)).toBe(false);
+      expect((await page.evaluate(() => playground.runner())).replaced).toBe(2);
+
+      // Run again: the fresh runner runs the next program.
+      await page.evaluate(() => playground.setSource("export async function main(comm) {}\n"));
+      await page.click("#run");
+      await idle(page);
+      expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+      expect({ crashed, errors }).toEqual({ crashed: false, errors: [] });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await small.close();
+    }
+  }, 240_000);
 
   it("200,000 printed lines leave the page responsive: first and last lines kept, the rest counted, Stop answers", async () => {
     const page = await open(`${url()}#example=examples/send_recv.ts`);

@@ -164,6 +164,22 @@ describe("playground --serve", () => {
     expect(alone.stderr).toContain("playground: argument '--host': goes with --serve");
   });
 
+  it("the runner may be framed only by this server's own pages (frame-ancestors)", async () => {
+    const policy = (path: string) =>
+      new Promise<string | undefined>((resolve, reject) => {
+        request({ host: "127.0.0.1", port, path, headers: { host: `localhost:${port}` } }, (res) => {
+          res.resume();
+          resolve(res.headers["content-security-policy"] as string | undefined);
+        })
+          .on("error", reject)
+          .end();
+      });
+    expect(await policy("/runner.html")).toBe(
+      `frame-ancestors http://localhost:${port} http://127.0.0.1:${port} http://[::1]:${port} http://devbox.local:${port}`,
+    );
+    expect(await policy("/index.html")).toBeUndefined();
+  });
+
   it("HEAD answers the headers of GET and no body", async () => {
     const r = await raw(port, `HEAD /index.html HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`);
     expect(r).toMatch(/^HTTP\/1.1 200 OK\r\n/);

@@ -206,9 +206,11 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     expect(r.files.map((f) => f.path).sort()).toEqual([
       "assets/graphviz.js",
       "assets/playground.js",
+      "assets/runner.js",
       "assets/sources.js",
       "assets/worker.js",
       "index.html",
+      "runner.html",
     ]);
     expect(r.gzipBytes).toBeLessThan(2 * 1024 * 1024);
     const page = await open(url());

@@ -4,7 +4,8 @@
  * the Worker (sucrase, the simulator, the symbolic checker, explain, the property tests and
  * every algorithm) from cclab's own sources; the example programs and algorithm sources the
  * Examples menu opens are carried as text. Every asset is a classic script, and the Worker is
- * started from a Blob of its source, so the page works from file:// as from any static host.
+ * started (by the runner, runner.html in an iframe) from a Blob of its source, so the page works
+ * from file:// as from any static host.
  */
 import {
   closeSync,
@@ -25,7 +26,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { Plugin } from "esbuild";
 import { browserBundle } from "../viz/page.js";
-import { playgroundHtml } from "./html.js";
+import { playgroundHtml, runnerHtml } from "./html.js";
 
 /** The repository (or package) root: src/playground/ is two folders below it. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -137,7 +138,9 @@ function browserPlugin(): Plugin {
 /** The files a build writes, relative to the site's folder: all that --serve serves. */
 export const SITE_FILES = [
   "index.html",
+  "runner.html",
   "assets/playground.js",
+  "assets/runner.js",
   "assets/worker.js",
   "assets/graphviz.js",
   "assets/sources.js",
@@ -160,7 +163,7 @@ function bundle(entry: string, define: Record<string, string> = {}): Promise<str
   return browserBundle(entry, { plugins: [browserPlugin()], define });
 }
 
-/** The site's assets (all but index.html, which says the page's rank count). */
+/** The site's assets (all but the two documents: index.html says the page's rank count). */
 type Assets = [(typeof SITE_FILES)[number], string][];
 
 /** Where `npm run build` puts the assets built from a checkout, for an installed package (which has no TypeScript sources). */
@@ -175,15 +178,17 @@ function hasSources(): boolean {
 
 /** The assets bundled from the sources, the examples' and algorithms' sources as the editor shows them. */
 async function builtAssets(): Promise<Assets> {
-  const [app, worker, graphviz] = await Promise.all([
+  const [app, runner, worker, graphviz] = await Promise.all([
     bundle(client("app")),
+    bundle(client("runner")),
     bundle(client("worker")),
     bundle(client("graphviz")),
   ]);
   const sources = sourceFiles();
   return [
     ["assets/playground.js", app],
-    // The Worker's code as a string: the page starts it from a Blob, which file:// allows.
+    ["assets/runner.js", runner],
+    // The Worker's code as a string: the runner starts it from a Blob, which file:// allows.
     ["assets/worker.js", `self.CCLAB_WORKER_SOURCE=${JSON.stringify(worker)};\n`],
     // Loaded only when a run deadlocks (viewer.ts).
     ["assets/graphviz.js", graphviz],
@@ -193,7 +198,7 @@ async function builtAssets(): Promise<Assets> {
 
 /** An installed package's assets, built by `npm run build` in the checkout it was packed from. */
 function prebuiltAssets(): Assets {
-  const names = SITE_FILES.filter((f) => f !== "index.html");
+  const names = SITE_FILES.filter((f) => !f.endsWith(".html"));
   const missing = names.filter((f) => !existsSync(join(PREBUILT, f)));
   if (missing.length > 0) {
     throw new Error(
@@ -213,6 +218,7 @@ export async function buildSite(dir: string, nranks = 4): Promise<SiteReport> {
   }
   const files: [(typeof SITE_FILES)[number], string][] = [
     ["index.html", playgroundHtml(nranks)],
+    ["runner.html", runnerHtml()],
     ...(hasSources() ? await builtAssets() : prebuiltAssets()),
   ];
   // One level each, never a recursive mkdir (it spins where mkdir answers ENOENT: /proc, FUSE);

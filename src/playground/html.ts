@@ -42,18 +42,20 @@ ol.ops{font:12px/1.35 Menlo,Consolas,"DejaVu Sans Mono",monospace;padding-left:0
 .failure{border-left:4px solid #d62728;padding-left:8px}
 .hidden{display:none}
 footer{font-size:12px;color:#555;padding:4px 12px;border-top:1px solid #ddd}
+#runner{position:absolute;width:0;height:0;border:0;visibility:hidden}
 `;
 
 /**
  * The page's Content-Security-Policy: scripts only from the site's own files, never inline (an
- * element or attribute that slipped into the page cannot run). 'unsafe-eval' because the
- * Worker, started from a Blob, inherits this policy and evaluates the user's program;
- * 'wasm-unsafe-eval' for Graphviz. Inline styles are allowed (the diagrams carry theirs).
+ * element or attribute that slipped into the page cannot run), and no eval: the user's program
+ * runs in the runner's Worker, not here. 'wasm-unsafe-eval' for Graphviz. Frames: the runner
+ * only (runner.html beside the page, or by the other loopback name where --serve serves it).
+ * Inline styles are allowed (the diagrams carry theirs).
  */
 export const PLAYGROUND_CSP = [
   "default-src 'none'",
-  "script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval'",
-  "worker-src blob:",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "frame-src 'self' http://127.0.0.1:* http://localhost:*",
   "style-src 'unsafe-inline'",
   "img-src 'self' data:",
   "connect-src 'none'",
@@ -61,6 +63,35 @@ export const PLAYGROUND_CSP = [
   "form-action 'none'",
   "object-src 'none'",
 ].join("; ");
+
+/**
+ * The runner's policy (runner.html): its own scripts, and the Worker it starts from a Blob, which
+ * inherits this policy and evaluates the user's program ('unsafe-eval'); nothing else.
+ */
+export const RUNNER_CSP = [
+  "default-src 'none'",
+  "script-src 'self' 'unsafe-eval'",
+  "worker-src blob:",
+  "connect-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "object-src 'none'",
+].join("; ");
+
+/** The runner's document: no content, two scripts (the Worker's source, then runner.ts). */
+export function runnerHtml(): string {
+  return [
+    "<!DOCTYPE html>",
+    '<html lang="en">',
+    `<head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${RUNNER_CSP}"><title>cclab playground runner</title></head>`,
+    "<body>",
+    '<script src="assets/worker.js"></script>',
+    '<script src="assets/runner.js"></script>',
+    "</body>",
+    "</html>",
+    "",
+  ].join("\n");
+}
 
 /** The page; `nranks` is the number of simulated ranks it starts with (a link may say another). */
 export function playgroundHtml(nranks = 4): string {
@@ -114,9 +145,8 @@ export function playgroundHtml(nranks = 4): string {
     '<section id="explain-out" class="hidden"><h2>cclab explain</h2><pre id="explain-text"></pre></section>',
     "</div>",
     "</div>",
-    "<footer>Limits: only the simulator runs here (no MPI, no NCCL, no GPU); your code runs in a Web Worker with a time bound (limit) and a Stop button, so a program that loops forever never freezes this tab; its buffers may hold 256 MiB each and 1 GiB in all, and each rank's printed output keeps its first and last 500 lines. A shared link's program runs only when you press Run. Nothing leaves the page: Share puts the files in the link itself.</footer>",
+    "<footer>Limits: only the simulator runs here (no MPI, no NCCL, no GPU); your code runs in a Web Worker with a time bound (limit) and a Stop button, so a program that loops forever never freezes this tab; served by cclab playground --serve, that Worker has a process of its own, so a program that exhausts its memory ends that process, not this tab (opened from a file it shares this tab's); its buffers may hold 256 MiB each and 1 GiB in all, and each rank's printed output keeps its first and last 500 lines. A shared link's program runs only when you press Run. Nothing leaves the page: Share puts the files in the link itself.</footer>",
     '<script src="assets/sources.js"></script>',
-    '<script src="assets/worker.js"></script>',
     '<script src="assets/playground.js"></script>',
     "</body>",
     "</html>",

@@ -6,7 +6,8 @@
  * way, or a folder swapped in while it was opened, is refused. It answers only origin-form
  * targets (/path) whose Host is this server by a loopback name (localhost, 127.0.0.1, [::1]) or a
  * name given with --host, each with the port (bare too at port 80), so a page of another site
- * that a DNS name rebinds to 127.0.0.1 gets nothing.
+ * that a DNS name rebinds to 127.0.0.1 gets nothing. The runner's document (runner.html, which
+ * runs what the page that frames it sends) may be framed only by a page of this server.
  */
 import { closeSync, constants, createReadStream, fstatSync, openSync, readlinkSync, realpathSync } from "node:fs";
 import { createServer, type Server, type ServerResponse } from "node:http";
@@ -135,6 +136,10 @@ export function serveSite(dir: string, port: number, o: ServeOptions = {}): Prom
       "content-type": TYPES[extname(file)] ?? "application/octet-stream",
       "content-length": size,
       "x-content-type-options": "nosniff",
+      // The runner (it runs what its parent sends) may be framed by this server's own pages only.
+      ...(rel === "runner.html"
+        ? { "content-security-policy": `frame-ancestors ${[...allowed].map((h) => `http://${h}`).join(" ")}` }
+        : {}),
     });
     if (head) {
       closeSync(fd);

@@ -1279,6 +1279,37 @@ export const ROWS: readonly Row[] = [
     },
   }),
 
+  // ---- 40.4: the model's memory bounded by an estimate ----
+  {
+    id: "model-phases-heap",
+    item: "40.4",
+    fault:
+      "`cclab model alltoall --algorithm pairwise -n 1024 --topology fattree --engine phases` in a 128 MB heap (under the 8 M operation cap, it died: 'JavaScript heap out of memory')",
+    backends: SAME_CODE,
+    boundS: 45,
+    expect: fails(
+      "InvalidArgumentError",
+      "model: argument '-n'",
+      "phases: alltoall/pairwise at n = 1,024",
+      "MiB of heap it may use",
+      "fewer ranks (about -n",
+      "NODE_OPTIONS=--max-old-space-size=",
+    ),
+    run: (_b, marker) =>
+      start(
+        process.execPath,
+        [
+          "--max-old-space-size=128",
+          CLI,
+          "model",
+          "alltoall",
+          ...["--algorithm", "pairwise", "-n", "1024", "--topology", "fattree", "--engine", "phases"],
+        ],
+        {},
+        marker,
+      ).done(HARD_MS),
+  },
+
   // ---- 40.8, 40.10: legitimate inputs that crashed, and unclear messages ----
   job({
     id: "timeout-fractional-ms",

@@ -35,6 +35,7 @@ import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
 import { type FlowSet, solveSets } from "./flow-sets.js";
 import { grow, Heap } from "./flows.js";
+import { checkPhasesMemory } from "./phases-memory.js";
 import { phasesBudgetError as budgetError, fewerOperations, THRESHOLDS } from "./policy.js";
 import { checkNetworkParams, type NetworkParams, type NetworkResult, Routes } from "./simulate.js";
 
@@ -1351,6 +1352,8 @@ export function networkTimePhases(
     // straggler delays only what waits for it). Under a symmetry, with reductions free, the
     // per-copy walk (copiesWalk) gives the same times from the representatives alone, 10 – 60
     // times faster; the moved walk serves where they cost gamma.
+    // Refused before the walk where its memory estimate does not fit the heap (phases-memory.ts).
+    checkPhasesMemory(alg, call, probe.plan(0), work);
     const w = walk(alg, call, s, !everyRank, probe, params.moveRanks ?? (params.gamma ?? 0) > 0);
     t = timeWalk(w, n, params, params.perCopy ?? true);
     sym = w.sym;

@@ -10,8 +10,9 @@ import { EditorState, Prec } from "@codemirror/state";
 import { keymap } from "@codemirror/view";
 import { basicSetup, EditorView } from "codemirror";
 import type { Semantics } from "../../sim/ops.js";
-import { fill } from "./dom.js";
+import { byId, fill, input, num } from "./dom.js";
 import { draftOf, dropDraft, keepDraft, lastOpened, setLastOpened } from "./drafts.js";
+import { Runner } from "./host.js";
 import { type Ending, RunningJob, refusedMessages } from "./jobs.js";
 import { fillExamples, refreshFiles, type SourceFile, TEMPLATES } from "./menus.js";
 import { clearOutput, flushOutput, printed, rankPanels, showVerify } from "./panels.js";
@@ -19,27 +20,11 @@ import type { CallShape, Files, Job, Result } from "./protocol.js";
 import { decodeShared, encodeShared, type Shared } from "./share.js";
 import { hideTrace, move, setOnStep, show, showTraced, stepIndex } from "./viewer.js";
 
-const g = globalThis as unknown as {
-  CCLAB_SOURCES: SourceFile[];
-  CCLAB_WORKER_SOURCE: string;
-  playground: unknown;
-};
+const g = globalThis as unknown as { CCLAB_SOURCES: SourceFile[]; playground: unknown };
 // The templates first: the menu's first group.
 const SOURCES = new Map([...TEMPLATES, ...g.CCLAB_SOURCES].map((s) => [s.path, s]));
-const workerUrl = URL.createObjectURL(new Blob([g.CCLAB_WORKER_SOURCE], { type: "text/javascript" }));
-
-function byId<T extends HTMLElement = HTMLElement>(id: string): T {
-  const el = document.getElementById(id);
-  if (!el) throw new Error(`the page has no #${id}`);
-  return el as T;
-}
-const input = (id: string) => byId<HTMLInputElement>(id);
-const num = (id: string, lo: number, hi: number) => {
-  const v = Math.round(Number(input(id).value));
-  if (!Number.isFinite(v) || v < lo || v > hi)
-    throw new Error(`${id} must be an integer in ${lo}..${hi}, got '${input(id).value}'`);
-  return v;
-};
+/** Where jobs run: an iframe that starts their Workers, in a process of its own where the page is served (host.ts). */
+const runner = new Runner();
 
 /** The settings' fields, by id: a link sets them, and a change to one is kept in the address bar. */
 const SETTINGS = ["n", "semantics", "seed", "lo", "hi", "runs", "limit", "topology"] as const;
@@ -228,7 +213,7 @@ function start(j: Job, onDone: (r: Result) => void): void {
   clearResults();
   setBusy(true);
   setStatus(`${j.kind}: running ${j.main}…`);
-  job = new RunningJob(workerUrl, j, s.limit, {
+  job = new RunningJob(runner, j, s.limit, {
     print: printed,
     progress: (done, total, what) => {
       progressSeen++;
@@ -475,6 +460,8 @@ const handle = {
   openImport: (path: string) => openImport(path),
   workspace: () => ({ files: { ...ws.files }, main: ws.main, current: ws.current }),
   busy: () => job?.running ?? false,
+  /** Runners replaced since the page opened, and whether this one has a process of its own. */
+  runner: () => ({ replaced: runner.replaced, isolated: runner.where.isolated }),
   progressSeen: () => progressSeen,
   invalidSeen: refusedMessages,
   lastResult: () => lastResult,

@@ -8,6 +8,22 @@
 
 export type Child = Node | string | false | null | undefined;
 
+/** The page's element `#id` (the page is built by html.ts: one missing is a bug, said so). */
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el as T;
+}
+export const input = (id: string) => byId<HTMLInputElement>(id);
+
+/** The integer in the field `#id`, refused (naming the field and the range) outside lo..hi. */
+export function num(id: string, lo: number, hi: number): number {
+  const v = Math.round(Number(input(id).value));
+  if (!Number.isFinite(v) || v < lo || v > hi)
+    throw new Error(`${id} must be an integer in ${lo}..${hi}, got '${input(id).value}'`);
+  return v;
+}
+
 /** An element with attributes (set as values, never parsed) and children (strings as text). */
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,

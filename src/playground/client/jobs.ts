@@ -1,11 +1,13 @@
 /**
- * One job in its own Worker: started from the Worker's Blob URL, ended by terminating it (at
- * its time bound, on Stop, or when it answers), so nothing in the Worker has to cooperate with
- * a stop. Every message is checked against the protocol (check.ts) before the page reads it: a
- * program runs in that Worker and may post anything, so a message of another shape ends the job
- * and says why.
+ * One job in its own Worker, which the runner starts (host.ts, runner.ts): ended by terminating
+ * it (at its time bound, on Stop, or when it answers), so nothing in the Worker has to cooperate
+ * with a stop, and ended with a clear message where the runner is gone (the program exhausted
+ * its memory, or crashed). Every message is checked against the protocol (check.ts) before the
+ * page reads it: a program runs in that Worker and may post anything, so a message of another
+ * shape ends the job and says why.
  */
 import { checkFromWorker } from "./check.js";
+import type { Runner } from "./host.js";
 import type { FromWorker, Job, Printed, Result } from "./protocol.js";
 
 export type Ending = { readonly result: Result } | { readonly failed: string } | { readonly stopped: string };
@@ -22,18 +24,16 @@ let refused = 0;
 export const refusedMessages = () => refused;
 
 export class RunningJob {
-  private worker: Worker | undefined;
+  private live = true;
   private readonly timer: number;
   readonly started = performance.now();
 
   constructor(
-    url: string,
+    private readonly runner: Runner,
     job: Job,
     limitS: number,
     private readonly hooks: JobHooks,
   ) {
-    const w = new Worker(url);
-    this.worker = w;
     this.timer = window.setTimeout(
       () =>
         this.stop(
@@ -41,43 +41,53 @@ export class RunningJob {
         ),
       limitS * 1000,
     );
-    w.onmessage = (ev: MessageEvent<unknown>) => {
-      if (this.worker !== w) return;
-      let m: FromWorker;
-      try {
-        m = checkFromWorker(ev.data);
-      } catch (e) {
-        refused++;
-        this.stop(
-          `the job was stopped: its Worker sent a message the page does not accept (${e instanceof Error ? e.message : String(e)}); a program that calls postMessage itself does this`,
-        );
-        return;
-      }
-      if (m.id !== job.id) return;
-      if (m.kind === "print") for (const p of m.streams) hooks.print(p);
-      else if (m.kind === "progress") hooks.progress(m.done, m.total, m.what);
-      else this.end(m.kind === "failed" ? { failed: m.message } : { result: m.result });
-    };
-    w.onerror = (ev) => {
-      if (this.worker === w) this.stop(`the worker failed: ${ev.message}`);
-    };
-    w.postMessage(job);
+    runner.start(job, {
+      message: (r) => {
+        if (!this.live || r.id !== job.id) return;
+        if (r.kind === "worker-error") {
+          this.stop(`the worker failed: ${r.message}`);
+          return;
+        }
+        let m: FromWorker;
+        try {
+          m = checkFromWorker(r.data);
+        } catch (e) {
+          refused++;
+          this.stop(
+            `the job was stopped: its Worker sent a message the page does not accept (${e instanceof Error ? e.message : String(e)}); a program that calls postMessage itself does this`,
+          );
+          return;
+        }
+        if (m.id !== job.id) return;
+        if (m.kind === "print") for (const p of m.streams) hooks.print(p);
+        else if (m.kind === "progress") hooks.progress(m.done, m.total, m.what);
+        else this.end(m.kind === "failed" ? { failed: m.message } : { result: m.result }, true);
+      },
+      gone: (why) =>
+        this.end(
+          {
+            failed: `the program ran out of memory or crashed (${why}); the page is fine and your program is kept: press Run to run it again`,
+          },
+          false,
+        ),
+    });
   }
 
   get running(): boolean {
-    return this.worker !== undefined;
+    return this.live;
   }
 
   /** Ends the job now (if it still runs), saying why. */
   stop(why: string): void {
-    this.end({ stopped: why });
+    this.end({ stopped: why }, false);
   }
 
-  private end(how: Ending): void {
-    if (!this.worker) return;
-    this.worker.terminate();
-    this.worker = undefined;
+  /** `answered`: the Worker said its last word (its runner may take the next job). */
+  private end(how: Ending, answered: boolean): void {
+    if (!this.live) return;
+    this.live = false;
     clearTimeout(this.timer);
+    this.runner.finish(answered);
     this.hooks.end(how);
   }
 }

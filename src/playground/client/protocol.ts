@@ -159,3 +159,22 @@ export interface Shared {
   readonly action?: "run" | "explain";
   readonly step?: number;
 }
+
+/**
+ * What the page says to its runner (runner.ts, the document in an iframe that starts each job's
+ * Worker): start a job, stop it (the Worker is terminated), or a ping it answers at once.
+ */
+export type ToRunner =
+  | { readonly kind: "start"; readonly job: Job }
+  | { readonly kind: "stop" }
+  | { readonly kind: "ping"; readonly seq: number };
+
+/**
+ * What the runner says to the page: it is ready, a pong, a message of job `id`'s Worker as the
+ * Worker sent it (`data`, checked by the page like any Worker message), or the Worker's failure.
+ */
+export type FromRunner =
+  | { readonly kind: "ready" }
+  | { readonly kind: "pong"; readonly seq: number }
+  | { readonly kind: "worker"; readonly id: number; readonly data: unknown }
+  | { readonly kind: "worker-error"; readonly id: number; readonly message: string };
