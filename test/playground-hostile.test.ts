@@ -1,45 +1,20 @@
-/**
- * The playground against hostile and careless input, in headless Chromium (as
- * test/playground.test.ts drives it). A shared link's program runs in the Worker and may post
- * anything to the page: forged results of every message kind, with markup in every string the
- * page shows (replay.n, count, deadlock ranks, printed output, program and algorithm names,
- * titles, notes), and messages of the wrong shape. The page must run no script and insert no
- * element for any of them, show what it accepts as text, refuse the rest with a message naming
- * the field, and start nothing before the reader presses Run. Damaged links say so. A program
- * that allocates without end, or prints 200,000 lines, leaves the page answering.
- * Skips, saying why, where Chromium is not installed (CI: apt-get install -y chromium).
- */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, Page } from "puppeteer-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSite } from "../src/playground/build.js";
+import type { Page } from "puppeteer-core";
+import { describe, expect, it } from "vitest";
 import { checkFromWorker, checkShared } from "../src/playground/client/check.js";
 import { runnerAddress } from "../src/playground/client/host.js";
 import { clipLine, Kept } from "../src/playground/client/output.js";
 import { encodeShared, type Shared } from "../src/playground/client/share.js";
 import { serveSite } from "../src/playground/serve.js";
 import { CHROME_ARGS, findChromium } from "./support/chromium.js";
+import { builtPlayground } from "./support/playground.js";
 
 const chromium = findChromium();
 if (!chromium)
   console.log("playground-hostile.test.ts skipped: no chromium on PATH (Debian: apt-get install -y chromium)");
 
-const dir = mkdtempSync(join(tmpdir(), "cclab-playground-hostile-"));
-let browser: Browser | undefined;
-const url = () => `file://${join(dir, "index.html")}`;
-
-beforeAll(async () => {
-  if (!chromium) return;
-  await buildSite(dir);
-  const puppeteer = (await import("puppeteer-core")).default;
-  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: CHROME_ARGS });
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const built = builtPlayground("cclab-playground-hostile-", chromium, 120_000);
+const dir = built.dir;
+const url = built.url;
 
 interface Handle {
   ready: boolean;
@@ -63,7 +38,7 @@ const X = PAYLOADS.join(" ");
 const pageErrors = new Map<Page, string[]>();
 
 async function open(address: string): Promise<Page> {
-  const page = await (browser as Browser).newPage();
+  const page = await built.browser().newPage();
   await page.setViewport({ width: 1280, height: 800 });
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(String(e)));

@@ -7,33 +7,19 @@
  * (a payload in it never runs). Skips, saying why, where Chromium is not installed.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "puppeteer-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSite } from "../src/playground/build.js";
-import { CHROME_ARGS, findChromium } from "./support/chromium.js";
+import type { Page } from "puppeteer-core";
+import { describe, expect, it } from "vitest";
+import { findChromium } from "./support/chromium.js";
+import { builtPlayground } from "./support/playground.js";
 
 const chromium = findChromium();
 if (!chromium)
   console.log("playground-topology.test.ts skipped: no chromium on PATH (Debian: apt-get install -y chromium)");
 
 const ROOT = join(import.meta.dirname, "..");
-const dir = mkdtempSync(join(tmpdir(), "cclab-playground-topology-"));
-let browser: Browser | undefined;
-const url = () => `file://${join(dir, "index.html")}`;
-
-beforeAll(async () => {
-  if (!chromium) return;
-  await buildSite(dir);
-  const puppeteer = (await import("puppeteer-core")).default;
-  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: CHROME_ARGS });
-}, 180_000);
-afterAll(async () => {
-  await browser?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const built = builtPlayground("cclab-playground-topology-", chromium, 180_000);
+const url = built.url;
 
 interface Handle {
   ready: boolean;
@@ -47,7 +33,7 @@ declare const playground: Handle;
 const pageErrors = new Map<Page, string[]>();
 
 async function open(address: string): Promise<Page> {
-  const page = await (browser as Browser).newPage();
+  const page = await built.browser().newPage();
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   pageErrors.set(page, errors);

@@ -11,40 +11,27 @@
  * Skips, saying why, where Chromium is not installed (CI: apt-get install -y chromium).
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "puppeteer-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSite, type SiteReport, sourceFiles } from "../src/playground/build.js";
+import type { Page } from "puppeteer-core";
+import { describe, expect, it } from "vitest";
+import { sourceFiles } from "../src/playground/build.js";
 import { makeLoader, transpile } from "../src/playground/client/loader.js";
 import { importsOf, resolvePath } from "../src/playground/client/paths.js";
 import { decodeShared, encodeShared, type Shared } from "../src/playground/client/share.js";
 import { serveSite } from "../src/playground/serve.js";
-import { CHROME_ARGS, findChromium } from "./support/chromium.js";
+import { findChromium } from "./support/chromium.js";
+import { builtPlayground } from "./support/playground.js";
 
 const chromium = findChromium();
 if (!chromium) console.log("playground.test.ts skipped: no chromium on PATH (Debian: apt-get install -y chromium)");
 
 const ROOT = join(import.meta.dirname, "..");
 const docsImg = join(ROOT, "docs", "img");
-const dir = mkdtempSync(join(tmpdir(), "cclab-playground-"));
-
-let browser: Browser | undefined;
-let site: SiteReport | undefined;
-const url = () => `file://${join(dir, "index.html")}`;
-
-beforeAll(async () => {
-  if (!chromium) return;
-  site = await buildSite(dir);
-  const puppeteer = (await import("puppeteer-core")).default;
-  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: CHROME_ARGS });
-}, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const built = builtPlayground("cclab-playground-", chromium, 120_000);
+const dir = built.dir;
+const url = built.url;
 
 interface Handle {
   ready: boolean;
@@ -60,7 +47,7 @@ declare const playground: Handle;
 
 /** A new page at `address`, once the playground says it is ready. */
 async function open(address: string): Promise<Page> {
-  const page = await (browser as Browser).newPage();
+  const page = await built.browser().newPage();
   await page.setViewport({ width: 1280, height: 800 });
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(String(e)));
@@ -202,7 +189,7 @@ describe("the playground's parts, in Node", () => {
 
 describe.skipIf(!chromium)("the playground in Chromium", () => {
   it("builds a site under 2 MB gzipped and loads from file:// (first load measured)", async () => {
-    const r = site as SiteReport;
+    const r = built.site();
     expect(r.files.map((f) => f.path).sort()).toEqual([
       "assets/graphviz.js",
       "assets/playground.js",
