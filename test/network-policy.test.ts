@@ -69,7 +69,7 @@ describe("the engine policy", () => {
       if (engine !== "auto") expect(r.engine).toBe(engine);
     }
     // the ring is walked under its rotation symmetry where it does not walk every rank: a field says so, not the engine's name
-    const r = networkTimePhases(a, call, { topology, placement, everyRank: false, moveRanks: false });
+    const r = networkTimePhases(a, call, { topology, placement }, { form: "per-copy" });
     expect(r.engine).toBe("phases");
     expect(r.symmetry).toEqual({ kind: "rotate", p: 1 });
   });

@@ -10,6 +10,7 @@
  */
 import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
+import { grow } from "../../core/growable.js";
 import type { Algorithm } from "../../schedule/dsl.js";
 import { type At, interpret, type Network, type Order } from "../../schedule/interpret.js";
 import { criticalOf, reductions } from "../../schedule/model.js";
@@ -149,15 +150,8 @@ class PlanNetwork implements Network {
     const id = this.freeIds.pop() ?? this.sends.length;
     this.sends[id] = send;
     this.recvs[id] = recv;
-    if (id >= this.parts.length) {
-      const grown = (x: Int32Array) => {
-        const y = new Int32Array(x.length * 2);
-        y.set(x);
-        return y;
-      };
-      this.parts = grown(this.parts);
-      this.pairOf = grown(this.pairOf);
-    }
+    this.parts = grow(this.parts, id + 1);
+    this.pairOf = grow(this.pairOf, id + 1);
     const key = send.rank * this.n + recv.rank;
     this.pairOf[id] = key;
     let pair = this.pairs.get(key);
@@ -254,7 +248,7 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
     operations,
     engine: "exact",
     approximate: false,
-    linkBytes: network.net.use.bytes,
+    linkBytes: network.net.linkBytes,
     solves: network.net.solves,
   };
 }
