@@ -11,7 +11,7 @@ import { Growable } from "../../core/growable.js";
 import { reductionsOf, walkDataflow } from "./dataflow.js";
 import { type FlowSet, solveSets } from "./flow-sets.js";
 import type { Round, RoundsWalk } from "./rounds.js";
-import { type NetworkParams, Routes } from "./simulate.js";
+import { type NetworkParams, RouteCache } from "./simulate.js";
 import { atOffset } from "./symmetry.js";
 
 /** One distinct round solved: per message and copy (place · copies + copy, place the message's canonical order), its duration and route latency; and the bytes it put on each link. */
@@ -45,7 +45,7 @@ export function solveRounds(w: RoundsWalk, n: number, params: NetworkParams): So
   const { topology, placement } = params;
   const { sym } = w;
   const p = sym.p;
-  const routes = new Routes(topology);
+  const routes = new RouteCache(topology);
   const memo = new Map<string, SolvedRound>();
   const phaseOf: (SolvedRound | undefined)[] = [];
   let messages = 0;

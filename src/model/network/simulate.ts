@@ -68,7 +68,7 @@ export interface NetworkResult {
 }
 
 /** Routes per host pair, computed once: a ring step reuses the same pairs 2(n-1) times. */
-export class Routes {
+export class RouteCache {
   private readonly cache = new Map<number, { paths: readonly (readonly number[])[]; latency: number[] }>();
   constructor(readonly topology: Topology) {}
   get(a: number, b: number): { paths: readonly (readonly number[])[]; latency: number[] } {
@@ -110,9 +110,9 @@ export function checkNetworkParams(p: NetworkParams, n: number, op = "model"): v
  * a message starts carrying bytes when the one before it on that pair has arrived, its latency
  * overlapping the wait.
  */
-class PlanNetwork implements Network {
+class FlowTransfers implements Network {
   readonly net: FlowNet;
-  private readonly routes: Routes;
+  private readonly routes: RouteCache;
   private readonly sends: At[] = [];
   private readonly recvs: At[] = [];
   private parts = new Int32Array(1024);
@@ -131,7 +131,7 @@ class PlanNetwork implements Network {
     private readonly n: number,
   ) {
     this.net = new FlowNet(topology.links.bandwidth);
-    this.routes = new Routes(topology);
+    this.routes = new RouteCache(topology);
   }
 
   get now(): number {
@@ -225,7 +225,7 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
   const s = dtypeInfo(call.dtype as DType).bytes;
   const gamma = params.gamma ?? 0;
   const plans = compileAll(alg, call);
-  const network = new PlanNetwork(params.topology, params.placement, s, n);
+  const network = new FlowTransfers(params.topology, params.placement, s, n);
   const report = params.onProgress;
   if (report) {
     // Messages started of those the plans hold, some 200 times over the run.
