@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { type FlowSet, solveSet, solveSets } from "../src/model/network/flow-sets.js";
 import { networkTime } from "../src/model/network/index.js";
-import { Routes } from "../src/model/network/simulate.js";
+import { RouteCache } from "../src/model/network/simulate.js";
 import { parseTopology, placeRanks } from "../src/model/network/topology.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
 import { makeCall } from "../src/specs/index.js";
@@ -15,7 +15,7 @@ import { makeCall } from "../src/specs/index.js";
 const n = 128;
 const topology = parseTopology("fattree", n, {});
 const placement = placeRanks(topology, n);
-const routes = new Routes(topology);
+const routes = new RouteCache(topology);
 
 /** Every rank sends to the ranks at the given offsets, the k-th message `bytes[k]`: one round of a shift pattern. */
 function shiftSet(offsets: readonly number[], bytes: readonly number[]): FlowSet {

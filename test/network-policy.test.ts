@@ -69,7 +69,7 @@ describe("the engine policy", () => {
       if (engine !== "auto") expect(r.engine).toBe(engine);
     }
     // the ring is walked under its rotation symmetry where it does not walk every rank: a field says so, not the engine's name
-    const r = networkTimePhases(a, call, { topology, placement, everyRank: false, moveRanks: false });
+    const r = networkTimePhases(a, call, { topology, placement }, { form: "per-copy" });
     expect(r.engine).toBe("phases");
     expect(r.symmetry).toEqual({ kind: "rotate", p: 1 });
   });
@@ -84,5 +84,20 @@ describe("the engine policy", () => {
     expect(() => networkTime(a, call, { topology, placement: placeRanks(topology, 4096) })).toThrow(
       "past the 8,000,000 the phases engine compiles; the call is one segment, so its plans' steps grow with n whatever its size: fewer ranks (-n 390 fits), or an algorithm of fewer steps (e.g. recursive_doubling",
     );
+  });
+
+  it("a call under a symmetry whose reductions cost gamma, past the moved walk's reach, is refused with what fits, not charged its slowest copies", () => {
+    // Ring all-reduce at 1,024 ranks: about 6,000 operations a rank, 6 million in all, past the
+    // 300,000 walked rank by rank and the 3,000,000 walked with moved plans; reductions at gamma
+    // are what the per-copy walk does not time.
+    const a = alg("allreduce", "ring");
+    const call = makeCall({ collective: "allreduce", size: 1024, count: 2 ** 16 }, a);
+    const topology = parseTopology("torus:32x32", 1024);
+    const params = { topology, placement: placeRanks(topology, 1024), engine: "phases" as const };
+    expect(() => networkTime(a, call, { ...params, gamma: 1e-5 })).toThrow(
+      /phases: allreduce\/ring at n = 1024 is walked under its symmetry \(rotation, period 1\), and reductions cost gamma, which the per-copy walk does not time; walking every rank with moved plans takes about [\d,]+ operations, past the 3,000,000 it walks\. Fewer ranks, --gamma 0, or --engine exact/,
+    );
+    // With reductions free the same call is timed per copy.
+    expect(networkTime(a, call, params).note).toMatch(/timed for its 1024 copies at once/);
   });
 });

@@ -70,8 +70,8 @@ export function solveSet(
     net.take(done);
     if (beat && k % BEAT_EVERY === 0) beat();
   }
-  const linkBytes = out?.linkBytes ?? net.use.bytes;
-  if (out) linkBytes.set(net.use.bytes);
+  const linkBytes = out?.linkBytes ?? net.linkBytes;
+  if (out) linkBytes.set(net.linkBytes);
   return { ends, linkBytes, solves: net.solves, thread: 0 };
 }
 

@@ -11,15 +11,8 @@ import { chooseEngine, ENGINES, type Engine, THRESHOLDS } from "./policy.js";
 import { type NetworkParams, type NetworkResult, networkTimeExact } from "./simulate.js";
 import type { Topology } from "./types.js";
 
-export type { LinkUse } from "./flows.js";
 export { bytesByClass, type ClassBytes } from "./link-classes.js";
-export {
-  MAX_PERIOD,
-  networkTimePhases,
-  PHASES_MAX_OPERATIONS,
-  type Symmetry,
-  symmetryHolds,
-} from "./phases.js";
+export { chooseWalk, networkTimePhases, PHASES_MAX_OPERATIONS, type PhasesWalk } from "./phases.js";
 export {
   chooseEngine,
   ENGINES,
@@ -37,6 +30,7 @@ export {
   type NetworkResult,
   networkTimeExact,
 } from "./simulate.js";
+export { MAX_PERIOD, type Symmetry, symmetryHolds } from "./symmetry.js";
 export * from "./topology.js";
 export type { Links, NodeKind, Placement, Topology, TopologyLayout } from "./types.js";
 export { formatBandwidth, formatTime, parseBandwidth, parseTime } from "./units.js";

@@ -10,6 +10,7 @@
  */
 import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
+import { grow } from "../../core/growable.js";
 import type { Algorithm } from "../../schedule/dsl.js";
 import { type At, interpret, type Network, type Order } from "../../schedule/interpret.js";
 import { criticalOf, reductions } from "../../schedule/model.js";
@@ -67,7 +68,7 @@ export interface NetworkResult {
 }
 
 /** Routes per host pair, computed once: a ring step reuses the same pairs 2(n-1) times. */
-export class Routes {
+export class RouteCache {
   private readonly cache = new Map<number, { paths: readonly (readonly number[])[]; latency: number[] }>();
   constructor(readonly topology: Topology) {}
   get(a: number, b: number): { paths: readonly (readonly number[])[]; latency: number[] } {
@@ -109,9 +110,9 @@ export function checkNetworkParams(p: NetworkParams, n: number, op = "model"): v
  * a message starts carrying bytes when the one before it on that pair has arrived, its latency
  * overlapping the wait.
  */
-class PlanNetwork implements Network {
+class FlowTransfers implements Network {
   readonly net: FlowNet;
-  private readonly routes: Routes;
+  private readonly routes: RouteCache;
   private readonly sends: At[] = [];
   private readonly recvs: At[] = [];
   private parts = new Int32Array(1024);
@@ -130,7 +131,7 @@ class PlanNetwork implements Network {
     private readonly n: number,
   ) {
     this.net = new FlowNet(topology.links.bandwidth);
-    this.routes = new Routes(topology);
+    this.routes = new RouteCache(topology);
   }
 
   get now(): number {
@@ -149,15 +150,8 @@ class PlanNetwork implements Network {
     const id = this.freeIds.pop() ?? this.sends.length;
     this.sends[id] = send;
     this.recvs[id] = recv;
-    if (id >= this.parts.length) {
-      const grown = (x: Int32Array) => {
-        const y = new Int32Array(x.length * 2);
-        y.set(x);
-        return y;
-      };
-      this.parts = grown(this.parts);
-      this.pairOf = grown(this.pairOf);
-    }
+    this.parts = grow(this.parts, id + 1);
+    this.pairOf = grow(this.pairOf, id + 1);
     const key = send.rank * this.n + recv.rank;
     this.pairOf[id] = key;
     let pair = this.pairs.get(key);
@@ -231,7 +225,7 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
   const s = dtypeInfo(call.dtype as DType).bytes;
   const gamma = params.gamma ?? 0;
   const plans = compileAll(alg, call);
-  const network = new PlanNetwork(params.topology, params.placement, s, n);
+  const network = new FlowTransfers(params.topology, params.placement, s, n);
   const report = params.onProgress;
   if (report) {
     // Messages started of those the plans hold, some 200 times over the run.
@@ -254,7 +248,7 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
     operations,
     engine: "exact",
     approximate: false,
-    linkBytes: network.net.use.bytes,
+    linkBytes: network.net.linkBytes,
     solves: network.net.solves,
   };
 }

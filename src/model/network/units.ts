@@ -54,11 +54,6 @@ export function parseTime(text: string, flag: string): number {
   return us;
 }
 
-/** Bytes per microsecond from gigabytes per second (decimal): 50 GB/s = 50,000 B/µs. */
-export function bandwidthFromGBps(gbps: number): number {
-  return gbps * 1e3;
-}
-
 /** Four significant digits at most, no trailing zeros: 400, 1.5, 0.3333. */
 function short(x: number): string {
   return String(Number(x.toPrecision(4)));
