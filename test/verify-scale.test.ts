@@ -79,6 +79,16 @@ describe("verify -n N proves at N", () => {
   });
 });
 
+describe("verify -n past what the proof is held to", () => {
+  it("is refused with the reason, before any work", () => {
+    const r = cclab(["verify", "-n", "4,2048", "--runs", "0"]);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toContain(
+      "verify: argument '-n': takes at most 1024 ranks, got 2048: the static proof holds every rank's plan at once",
+    );
+  });
+});
+
 describe("property cases past 17 ranks", () => {
   it("mostly fill every chunk with a count n does not divide", async () => {
     const alg = await load(EARLY);

@@ -42,7 +42,18 @@ function verifyShape(f: VerifyFlags, ranks: readonly number[] | undefined): Shap
 
 export function registerVerify(program: Command): void {
   const p = parsers("verify");
-  const list = p.list("-n", 1, TOOL_MAX_RANKS);
+  const parsed = p.list("-n", 1, TOOL_MAX_RANKS);
+  // Past TOOL_MAX_RANKS the refusal says why, not only the bound.
+  const list = (v: string): number[] => {
+    const over = (v.match(/\d+/g) ?? []).map(Number).find((n) => n > TOOL_MAX_RANKS);
+    if (over !== undefined) {
+      throw new InvalidArgumentError(
+        { op: "verify", arg: "-n" },
+        `takes at most ${TOOL_MAX_RANKS} ranks, got ${over}: the static proof holds every rank's plan at once, which at ${TOOL_MAX_RANKS} ranks is already millions of operations (docs/verify-scale.md gives its time and memory); prove at most ${TOOL_MAX_RANKS}`,
+      );
+    }
+    return parsed(v);
+  };
   program
     .command("verify")
     .description(

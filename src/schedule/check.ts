@@ -16,11 +16,12 @@
  */
 import { maxOf } from "../core/extent.js";
 import { rankCall, specOf } from "../specs/index.js";
-import type { CollectiveCall } from "../specs/types.js";
+import type { CollectiveCall, Layout, RankCall } from "../specs/types.js";
 import { type Algorithm, type Region, regionText } from "./dsl.js";
+import { type FlatPlan, flatPlan, RECV, SEND, walk } from "./flat.js";
 import { interpret, type Order } from "./interpret.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
-import { type Cell, flatten, type Sym, SymbolicMemory, summary } from "./symbolic.js";
+import { type Cell, FlatSymbolicMemory, flatten, type Sym, SymbolicMemory, summary } from "./symbolic.js";
 
 export interface CheckReport {
   readonly algorithm: string;
@@ -48,7 +49,7 @@ export function compileAll(alg: Algorithm, call: CollectiveCall): Plan[] {
 }
 
 /** The largest input of any rank: contribution ids are rank · stride + index. */
-export const strideOf = (plans: readonly Plan[]): number =>
+export const strideOf = (plans: readonly { readonly layout: Layout }[]): number =>
   maxOf(
     plans.map((p) => p.layout.inputCount),
     1,
@@ -73,55 +74,108 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
     ...rest,
   });
 
-  let plans: Plan[];
+  const spec = specOf(call.collective);
+  // No data to check (the barrier): what matters is who has heard from whom, along what each
+  // operation waits for, which the dataflow order tracks, on the plans as objects (a barrier's
+  // plans are short). Data: each rank's plan is compiled, linted and kept as numbers (flat.ts),
+  // so that thousands of ranks fit; a message compiles the rank it names again.
+  const knowledge = !spec.data;
+  const kept: Plan[] = [];
+  const flats: FlatPlan[] = [];
+  // Steps as the schedule writes them (the header's cost counts those), empty transfers included:
+  // the plan drops those, so its operations alone would undercount a call of empty chunks.
+  const written: number[] = [];
+  const again = new Map<number, Plan>();
+  const planOf = (r: number): Plan => {
+    const have = kept[r] ?? again.get(r);
+    if (have) return have;
+    const p = compile(alg, rankCall(call, r));
+    again.set(r, p);
+    return p;
+  };
+  const stepLabel = (r: number, step: number) => `rank ${r}, step ${step} ('${planOf(r).steps[step]?.label}')`;
+  const stepName = (r: number, index: number) => stepLabel(r, (planOf(r).ops[index] as PlanOp).step);
   try {
-    plans = compileAll(alg, call);
+    for (let r = 0; r < n; r++) {
+      const p = compile(alg, rankCall(call, r));
+      lint(p, (op, m) => fail(`rank ${r}, step ${op.step} ('${p.steps[op.step]?.label}'): ${m}`));
+      flats.push(flatPlan(p));
+      written.push(p.steps.filter((st) => st.transfers.length > 0).length);
+      if (knowledge) kept.push(p);
+    }
   } catch (e) {
     if (e instanceof ScheduleError) {
+      errors.length = 0;
       errors.push(e.message);
       return report();
     }
     throw e;
   }
-  const stride = strideOf(plans);
-  const stepName = (r: number, op: PlanOp) => `rank ${r}, step ${op.step} ('${plans[r]?.steps[op.step]?.label}')`;
-  for (const [r, p] of plans.entries()) lint(p, (op, m) => fail(`${stepName(r, op)}: ${m}`));
-
-  const spec = specOf(call.collective);
-  // No data to check (the barrier): what matters is who has heard from whom, along what each
-  // operation waits for, which the dataflow order tracks.
-  const knowledge = !spec.data;
-  checkChannels(plans, fail);
+  const stride = strideOf(flats);
+  checkChannels(flats, fail);
   for (const order of ["steps", "dataflow"] as Order[]) {
     // The data is the same in both orders (dataflow only reorders operations that touch
     // different memory, and messages pair in the same order), so cells move in one walk.
     const symbolic = (order === "steps") !== knowledge;
-    const sym = symbolic
-      ? new SymbolicMemory(plans, stride, { fail: (r, op, m) => fail(`${stepName(r, op)}: ${m}`), knowledge })
-      : undefined;
-    const out = interpret(plans, sym ? sym.effects(order) : {}, order);
-    if (!out.complete) {
-      const lines = out.stuck.slice(0, 6).map(({ rank, op }) => {
-        const s = plans[rank]?.steps[op.step];
+    let stuck: readonly { rank: number; index: number }[];
+    if (knowledge) {
+      const sym = symbolic
+        ? new SymbolicMemory(kept, stride, { fail: (r, op, m) => fail(`${stepLabel(r, op.step)}: ${m}`), knowledge })
+        : undefined;
+      const out = interpret(kept, sym ? sym.effects(order) : {}, order);
+      stuck = out.stuck;
+      if (out.complete && sym) {
+        checkResult(
+          call,
+          kept,
+          (r, g) => sym.read(r, g),
+          sym.knows,
+          stride,
+          (m) => fail(order === "steps" ? m : `dataflow: ${m}`),
+        );
+      }
+    } else {
+      const sym = symbolic
+        ? new FlatSymbolicMemory(
+            flats,
+            stride,
+            (r, i, m) => fail(`${stepName(r, i)}: ${m}`),
+            (r, i) => planOf(r).ops[i] as PlanOp,
+          )
+        : undefined;
+      const out = walk(flats, order, sym ? sym.effects() : {});
+      stuck = out.stuck;
+      if (out.complete && sym) {
+        checkResult(
+          call,
+          flats,
+          (r, g) => sym.read(r, g),
+          undefined,
+          stride,
+          (m) => fail(order === "steps" ? m : `dataflow: ${m}`),
+        );
+      }
+    }
+    if (stuck.length > 0) {
+      const lines = stuck.slice(0, 6).map(({ rank, index }) => {
+        const p = planOf(rank);
+        const s = p.steps[(p.ops[index] as PlanOp).step];
         const ts = (s?.transfers ?? []).map(
           (t) => `${t.kind}(${t.kind === "send" ? "to" : "from"} ${t.peer}, ${regionText(t.region)})`,
         );
-        return `${stepName(rank, op)} waits in ${ts.join(", ") || op.kind}`;
+        return `${stepName(rank, index)} waits in ${ts.join(", ") || (p.ops[index] as PlanOp).kind}`;
       });
       const how = order === "steps" ? "under rendezvous semantics" : "under dataflow execution (rendezvous)";
-      fail(`deadlock ${how}: ${lines.join("; ")}${out.stuck.length > 6 ? "; ..." : ""}`);
+      fail(`deadlock ${how}: ${lines.join("; ")}${stuck.length > 6 ? "; ..." : ""}`);
       return report({ stride });
     }
-    if (sym) checkResult(call, plans, sym, stride, knowledge, (m) => fail(order === "steps" ? m : `dataflow: ${m}`));
     if (errors.length > 0) return report({ stride });
   }
 
-  // Steps as the schedule writes them (the header's cost counts those), empty transfers included:
-  // the plan drops those, so its operations alone would undercount a call of empty chunks.
-  const perRank = plans.map((p) => {
+  const perRank = flats.map((p, r) => {
     let sent = 0;
-    for (const op of p.ops) if (op.kind === "send") sent += op.region.count;
-    return { steps: p.steps.filter((s) => s.transfers.length > 0).length, sent };
+    for (let i = 0; i < p.m; i++) if (p.kind[i] === SEND) sent += p.count[i] as number;
+    return { steps: written[r] as number, sent };
   });
   const steps = maxOf(
     perRank.map((p) => p.steps),
@@ -158,7 +212,9 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
  * per channel) and one that does not (a single NCCL stream, MPI: every backend today) pair the
  * same messages.
  */
-function checkChannels(plans: readonly Plan[], fail: (m: string) => void): void {
+function checkChannels(plans: readonly FlatPlan[], fail: (m: string) => void): void {
+  // Only pairs that send on a channel other than 0 can differ (with all on 0 the orders agree).
+  if (!plans.some((p) => p.channel.some((c, i) => c !== 0 && p.kind[i] === SEND))) return;
   const seq = new Map<string, number[]>();
   const add = (k: string, ch: number) => {
     const q = seq.get(k);
@@ -166,9 +222,9 @@ function checkChannels(plans: readonly Plan[], fail: (m: string) => void): void 
     else seq.set(k, [ch]);
   };
   plans.forEach((p, r) => {
-    for (const op of p.ops) {
-      if (op.kind === "send") add(`${r}>${op.peer} send`, op.channel);
-      else if (op.kind === "recv") add(`${op.peer}>${r} recv`, op.channel);
+    for (let i = 0; i < p.m; i++) {
+      if (p.kind[i] === SEND) add(`${r}>${p.peer[i]} send`, p.channel[i] as number);
+      else if (p.kind[i] === RECV) add(`${p.peer[i]}>${r} recv`, p.channel[i] as number);
     }
   });
   for (const [k, sends] of seq) {
@@ -238,16 +294,16 @@ function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
 
 function checkResult(
   call: CollectiveCall,
-  plans: readonly Plan[],
-  sym: SymbolicMemory,
+  plans: readonly { readonly call: RankCall; readonly layout: Layout }[],
+  read: (rank: number, r: Region) => Sym[],
+  knows: readonly Uint8Array[] | undefined,
   stride: number,
-  knowledge: boolean,
   fail: (m: string) => void,
 ): void {
   const n = call.size;
   const spec = specOf(call.collective);
-  if (knowledge) {
-    sym.knows.forEach((k, r) => {
+  if (knows) {
+    knows.forEach((k, r) => {
       const missing = [...k].map((x, i) => (x ? -1 : i)).filter((i) => i >= 0);
       if (missing.length > 0)
         fail(`rank ${r}: leaves the ${call.collective} without having heard from rank(s) ${missing.join(", ")}`);
@@ -260,8 +316,8 @@ function checkResult(
     return s !== undefined && s.idx === index && s.ranks.length === 2 && s.ranks[0] === 0 && s.ranks[1] === n;
   };
   for (let rank = 0; rank < n; rank++) {
-    const plan = plans[rank] as Plan;
-    const out = sym.read(rank, { buf: "output", offset: 0, count: plan.layout.outputCount });
+    const plan = plans[rank] as (typeof plans)[number];
+    const out = read(rank, { buf: "output", offset: 0, count: plan.layout.outputCount });
     for (const blk of spec.result(plan.call, call)) {
       for (let k = 0; k < blk.count; k++) {
         const j = blk.at + k;

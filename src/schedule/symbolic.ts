@@ -13,7 +13,9 @@
  * (walking every chain made the proof cubic in n).
  */
 
+import type { Layout } from "../specs/types.js";
 import { type BufferName, type Region, regionText } from "./dsl.js";
+import { type FlatEffects, type FlatPlan, REDUCE } from "./flat.js";
 import type { Effects, Order } from "./interpret.js";
 import { type Place, type Plan, type PlanOp, placer } from "./plan.js";
 
@@ -89,6 +91,26 @@ export function join(a: Sym, b: Sym, stride: number): Join {
   return { a, b, idx: x.idx, ranks: out };
 }
 
+/**
+ * A rank's memories 0 (input), 1 (output), 2 (scratch) before its plan runs: the input holds the
+ * rank's own contributions, the rest nothing, except where in place the output aliases the input.
+ */
+export function initialMemory(
+  p: { readonly layout: Layout; readonly call: { readonly inPlace: boolean }; readonly scratch: number },
+  rank: number,
+  stride: number,
+): Sym[][] {
+  const l = p.layout;
+  const a = p.call.inPlace ? l.alias : undefined;
+  const input: Sym[] = new Array<Sym>(l.inputCount);
+  for (let i = 0, id = rank * stride; i < l.inputCount; i++) input[i] = id + i;
+  // In place the output memory holds the input where they alias (memory 1 or memory 0 is shared).
+  const output: Sym[] = new Array<Sym>(Math.max(l.outputCount, a?.kind === "same" ? l.inputCount : 0)).fill(null);
+  if (a?.kind === "same") for (let i = 0; i < l.inputCount; i++) output[i] = input[i] as Sym;
+  if (a?.kind === "input-in-output") for (let i = 0; i < l.inputCount; i++) output[a.offset + i] = input[i] as Sym;
+  return [input, output, new Array<Sym>(p.scratch).fill(null)];
+}
+
 export interface SymbolicOptions {
   /** Reports a finding about one operation. */
   readonly fail: (rank: number, op: PlanOp, message: string) => void;
@@ -113,17 +135,7 @@ export class SymbolicMemory {
   ) {
     const n = plans.length;
     this.place = plans.map((p) => placer(p.layout, p.call.inPlace));
-    this.mem = plans.map((p, rank) => {
-      const l = p.layout;
-      const a = p.call.inPlace ? l.alias : undefined;
-      const input: Sym[] = new Array<Sym>(l.inputCount);
-      for (let i = 0, id = rank * stride; i < l.inputCount; i++) input[i] = id + i;
-      // In place the output memory holds the input where they alias (memory 1 or memory 0 is shared).
-      const output: Sym[] = new Array<Sym>(Math.max(l.outputCount, a?.kind === "same" ? l.inputCount : 0)).fill(null);
-      if (a?.kind === "same") for (let i = 0; i < l.inputCount; i++) output[i] = input[i] as Sym;
-      if (a?.kind === "input-in-output") for (let i = 0; i < l.inputCount; i++) output[a.offset + i] = input[i] as Sym;
-      return [input, output, new Array<Sym>(p.scratch).fill(null)];
-    });
+    this.mem = plans.map((p, rank) => initialMemory(p, rank, stride));
     this.heard = plans.map((p) => new Array(p.ops.length));
     this.knows = plans.map((_, r) => {
       const k = new Uint8Array(n);
@@ -217,6 +229,88 @@ export class SymbolicMemory {
         const h = this.heard[rank]?.[index];
         const k = this.knows[rank] as Uint8Array;
         if (h) for (let i = 0; i < k.length; i++) k[i] ||= h[i] as number;
+      },
+    };
+  }
+}
+
+/**
+ * The same symbolic memory over flat plans (flat.ts), for the proof at many ranks: the same
+ * moves as SymbolicMemory's effects, read from the plans' numbers. Messages name regions, which
+ * `opOf` gives (the rank's plan compiled again: only on a failure).
+ */
+export class FlatSymbolicMemory {
+  /** Per rank: the arrays of memories 0 (input), 1 (output), 2 (scratch). */
+  readonly mem: Sym[][][];
+
+  constructor(
+    readonly plans: readonly FlatPlan[],
+    readonly stride: number,
+    private readonly fail: (rank: number, index: number, message: string) => void,
+    private readonly opOf: (rank: number, index: number) => PlanOp,
+  ) {
+    this.mem = plans.map((p, rank) => initialMemory(p, rank, stride));
+  }
+
+  /** The cells of a region of `rank`, as stored (not flattened). */
+  read(rank: number, r: Region): Sym[] {
+    const plan = this.plans[rank] as FlatPlan;
+    const p = placer(plan.layout, plan.call.inPlace)(r);
+    return (this.mem[rank] as Sym[][])[p.mem]?.slice(p.from, p.to) ?? [];
+  }
+
+  effects(): FlatEffects {
+    const { plans, mem, stride, fail, opOf } = this;
+    return {
+      transfer: (sr, si, rr, ri) => {
+        const s = plans[sr] as FlatPlan;
+        const r = plans[rr] as FlatPlan;
+        const n = s.count[si] as number;
+        if (n !== r.count[ri]) {
+          const so = opOf(sr, si);
+          const ro = opOf(rr, ri);
+          fail(
+            sr,
+            si,
+            `sends ${regionText(so.region)} (${n} elements) to rank ${rr}, which receives ${regionText(ro.region)} (${ro.region.count} elements) in step ${ro.step}`,
+          );
+          return;
+        }
+        const src = mem[sr]?.[s.places[6 * si] as number] as Sym[];
+        const sf = s.places[6 * si + 1] as number;
+        const dst = mem[rr]?.[r.places[6 * ri] as number] as Sym[];
+        const df = r.places[6 * ri + 1] as number;
+        for (let i = 0; i < n; i++) dst[df + i] = src[sf + i] as Sym;
+      },
+      local: (rank, index) => {
+        const p = plans[rank] as FlatPlan;
+        const m = mem[rank] as Sym[][];
+        const at = 6 * index;
+        const n = p.count[index] as number;
+        const dst = m[p.places[at] as number] as Sym[];
+        const df = p.places[at + 1] as number;
+        const src = m[p.places[at + 2] as number] as Sym[];
+        const sf = p.places[at + 3] as number;
+        if (p.kind[index] === REDUCE) {
+          const withMem = p.places[at + 4] as number;
+          const a = withMem >= 0 ? (m[withMem] as Sym[]) : dst;
+          const af = withMem >= 0 ? (p.places[at + 5] as number) : df;
+          // The destination may be an operand: read both before writing.
+          const out: Sym[] = new Array(n);
+          for (let i = 0; i < n; i++) {
+            const x = a[af + i] as Sym;
+            const y = src[sf + i] as Sym;
+            if (x === null || y === null) {
+              fail(rank, index, `reduce ${regionText(opOf(rank, index).region)} reads an unwritten element`);
+              return;
+            }
+            out[i] = join(x, y, stride);
+          }
+          for (let i = 0; i < n; i++) dst[df + i] = out[i] as Sym;
+        } else if (dst !== src || df < sf) {
+          // copy, and scale (which keeps the contributions); backwards where it overlaps forwards.
+          for (let i = 0; i < n; i++) dst[df + i] = src[sf + i] as Sym;
+        } else for (let i = n - 1; i >= 0; i--) dst[df + i] = src[sf + i] as Sym;
       },
     };
   }

@@ -1,0 +1,331 @@
+/**
+ * A compiled plan in flat typed arrays, and the static proof's walk over every rank's flat plan.
+ *
+ * The proof at hundreds or thousands of ranks holds every rank's plan at once: as plan.ts's
+ * objects (steps, regions, labels, one object and one dependency array per operation) that is
+ * hundreds of bytes an operation, and the garbage collector spent most of the proof scanning them.
+ * Here each rank's plan is compiled (plan.ts, the one compiler), linted, and kept only as numbers:
+ * kind, step, peer, channel, element count and places per operation, its dependencies and
+ * successors, its posting queues and step ranges, about sixty bytes an operation. Labels and
+ * regions, which only messages need, come from compiling that one rank again (compile is a pure
+ * function of the algorithm and the call).
+ *
+ * walk() is interpret.ts's walk (the same two orders, the same rendezvous pairing per peer and
+ * channel in posting order, the same event order: a transfer ends one tick after it pairs, a
+ * local operation at once, ties in the order they were scheduled), without the clock the model
+ * needs: its events live in two first-in first-out buckets, now and the next tick, which is the
+ * order interpret's (time, sequence) heap gives when every transfer takes 1 and every local
+ * operation 0.
+ */
+import type { Layout, RankCall } from "../specs/types.js";
+import type { Order } from "./interpret.js";
+import type { Plan } from "./plan.js";
+
+/** Operation kinds, as stored in FlatPlan.kind. */
+export const SEND = 0;
+export const RECV = 1;
+export const COPY = 2;
+export const REDUCE = 3;
+export const SCALE = 4;
+const KIND = { send: SEND, recv: RECV, copy: COPY, reduce: REDUCE, scale: SCALE } as const;
+
+export interface FlatPlan {
+  readonly rank: number;
+  readonly call: RankCall;
+  readonly layout: Layout;
+  /** Scratch elements the plan needs. */
+  readonly scratch: number;
+  /** Operations. */
+  readonly m: number;
+  readonly kind: Uint8Array;
+  readonly step: Int32Array;
+  /** Transfers: the peer and channel (-1 and 0 for local operations). */
+  readonly peer: Int32Array;
+  readonly channel: Int32Array;
+  /** Elements of the operation's region (written, or read by a send). */
+  readonly count: Int32Array;
+  /** Plan.places: for op i at 6i..6i+5, memory and first element of its region, src and with. */
+  readonly places: Int32Array;
+  /** Dependencies per operation, and successors: succ[succStart[i] .. succStart[i+1]). */
+  readonly indeg: Int32Array;
+  readonly succStart: Int32Array;
+  readonly succ: Int32Array;
+  /** Posting queue of each transfer (-1 for locals); queue q is members[queueStart[q] .. queueStart[q+1]). */
+  readonly queueOf: Int32Array;
+  readonly queueStart: Int32Array;
+  readonly members: Int32Array;
+  /** The steps walked: range k is ops [rangeStart[k], rangeStart[k+1]) with rangeTransfers[k] transfers. */
+  readonly rangeStart: Int32Array;
+  readonly rangeTransfers: Int32Array;
+}
+
+export const isTransferKind = (k: number): boolean => k <= RECV;
+
+/** A plan's numbers, without its objects. Queues keep channels apart, as interpret's do. */
+export function flatPlan(plan: Plan): FlatPlan {
+  const { ops } = plan;
+  const m = ops.length;
+  const size = plan.call.size;
+  const kind = new Uint8Array(m);
+  const step = new Int32Array(m);
+  const peer = new Int32Array(m);
+  const channel = new Int32Array(m);
+  const count = new Int32Array(m);
+  const indeg = new Int32Array(m);
+  const succStart = new Int32Array(m + 1);
+  const queueOf = new Int32Array(m).fill(-1);
+  const ids = new Map<number, number>();
+  const queueSize: number[] = [];
+  const starts: number[] = [];
+  const transfers: number[] = [];
+  for (let i = 0; i < m; i++) {
+    const op = ops[i] as Plan["ops"][number];
+    const k = KIND[op.kind];
+    kind[i] = k;
+    step[i] = op.step;
+    peer[i] = op.peer;
+    channel[i] = op.channel;
+    count[i] = op.region.count;
+    indeg[i] = op.deps.length;
+    for (const d of op.deps) succStart[d + 1]!++;
+    if (i === 0 || (ops[i - 1] as Plan["ops"][number]).step !== op.step) {
+      starts.push(i);
+      transfers.push(0);
+    }
+    if (isTransferKind(k)) {
+      transfers[transfers.length - 1]!++;
+      const key = (op.channel * size + op.peer) * 2 + (k === SEND ? 1 : 0);
+      let q = ids.get(key);
+      if (q === undefined) {
+        q = queueSize.length;
+        ids.set(key, q);
+        queueSize.push(0);
+      }
+      queueOf[i] = q;
+      queueSize[q]!++;
+    }
+  }
+  starts.push(m);
+  for (let i = 0; i < m; i++) succStart[i + 1]! += succStart[i] as number;
+  const succ = new Int32Array(succStart[m] as number);
+  const fill = succStart.slice(0, m);
+  for (let i = 0; i < m; i++) for (const d of (ops[i] as Plan["ops"][number]).deps) succ[fill[d]!++] = i;
+  const queueStart = new Int32Array(queueSize.length + 1);
+  for (let q = 0; q < queueSize.length; q++) queueStart[q + 1] = (queueStart[q] as number) + (queueSize[q] as number);
+  const members = new Int32Array(queueStart[queueSize.length] as number);
+  const qfill = queueStart.slice(0, queueSize.length);
+  for (let i = 0; i < m; i++) {
+    const q = queueOf[i] as number;
+    if (q >= 0) members[qfill[q]!++] = i;
+  }
+  return {
+    rank: plan.call.rank,
+    call: plan.call,
+    layout: plan.layout,
+    scratch: plan.scratch,
+    m,
+    kind,
+    step,
+    peer,
+    channel,
+    count,
+    places: plan.places,
+    indeg,
+    succStart,
+    succ,
+    queueOf,
+    queueStart,
+    members,
+    rangeStart: Int32Array.from(starts),
+    rangeTransfers: Int32Array.from(transfers),
+  };
+}
+
+/** What happens at the walk's events: a send paired with its receive, a local operation run. */
+export interface FlatEffects {
+  transfer?(sendRank: number, send: number, recvRank: number, recv: number): void;
+  local?(rank: number, index: number): void;
+}
+
+export interface FlatOutcome {
+  readonly complete: boolean;
+  /** Where ranks are stuck: each rank's oldest unfinished operation and whether it was posted. */
+  readonly stuck: readonly { readonly rank: number; readonly index: number; readonly posted: boolean }[];
+}
+
+/** Pairs sends with receives per key, oldest first; an item is (rank, operation). */
+class PairQueues {
+  /** Per key, the waiting items of one side (which side: sends[key]), as rank, operation, rank, ... from head. */
+  private readonly items = new Map<number, number[]>();
+  private readonly heads = new Map<number, number>();
+  private readonly sides = new Map<number, 0 | 1>();
+  /** The item the last post() paired with. */
+  rank = -1;
+  index = -1;
+  /** Posts one side (0 send, 1 receive); true when it pairs with the other side's oldest waiting item (then in rank, index). */
+  post(side: 0 | 1, key: number, rank: number, index: number): boolean {
+    const q = this.items.get(key);
+    const h = this.heads.get(key) ?? 0;
+    if (q && h < q.length && this.sides.get(key) !== side) {
+      this.rank = q[h] as number;
+      this.index = q[h + 1] as number;
+      if (h + 2 === q.length) {
+        q.length = 0;
+        this.heads.set(key, 0);
+      } else this.heads.set(key, h + 2);
+      return true;
+    }
+    if (!q) this.items.set(key, [rank, index]);
+    else q.push(rank, index);
+    this.sides.set(key, side);
+    return false;
+  }
+}
+
+/** A growable list of (rank, operation) events. */
+class Bucket {
+  items = new Int32Array(1024);
+  length = 0;
+  push(rank: number, index: number): void {
+    if (this.length + 2 > this.items.length) {
+      const grown = new Int32Array(2 * this.items.length);
+      grown.set(this.items);
+      this.items = grown;
+    }
+    this.items[this.length++] = rank;
+    this.items[this.length++] = index;
+  }
+}
+
+/** Runs every rank's flat plan (plans[r] is rank r's) in one order; reports whether all completed. */
+export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffects = {}): FlatOutcome {
+  const n = plans.length;
+  const pairs = new PairQueues();
+  const ranks = plans.map((p) => ({
+    p,
+    pending: p.indeg.slice(),
+    readied: new Uint8Array(p.m),
+    posted: new Uint8Array(p.m),
+    done: new Uint8Array(p.m),
+    qpos: p.queueStart.slice(0, p.queueStart.length - 1),
+    range: -1,
+    left: 0,
+  }));
+  type State = (typeof ranks)[number];
+  let now = new Bucket();
+  let next = new Bucket();
+
+  const post = (st: State, index: number) => {
+    const p = st.p;
+    st.posted[index] = 1;
+    const send = p.kind[index] === SEND;
+    const other = p.peer[index] as number;
+    const key = ((p.channel[index] as number) * n + (send ? p.rank : other)) * n + (send ? other : p.rank);
+    if (!pairs.post(send ? 0 : 1, key, p.rank, index)) return;
+    if (send) {
+      effects.transfer?.(p.rank, index, pairs.rank, pairs.index);
+      next.push(p.rank, index);
+      next.push(pairs.rank, pairs.index);
+    } else {
+      effects.transfer?.(pairs.rank, pairs.index, p.rank, index);
+      next.push(pairs.rank, pairs.index);
+      next.push(p.rank, index);
+    }
+  };
+
+  const ready = (st: State, index: number) => {
+    const p = st.p;
+    st.readied[index] = 1;
+    if (!isTransferKind(p.kind[index] as number)) {
+      st.posted[index] = 1;
+      effects.local?.(p.rank, index);
+      now.push(p.rank, index);
+      return;
+    }
+    // Post what program order per (peer, channel, kind) allows: the queue's next transfers that are ready.
+    const q = p.queueOf[index] as number;
+    const end = p.queueStart[q + 1] as number;
+    while ((st.qpos[q] as number) < end) {
+      const i = p.members[st.qpos[q] as number] as number;
+      if (!st.readied[i] || (st.pending[i] as number) > 0) break;
+      st.qpos[q]!++;
+      post(st, i);
+    }
+  };
+
+  const enter = (st: State) => {
+    const p = st.p;
+    const r = ++st.range;
+    if (r >= p.rangeTransfers.length) return;
+    st.left = p.rangeTransfers[r] as number;
+    if (st.left === 0) {
+      runLocals(st);
+      return;
+    }
+    for (let i = p.rangeStart[r] as number; i < (p.rangeStart[r + 1] as number); i++) {
+      if (!isTransferKind(p.kind[i] as number)) continue;
+      st.readied[i] = 1;
+      post(st, i);
+    }
+  };
+
+  const runLocals = (st: State) => {
+    const p = st.p;
+    let any = false;
+    for (let i = p.rangeStart[st.range] as number; i < (p.rangeStart[st.range + 1] as number); i++) {
+      if (isTransferKind(p.kind[i] as number)) continue;
+      st.readied[i] = 1;
+      st.posted[i] = 1;
+      effects.local?.(p.rank, i);
+      now.push(p.rank, i);
+      any = true;
+    }
+    if (!any) enter(st);
+  };
+
+  /** The last local operation of range r, or -1. */
+  const lastLocal = (p: FlatPlan, r: number) => {
+    for (let i = (p.rangeStart[r + 1] as number) - 1; i >= (p.rangeStart[r] as number); i--) {
+      if (!isTransferKind(p.kind[i] as number)) return i;
+    }
+    return -1;
+  };
+
+  for (const st of ranks) {
+    if (order === "steps") enter(st);
+    else for (let i = 0; i < st.p.m; i++) if (st.pending[i] === 0) ready(st, i);
+  }
+
+  for (;;) {
+    if (now.length === 0) {
+      if (next.length === 0) break;
+      [now, next] = [next, now];
+      next.length = 0;
+    }
+    // Events scheduled now run in the order they were scheduled, those they schedule now after them.
+    for (let e = 0; e < now.length; e += 2) {
+      const st = ranks[now.items[e] as number] as State;
+      const index = now.items[e + 1] as number;
+      const p = st.p;
+      st.done[index] = 1;
+      if (order === "steps") {
+        if (isTransferKind(p.kind[index] as number)) {
+          if (--st.left === 0) runLocals(st);
+        } else if (index === lastLocal(p, st.range)) enter(st);
+      } else {
+        for (let k = p.succStart[index] as number; k < (p.succStart[index + 1] as number); k++) {
+          const s = p.succ[k] as number;
+          if (--st.pending[s]! === 0) ready(st, s);
+        }
+      }
+    }
+    now.length = 0;
+  }
+
+  const stuck: { rank: number; index: number; posted: boolean }[] = [];
+  for (const st of ranks) {
+    const i = st.done.indexOf(0);
+    if (i >= 0) stuck.push({ rank: st.p.rank, index: i, posted: st.posted[i] === 1 });
+  }
+  return { complete: stuck.length === 0, stuck };
+}
