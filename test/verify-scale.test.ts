@@ -44,6 +44,39 @@ describe("verify -n N proves at N", () => {
     expect(cases.filter((c) => c.size === 300).map((c) => c.count)).toEqual([0, 299, 303]);
   });
 
+  it("an n asked for on its own also meets segment 1 on its full chunks, where the sweep meets every segment", async () => {
+    const alg = await load(BROKEN);
+    const at = (n: number) =>
+      checkCases(alg, 4, [n])
+        .filter((c) => c.size === n)
+        .map((c) => `${c.count}/${c.segment}${c.inPlace ? " in place" : ""}`);
+    // 130 % 3 = 1: segment 2 for every count, and 133 at segment 1 besides; 300 has segment 1 already.
+    expect(at(130)).toEqual([
+      "0/2",
+      "0/2 in place",
+      "129/2",
+      "129/2 in place",
+      "133/2",
+      "133/2 in place",
+      "133/1",
+      "133/1 in place",
+    ]);
+    expect(at(300)).toEqual(["0/1", "0/1 in place", "299/1", "299/1 in place", "303/1", "303/1 in place"]);
+    // In the sweep, each n keeps its one segment: the neighbours cover 1, 2 and 3.
+    expect(new Set(checkCases(alg, 4).map((c) => `${c.size}/${c.segment}`))).toEqual(
+      new Set(["1/2", "2/3", "3/1", "4/2"]),
+    );
+  });
+
+  it("cclab verify -n 130 rejects the examples' broken twin, whose bug needs a chunk one segment longer", () => {
+    const r = cclab(["verify", "--algorithm-file", BROKEN, "-n", "130", "--max-n", "1", "--runs", "1", "--seed", "1"]);
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toMatch(/sliced_ring_broken \(n=130, count=133\): rank \d+: output\[\d+\] was never written/);
+    expect(r.out).toContain(
+      `replay: cclab explain allreduce --algorithm sliced_ring_broken --algorithm-file ${BROKEN} -n 130 --count 133 --segment 1`,
+    );
+  });
+
   it("below 257 ranks the early-stopping ring is right; at 300 the proof finds the deadlock", async () => {
     const alg = await load(EARLY);
     const call = (size: number, count: number) => makeCall({ collective: "allreduce", size, count, segment: 1 });

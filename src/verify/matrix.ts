@@ -38,11 +38,17 @@ export function checkCases(alg: Algorithm, maxSize = 64, sizes: readonly number[
     return cases;
   }
   const all = [...new Set([...Array.from({ length: maxSize }, (_, i) => i + 1), ...sizes])].sort((a, b) => a - b);
-  return all.flatMap((n) => casesAt(alg, n));
+  // The sweep 1..maxSize meets segments 1, 2 and 3 on neighbouring n; an n asked for on its own
+  // meets only its own, so it also gets segment 1 on its full chunks (a schedule wrong where a
+  // chunk spans more segments than another is wrong there).
+  return all.flatMap((n) => casesAt(alg, n, n > maxSize));
 }
 
-/** The calls at one n: counts 0, n - 1 (one chunk empty) and n + 3 (every chunk full, not divisible by n for n > 3). */
-export function casesAt(alg: Algorithm, n: number): CollectiveCall[] {
+/**
+ * The calls at one n: counts 0, n - 1 (one chunk empty) and n + 3 (every chunk full, not
+ * divisible by n for n > 3), at segment 1 + n mod 3; with `alone`, count n + 3 at segment 1 too.
+ */
+export function casesAt(alg: Algorithm, n: number, alone = false): CollectiveCall[] {
   const spec = specOf(alg.collective);
   const cases: CollectiveCall[] = [];
   const segment = 1 + (n % 3);
@@ -57,6 +63,10 @@ export function casesAt(alg: Algorithm, n: number): CollectiveCall[] {
   const modes = spec.inPlace && alg.inPlace !== false ? [false, true] : [false];
   for (const count of [...new Set(counts.map((c) => Math.max(0, c)))]) {
     for (const root of roots) for (const inPlace of modes) cases.push(makeCall({ ...base, count, root, inPlace }));
+  }
+  if (alone && segment !== 1) {
+    for (const root of roots)
+      for (const inPlace of modes) cases.push(makeCall({ ...base, segment: 1, count: n + 3, root, inPlace }));
   }
   return cases;
 }
