@@ -35,23 +35,9 @@ const PAYLOADS = [
 ];
 const X = PAYLOADS.join(" ");
 
-const pageErrors = new Map<Page, string[]>();
+const open = built.open;
 
-async function open(address: string): Promise<Page> {
-  const page = await built.browser().newPage();
-  await page.setViewport({ width: 1280, height: 800 });
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  pageErrors.set(page, errors);
-  await page.goto(address);
-  await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready, { timeout: 30_000 });
-  return page;
-}
-
-async function close(page: Page): Promise<void> {
-  await page.close();
-  expect(pageErrors.get(page)).toEqual([]);
-}
+const close = built.close;
 
 async function idle(page: Page, timeout = 60_000): Promise<void> {
   await page.waitForFunction(() => !playground.busy(), { timeout, polling: 50 });

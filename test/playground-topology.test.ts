@@ -30,22 +30,9 @@ interface Handle {
 }
 declare const playground: Handle;
 
-const pageErrors = new Map<Page, string[]>();
+const open = built.open;
 
-async function open(address: string): Promise<Page> {
-  const page = await built.browser().newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  pageErrors.set(page, errors);
-  await page.goto(address);
-  await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready, { timeout: 30_000 });
-  return page;
-}
-
-async function close(page: Page): Promise<void> {
-  await page.close();
-  expect(pageErrors.get(page)).toEqual([]);
-}
+const close = built.close;
 
 async function idle(page: Page): Promise<void> {
   await page.waitForFunction(() => !playground.busy(), { timeout: 60_000, polling: 50 });

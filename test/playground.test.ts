@@ -46,24 +46,10 @@ interface Handle {
 declare const playground: Handle;
 
 /** A new page at `address`, once the playground says it is ready. */
-async function open(address: string): Promise<Page> {
-  const page = await built.browser().newPage();
-  await page.setViewport({ width: 1280, height: 800 });
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  pageErrors.set(page, errors);
-  await page.goto(address);
-  await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready, { timeout: 30_000 });
-  return page;
-}
-
-const pageErrors = new Map<Page, string[]>();
+const open = built.open;
 
 /** Closes a page; an uncaught error on it fails the test. */
-async function close(page: Page): Promise<void> {
-  await page.close();
-  expect(pageErrors.get(page)).toEqual([]);
-}
+const close = built.close;
 
 async function idle(page: Page, timeout = 60_000): Promise<void> {
   await page.waitForFunction(() => !playground.busy(), { timeout, polling: 50 });

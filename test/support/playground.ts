@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser } from "puppeteer-core";
-import { afterAll, beforeAll } from "vitest";
+import type { Browser, Page } from "puppeteer-core";
+import { afterAll, beforeAll, expect } from "vitest";
 import { buildSite, type SiteReport } from "../../src/playground/build.js";
 import { CHROME_ARGS } from "./chromium.js";
 
@@ -20,6 +20,10 @@ export interface BuiltPlayground {
   browser(): Browser;
   /** What buildSite reported. */
   site(): SiteReport;
+  /** A new tab at `address` (1280x800), once the page says it is ready; its script errors are kept. */
+  open(address: string): Promise<Page>;
+  /** Closes the tab, expecting no script error in it. */
+  close(page: Page): Promise<void>;
 }
 
 export function builtPlayground(prefix: string, chromium: string | undefined, timeoutMs = 180_000): BuiltPlayground {
@@ -40,10 +44,27 @@ export function builtPlayground(prefix: string, chromium: string | undefined, ti
     if (v === undefined) throw new Error(`the playground's ${what} is not there: no Chromium, or beforeAll failed`);
     return v;
   };
+  const pageErrors = new Map<Page, string[]>();
   return {
     dir,
     url: () => `file://${join(dir, "index.html")}`,
     browser: () => need(browser, "browser"),
     site: () => need(site, "site"),
+    async open(address) {
+      const page = await need(browser, "browser").newPage();
+      await page.setViewport({ width: 1280, height: 800 });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      pageErrors.set(page, errors);
+      await page.goto(address);
+      await page.waitForFunction(() => (globalThis as { playground?: { ready: boolean } }).playground?.ready, {
+        timeout: 30_000,
+      });
+      return page;
+    },
+    async close(page) {
+      await page.close();
+      expect(pageErrors.get(page)).toEqual([]);
+    },
   };
 }
