@@ -22,6 +22,7 @@ import { importsOf, resolvePath } from "../src/playground/client/paths.js";
 import { decodeShared, encodeShared, type Shared } from "../src/playground/client/share.js";
 import { serveSite } from "../src/playground/serve.js";
 import { findChromium } from "./support/chromium.js";
+import { underLoad } from "./support/load.js";
 import { builtPlayground } from "./support/playground.js";
 
 const chromium = findChromium();
@@ -194,7 +195,7 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
         `total ${(r.bytes / 1024).toFixed(1)} KiB, ${(r.gzipBytes / 1024).toFixed(1)} KiB gzipped; first load from file:// interactive at ${ms} ms`,
     );
     expect(ms).toBeGreaterThan(0);
-    expect(ms).toBeLessThan(10_000);
+    expect(ms).toBeLessThan(underLoad(10_000));
     expect(await page.evaluate(() => playground.getSource())).toContain("export async function main");
     await close(page);
   });
@@ -338,7 +339,7 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     const took = Date.now() - t0;
     expect(await status(page)).toContain("ran past its limit of 2 s");
     expect(took).toBeGreaterThanOrEqual(1900);
-    expect(took).toBeLessThan(6000);
+    expect(took).toBeLessThan(underLoad(6000));
 
     await setValue(page, "#limit", "60");
     await page.click("#run");
@@ -346,7 +347,7 @@ describe.skipIf(!chromium)("the playground in Chromium", () => {
     const t1 = Date.now();
     await page.click("#stop");
     await idle(page, 5000);
-    expect(Date.now() - t1).toBeLessThan(2000);
+    expect(Date.now() - t1).toBeLessThan(underLoad(2000));
     expect(await status(page)).toMatch(/^stopped by you after/);
 
     // A rank that throws: the run fails naming the rank, and the line is the editor's.

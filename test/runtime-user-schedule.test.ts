@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { boundedAlgorithm, type ScheduleBounds } from "../src/runtime/user-schedule.js";
 import { type Algorithm, type Memory, region } from "../src/schedule/dsl.js";
 import { makeCall, rankCall } from "../src/specs/index.js";
+import { underLoad } from "./support/load.js";
 
 const DIR = resolve("test/faults/programs/algorithms");
 const bounds: ScheduleBounds = { seconds: 2, ops: 1000, steps: 1000, heapMb: 256 };
@@ -44,7 +45,7 @@ describe("a user's schedule(), bounded", () => {
     const t0 = performance.now();
     expect([...b.schedule(c, memory(8))]).toEqual(steps);
     // No worker round trip: the second call is the schedule alone.
-    expect(performance.now() - t0).toBeLessThan(50);
+    expect(performance.now() - t0).toBeLessThan(underLoad(50));
   });
 
   it("a schedule() that never returns: a ScheduleError at the deadline, naming file, algorithm, call and bound", async () => {
@@ -54,7 +55,7 @@ describe("a user's schedule(), bounded", () => {
       `${DIR}/hang.ts: algorithm allreduce/hang: schedule() at n = 2, rank 0, count 4 did not return within 2 s (the bound on one call; CCLAB_SCHEDULE_TIMEOUT=<seconds> raises it)`,
     );
     // The deadline starts once the worker has loaded the file (tsx and its imports).
-    expect(Date.now() - t0).toBeLessThan(2000 + 15_000);
+    expect(Date.now() - t0).toBeLessThan(underLoad(2000 + 15_000));
     expect(Date.now() - t0).toBeGreaterThanOrEqual(2000);
   });
 

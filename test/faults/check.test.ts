@@ -4,7 +4,7 @@
  * in time for its share of the cores, and a slow verdict is still caught. Touches nothing.
  */
 import { describe, expect, it } from "vitest";
-import { boundUnderLoad } from "./check.js";
+import { boundUnderLoad } from "../support/load.js";
 
 describe("a row's bound under load", () => {
   it("is the row's own bound while the load is at most one per core", () => {

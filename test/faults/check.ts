@@ -3,7 +3,7 @@
  * its error class, every word it must name, right data on every rank for exit-0 rows, its time
  * bound, and no process of the job left. Returns the problems, empty when the row passed.
  */
-import os from "node:os";
+import { boundUnderLoad } from "../support/load.js";
 import type { Backend, Outcome } from "./runner.js";
 import type { Expect, Row } from "./table.js";
 
@@ -17,20 +17,6 @@ export function shown(o: Outcome): string {
     .split("\n")
     .filter((l) => !l.startsWith("npm warn"))
     .join("\n");
-}
-
-/**
- * A row's bound is its time to verdict on an unloaded machine. On a loaded one (CI's 2 cores
- * shared with the suite's other files, or a developer's) the job gets a share of the cores:
- * the bound grows with the 1-minute load per core, at most 4 times, so a slow verdict is still
- * caught and a hang is always (the runner kills it at its hard limit).
- */
-export function boundUnderLoad(boundS: number, load = os.loadavg()[0] ?? 0, cores = os.cpus().length) {
-  const factor = Math.min(4, Math.max(1, load / Math.max(1, cores)));
-  return {
-    bound: boundS * factor,
-    why: factor > 1 ? ` (${boundS} s × ${factor.toFixed(2)} for a load of ${load.toFixed(1)} on ${cores} cores)` : "",
-  };
 }
 
 export function problems(row: Row, backend: Backend, o: Outcome): string[] {

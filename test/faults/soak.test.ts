@@ -8,6 +8,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { Rng } from "../../src/core/random.js";
+import { underLoad } from "../support/load.js";
 import { mpiSkipReason } from "../support/mpi.js";
 import { shown } from "./check.js";
 import { type Backend, CLI, newMarker, type Outcome, ROOT, Slots, start } from "./runner.js";
@@ -79,7 +80,7 @@ describe.concurrent("soak: 1,000 collectives with faults at random points", () =
     it(name, { timeout: 600_000 }, async () => {
       const marker = newMarker("soak");
       const args = [CLI, "run", "-n", String(p.n), "--backend", p.backend, "--timeout", "1", ...fault];
-      const bound = p.backend === "sim" ? 15 : 30;
+      const bound = underLoad(p.backend === "sim" ? 15 : 30);
       const o: Outcome = await slots.run(() =>
         start(
           process.execPath,
