@@ -53,6 +53,8 @@ const SMALL: readonly [string, number, number][] = [
   ["8x8x8", 12.3, 14.7],
   ["256x4", 75.8, 110.4],
   ["8x8x8x8", 16.4, 19.6],
+  ["64x64", 42.01, 58.88],
+  ["4x4x4x4", 8.8, 10.41],
 ];
 
 /** 5e, 8 MiB: [torus, swing_bandwidth, ring, rabenseifner, recursive_doubling] µs. */
