@@ -1,7 +1,7 @@
 import type { Page } from "puppeteer-core";
 import { describe, expect, it } from "vitest";
 import { checkFromWorker, checkShared } from "../src/playground/client/check.js";
-import { runnerAddress } from "../src/playground/client/host.js";
+import { runnerAddress, windowRunnerAddress } from "../src/playground/client/host.js";
 import { clipLine, Kept } from "../src/playground/client/output.js";
 import { encodeShared, type Shared } from "../src/playground/client/share.js";
 import { serveSite } from "../src/playground/serve.js";
@@ -22,7 +22,7 @@ interface Handle {
   setSource(text: string): void;
   busy(): boolean;
   invalidSeen(): number;
-  runner(): { replaced: number; isolated: boolean };
+  runner(): { replaced: number; isolated: boolean; window: boolean };
   lastResult(): unknown;
 }
 declare const playground: Handle;
@@ -278,21 +278,32 @@ describe("the playground's bounds and checks, in Node", () => {
       url: "http://localhost:8377/runner.html",
       origin: "http://localhost:8377",
       isolated: true,
+      window: false,
     });
     expect(at("http://localhost:8377/index.html#s=x")).toEqual({
       url: "http://127.0.0.1:8377/runner.html",
       origin: "http://127.0.0.1:8377",
       isolated: true,
+      window: false,
     });
     expect(at("file:///tmp/site/index.html")).toEqual({
       url: "file:///tmp/site/runner.html",
       origin: "*",
       isolated: false,
+      window: false,
     });
     expect(at("https://course.example/play/index.html")).toEqual({
       url: "https://course.example/play/runner.html",
       origin: "https://course.example",
       isolated: false,
+      window: false,
+    });
+    // Where a frame cannot have a process of its own, the window beside the page.
+    expect(windowRunnerAddress({ href: "file:///tmp/site/index.html#s=x" })).toEqual({
+      url: "file:///tmp/site/runner.html",
+      origin: "*",
+      isolated: true,
+      window: true,
     });
   });
 
@@ -513,7 +524,7 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
       // The page at 127.0.0.1, its runner at localhost: another site, a process of its own.
       await page.goto(`${base}#example=examples/send_recv.ts`);
       await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready, { timeout: 30_000 });
-      expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 0, isolated: true });
+      expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 0, isolated: true, window: false });
       const hog =
         "export async function main(comm) {\n  const keep = [];\n  for (let i = 0; ; i++) keep.push({ i, s: 'x' + i, a: [i, i] });\n}\n";
       await page.evaluate((t) => playground.setSource(t), hog);
@@ -550,6 +561,76 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
+      await small.close();
+    }
+  }, 240_000);
+
+  it("opened from a file, a program that allocates without end never takes the tab down: cclab's buffers are refused, plain arrays end its runner window's process; the page says so, answers Stop, and runs again", async () => {
+    // A browser of its own with small JavaScript heaps, so the program reaches V8's limit in seconds.
+    const puppeteer = (await import("puppeteer-core")).default;
+    const small = await puppeteer.launch({
+      executablePath: chromium,
+      headless: true,
+      args: [...CHROME_ARGS, "--js-flags=--max-old-space-size=192"],
+    });
+    try {
+      const page = await small.newPage();
+      const errors: string[] = [];
+      let crashed = false;
+      page.on("pageerror", (e) => errors.push(String(e)));
+      page.on("error", () => {
+        crashed = true;
+      });
+      await page.goto(`${url()}#example=examples/send_recv.ts`);
+      await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready, { timeout: 30_000 });
+
+      // Through cclab's buffers: refused before the tab is at risk, by name and bound.
+      await page.evaluate(() =>
+        playground.setSource(
+          'import { zeros } from "../src/index.js";\nexport async function main(comm) {\n  const keep = [];\n  while (true) keep.push(zeros("float64", 1 << 20));\n}\n',
+        ),
+      );
+      await page.click("#run");
+      await idle(page, 60_000);
+      expect(await status(page)).toMatch(
+        /^the run failed: RankError: rank \d+ failed: InvalidArgumentError: new Float64Array: argument 'length': asks for 8 MiB more while the program's buffers already hold \d+ MiB; all its buffers together may hold at most 1024 MiB in the playground/,
+      );
+
+      // Through plain arrays, which nothing in a browser can bound inside the tab's process.
+      const hog =
+        "export async function main(comm) {\n  const keep = [];\n  for (let i = 0; ; i++) keep.push({ i, s: 'x' + i, a: [i, i] }, new Array(1000).fill(i + 0.5));\n}\n";
+      await page.evaluate((t) => playground.setSource(t), hog);
+      await page.$eval("#limit", (e) => {
+        (e as HTMLInputElement).value = "150";
+      });
+      // Stop answers at once while it allocates.
+      await page.click("#run");
+      await new Promise((r) => setTimeout(r, 1500));
+      const t0 = Date.now();
+      await page.click("#stop");
+      await idle(page, 5000);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(await status(page)).toMatch(/^stopped by you after/);
+
+      // Left to run, it fills the heap: the runner window's process ends, the page lives and says so.
+      await page.click("#run");
+      await idle(page, 150_000);
+      expect(await status(page)).toBe(
+        "the program ran out of memory or crashed (its runner, a window of its own, stopped answering for 5 s); the page is fine and your program is kept: press Run to run it again",
+      );
+      expect(await page.$eval("#status", (e) => e.className)).toBe("error");
+      expect(await page.evaluate(() => playground.getSource())).toBe(hog);
+      expect(await page.$eval("#run", (e) => (e as HTMLButtonElement).disabled)).toBe(false);
+      // Stopped, the window was kept; gone, it was given up.
+      expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 1, isolated: true, window: true });
+
+      // Run again: a fresh runner window runs the next program.
+      await page.evaluate(() => playground.setSource("export async function main(comm) {}\n"));
+      await page.click("#run");
+      await idle(page);
+      expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+      expect({ crashed, errors }).toEqual({ crashed: false, errors: [] });
+    } finally {
       await small.close();
     }
   }, 240_000);

@@ -63,10 +63,15 @@ export class RunningJob {
         else if (m.kind === "progress") hooks.progress(m.done, m.total, m.what);
         else this.end(m.kind === "failed" ? { failed: m.message } : { result: m.result }, true);
       },
-      gone: (why) =>
+      gone: (why, how) =>
         this.end(
           {
-            failed: `the program ran out of memory or crashed (${why}); the page is fine and your program is kept: press Run to run it again`,
+            failed:
+              how === "silent"
+                ? `the program ran out of memory or crashed (${why}); the page is fine and your program is kept: press Run to run it again`
+                : how === "closed"
+                  ? `stopped: ${why} (it runs your programs apart from the page); your program is kept: press Run to open another`
+                  : `the program did not start: ${why}`,
           },
           false,
         ),
