@@ -635,6 +635,54 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
     }
   }, 240_000);
 
+  it("opened from a file, a runner window closed while its program runs, or one the browser never opens (a blocked pop-up), ends the job saying so; the next Run opens another", async () => {
+    const browser = built.browser();
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    const spin = "export async function main(comm) {\n  while (true) {}\n}\n";
+    await page.evaluate((t) => playground.setSource(t), spin);
+    await page.click("#run");
+    // The window opens beside the page; closed while the program runs, the job ends at once.
+    let popup: Page | undefined;
+    for (let i = 0; i < 100 && !popup; i++) {
+      popup = (await browser.pages()).find((p) => /runner\.html#channel=[0-9a-f]{32}$/.test(p.url()));
+      if (!popup) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!popup) throw new Error("no runner window opened");
+    await popup.waitForFunction(() => document.readyState === "complete");
+    await new Promise((r) => setTimeout(r, 500));
+    await popup.close({ runBeforeUnload: true });
+    await idle(page, 10_000);
+    expect(await status(page)).toBe(
+      "stopped: its runner window was closed (it runs your programs apart from the page); your program is kept: press Run to open another",
+    );
+    expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 1, isolated: true, window: true });
+
+    // A pop-up the browser blocks: window.open opens nothing (as a blocker does with noopener).
+    await page.evaluate(() => {
+      const w = window as unknown as { open: typeof window.open; realOpen: typeof window.open };
+      w.realOpen = w.open;
+      w.open = () => null;
+    });
+    await page.click("#run");
+    await idle(page, 60_000);
+    expect(await status(page)).toMatch(
+      /^the program did not start: its runner window \(file:\/\/\S+\/runner\.html\) did not answer within 30 s: the browser may have blocked it as a pop-up\. Allow pop-ups for this page, or serve the site \(cclab playground -o DIR --serve\), where no window is needed$/,
+    );
+    expect(await page.$eval("#run", (e) => (e as HTMLButtonElement).disabled)).toBe(false);
+
+    // Pop-ups allowed again: the next Run opens a window that runs the program.
+    await page.evaluate(() => {
+      const w = window as unknown as { open: typeof window.open; realOpen: typeof window.open };
+      w.open = w.realOpen;
+    });
+    await page.evaluate(() => playground.setSource("export async function main(comm) {}\n"));
+    await page.click("#run");
+    await idle(page, 60_000);
+    expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+    expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 2, isolated: true, window: true });
+    await close(page);
+  }, 120_000);
+
   it("200,000 printed lines leave the page responsive: first and last lines kept, the rest counted, Stop answers", async () => {
     const page = await open(`${url()}#example=examples/send_recv.ts`);
     await page.evaluate(() =>

@@ -10,11 +10,13 @@
  * memory ends the runner's process, and the page lives on. While a job runs the page pings the
  * runner, which answers from its own thread whatever the program does; a ping left unanswered
  * past SILENT_MS (or a runner not loaded within LOAD_MS) means the runner is gone, and the job
- * ends saying so. A frame whose job did not end by itself (stopped, timed out, gone) is replaced
- * by a fresh one, so nothing of a stopped program keeps running; a window that still answers
- * ends the job's Worker and is kept (a new window takes the focus, and the browser allows one
- * only on a click), and one that is gone is forgotten: the next job opens another. Timers only
- * decide when to look: a ping sent late (a tab in the background) is not held against the runner.
+ * ends saying so. A job's own time bound starts once its runner has it (jobs.ts): loading a
+ * runner is bounded here, not out of your limit. A frame whose job did not end by itself
+ * (stopped, timed out, gone) is replaced by a fresh one, so nothing of a stopped program keeps
+ * running; a window that still answers ends the job's Worker and is kept (a new window takes
+ * the focus, and the browser allows one only on a click), and one that is gone is forgotten:
+ * the next job opens another. Timers only decide when to look: a ping sent late (a tab in the
+ * background) is not held against the runner.
  */
 import { channelName, type FromRunner, type Job, type ToRunner } from "./protocol.js";
 
@@ -63,6 +65,8 @@ export function windowRunnerAddress(page: { href: string }): RunnerAddress {
 
 /** What a job hears from its runner: its Worker's messages and failures, or that the runner is gone. */
 export interface RunnerListener {
+  /** The runner has the job (at once, or once it has loaded): the job's time bound starts. */
+  readonly started: () => void;
   readonly message: (m: Extract<FromRunner, { kind: "worker" | "worker-error" }>) => void;
   /**
    * `how`: it stopped answering ('silent': the program exhausted its memory, or crashed), it
@@ -154,6 +158,7 @@ export class Runner {
       this.ready = true;
       this.waitingSince = undefined;
       for (const q of this.queue.splice(0)) this.post(q);
+      this.listener?.started();
     } else if (m.kind === "pong") {
       if (m.seq === this.seq) this.waitingSince = undefined;
     } else if (m.kind === "bye") {
@@ -177,6 +182,7 @@ export class Runner {
     if (!this.link) this.link = this.make();
     this.listener = listener;
     this.post({ kind: "start", job });
+    if (this.ready) listener.started();
     this.pinger = window.setInterval(() => this.check(), PING_MS);
   }
 
