@@ -680,7 +680,14 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
     await idle(page, 60_000);
     expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
     expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 2, isolated: true, window: true });
+
+    // The page closed, its runner window closes too.
+    const windows = (await browser.pages()).filter((p) => /runner\.html#channel=/.test(p.url()));
+    expect(windows.length).toBeGreaterThan(0);
     await close(page);
+    const t0 = Date.now();
+    while (windows.some((w) => !w.isClosed()) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
+    expect(windows.map((w) => w.isClosed())).toEqual(windows.map(() => true));
   }, 120_000);
 
   it("200,000 printed lines leave the page responsive: first and last lines kept, the rest counted, Stop answers", async () => {
