@@ -690,6 +690,33 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
     expect(windows.map((w) => w.isClosed())).toEqual(windows.map(() => true));
   }, 120_000);
 
+  it("opened from a file, a job stopped while its runner window still loads leaves that window to the next Run: one window, not two", async () => {
+    const browser = built.browser();
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    // A window that takes 2 s to open (a slow machine).
+    await page.evaluate(() => {
+      const real = window.open.bind(window);
+      window.open = (...a: Parameters<typeof window.open>) => {
+        setTimeout(() => real(...a), 2000);
+        return null;
+      };
+    });
+    await page.evaluate(() => playground.setSource("export async function main(comm) {\n  while (true) {}\n}\n"));
+    const before = (await browser.pages()).length;
+    await page.click("#run");
+    await page.click("#stop");
+    await idle(page, 5000);
+    expect(await status(page)).toMatch(/^stopped by you after/);
+    await new Promise((r) => setTimeout(r, 3000));
+    await page.evaluate(() => playground.setSource("export async function main(comm) {}\n"));
+    await page.click("#run");
+    await idle(page, 60_000);
+    expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+    expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 0, isolated: true, window: true });
+    expect((await browser.pages()).length).toBe(before + 1);
+    await close(page);
+  }, 120_000);
+
   it("200,000 printed lines leave the page responsive: first and last lines kept, the rest counted, Stop answers", async () => {
     const page = await open(`${url()}#example=examples/send_recv.ts`);
     await page.evaluate(() =>

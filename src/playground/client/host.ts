@@ -214,16 +214,19 @@ export class Runner {
 
   /**
    * The job is over: its Worker is ended and the runner kept where the job ended by itself
-   * (`answered`) or, for a window, where it still answers; else the runner is replaced by a
-   * fresh frame (nothing of it runs on), or the window forgotten (the next job opens another).
+   * (`answered`) or, for a window, where it is not lost (one still loading keeps loading for the
+   * next job, without this one); else the runner is replaced by a fresh frame (nothing of it
+   * runs on), or the window forgotten (the next job opens another).
    */
   finish(answered: boolean): void {
     clearInterval(this.pinger);
     this.pinger = undefined;
     this.listener = undefined;
-    if (this.link && this.ready && !this.lost && (answered || this.where.window)) {
-      this.waitingSince = undefined;
-      this.post({ kind: "stop" });
+    if (this.link && !this.lost && (this.where.window || (answered && this.ready))) {
+      if (this.ready) {
+        this.waitingSince = undefined;
+        this.post({ kind: "stop" });
+      } else this.queue = [];
       return;
     }
     this.link?.close();
