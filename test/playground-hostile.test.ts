@@ -1,7 +1,7 @@
 import type { Page } from "puppeteer-core";
 import { describe, expect, it } from "vitest";
 import { checkFromWorker, checkShared } from "../src/playground/client/check.js";
-import { runnerAddress } from "../src/playground/client/host.js";
+import { runnerAddress, windowRunnerAddress } from "../src/playground/client/host.js";
 import { clipLine, Kept } from "../src/playground/client/output.js";
 import { encodeShared, type Shared } from "../src/playground/client/share.js";
 import { serveSite } from "../src/playground/serve.js";
@@ -23,7 +23,7 @@ interface Handle {
   setSource(text: string): void;
   busy(): boolean;
   invalidSeen(): number;
-  runner(): { replaced: number; isolated: boolean };
+  runner(): { replaced: number; isolated: boolean; window: boolean };
   lastResult(): unknown;
 }
 declare const playground: Handle;
@@ -279,21 +279,32 @@ describe("the playground's bounds and checks, in Node", () => {
       url: "http://localhost:8377/runner.html",
       origin: "http://localhost:8377",
       isolated: true,
+      window: false,
     });
     expect(at("http://localhost:8377/index.html#s=x")).toEqual({
       url: "http://127.0.0.1:8377/runner.html",
       origin: "http://127.0.0.1:8377",
       isolated: true,
+      window: false,
     });
     expect(at("file:///tmp/site/index.html")).toEqual({
       url: "file:///tmp/site/runner.html",
       origin: "*",
       isolated: false,
+      window: false,
     });
     expect(at("https://course.example/play/index.html")).toEqual({
       url: "https://course.example/play/runner.html",
       origin: "https://course.example",
       isolated: false,
+      window: false,
+    });
+    // Where a frame cannot have a process of its own, the window beside the page.
+    expect(windowRunnerAddress({ href: "file:///tmp/site/index.html#s=x" })).toEqual({
+      url: "file:///tmp/site/runner.html",
+      origin: "*",
+      isolated: true,
+      window: true,
     });
   });
 
@@ -514,7 +525,7 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
       // The page at 127.0.0.1, its runner at localhost: another site, a process of its own.
       await page.goto(`${base}#example=examples/send_recv.ts`);
       await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready, { timeout: 30_000 });
-      expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 0, isolated: true });
+      expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 0, isolated: true, window: false });
       const hog =
         "export async function main(comm) {\n  const keep = [];\n  for (let i = 0; ; i++) keep.push({ i, s: 'x' + i, a: [i, i] });\n}\n";
       await page.evaluate((t) => playground.setSource(t), hog);
@@ -554,6 +565,158 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
       await small.close();
     }
   }, 240_000);
+
+  it("opened from a file, a program that allocates without end never takes the tab down: cclab's buffers are refused, plain arrays end its runner window's process; the page says so, answers Stop, and runs again", async () => {
+    // A browser of its own with small JavaScript heaps, so the program reaches V8's limit in seconds.
+    const puppeteer = (await import("puppeteer-core")).default;
+    const small = await puppeteer.launch({
+      executablePath: chromium,
+      headless: true,
+      args: [...CHROME_ARGS, "--js-flags=--max-old-space-size=192"],
+    });
+    try {
+      const page = await small.newPage();
+      const errors: string[] = [];
+      let crashed = false;
+      page.on("pageerror", (e) => errors.push(String(e)));
+      page.on("error", () => {
+        crashed = true;
+      });
+      await page.goto(`${url()}#example=examples/send_recv.ts`);
+      await page.waitForFunction(() => (globalThis as { playground?: Handle }).playground?.ready, { timeout: 30_000 });
+
+      // Through cclab's buffers: refused before the tab is at risk, by name and bound.
+      await page.evaluate(() =>
+        playground.setSource(
+          'import { zeros } from "../src/index.js";\nexport async function main(comm) {\n  const keep = [];\n  while (true) keep.push(zeros("float64", 1 << 20));\n}\n',
+        ),
+      );
+      await page.click("#run");
+      await idle(page, 60_000);
+      expect(await status(page)).toMatch(
+        /^the run failed: RankError: rank \d+ failed: InvalidArgumentError: new Float64Array: argument 'length': asks for 8 MiB more while the program's buffers already hold \d+ MiB; all its buffers together may hold at most 1024 MiB in the playground/,
+      );
+
+      // Through plain arrays, which nothing in a browser can bound inside the tab's process.
+      const hog =
+        "export async function main(comm) {\n  const keep = [];\n  for (let i = 0; ; i++) keep.push({ i, s: 'x' + i, a: [i, i] }, new Array(1000).fill(i + 0.5));\n}\n";
+      await page.evaluate((t) => playground.setSource(t), hog);
+      await page.$eval("#limit", (e) => {
+        (e as HTMLInputElement).value = "150";
+      });
+      // Stop answers at once while it allocates.
+      await page.click("#run");
+      await new Promise((r) => setTimeout(r, 1500));
+      const t0 = Date.now();
+      await page.click("#stop");
+      await idle(page, 5000);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(await status(page)).toMatch(/^stopped by you after/);
+
+      // Left to run, it fills the heap: the runner window's process ends, the page lives and says so.
+      await page.click("#run");
+      await idle(page, 150_000);
+      expect(await status(page)).toBe(
+        "the program ran out of memory or crashed (its runner, a window of its own, stopped answering for 5 s); the page is fine and your program is kept: press Run to run it again",
+      );
+      expect(await page.$eval("#status", (e) => e.className)).toBe("error");
+      expect(await page.evaluate(() => playground.getSource())).toBe(hog);
+      expect(await page.$eval("#run", (e) => (e as HTMLButtonElement).disabled)).toBe(false);
+      // Stopped, the window was kept; gone, it was given up.
+      expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 1, isolated: true, window: true });
+
+      // Run again: a fresh runner window runs the next program.
+      await page.evaluate(() => playground.setSource("export async function main(comm) {}\n"));
+      await page.click("#run");
+      await idle(page);
+      expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+      expect({ crashed, errors }).toEqual({ crashed: false, errors: [] });
+    } finally {
+      await small.close();
+    }
+  }, 240_000);
+
+  it("opened from a file, a runner window closed while its program runs, or one the browser never opens (a blocked pop-up), ends the job saying so; the next Run opens another", async () => {
+    const browser = built.browser();
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    const spin = "export async function main(comm) {\n  while (true) {}\n}\n";
+    await page.evaluate((t) => playground.setSource(t), spin);
+    await page.click("#run");
+    // The window opens beside the page; closed while the program runs, the job ends at once.
+    let popup: Page | undefined;
+    for (let i = 0; i < 100 && !popup; i++) {
+      popup = (await browser.pages()).find((p) => /runner\.html#channel=[0-9a-f]{32}$/.test(p.url()));
+      if (!popup) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!popup) throw new Error("no runner window opened");
+    await popup.waitForFunction(() => document.readyState === "complete");
+    await new Promise((r) => setTimeout(r, 500));
+    await popup.close({ runBeforeUnload: true });
+    await idle(page, 10_000);
+    expect(await status(page)).toBe(
+      "stopped: its runner window was closed (it runs your programs apart from the page); your program is kept: press Run to open another",
+    );
+    expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 1, isolated: true, window: true });
+
+    // A pop-up the browser blocks: window.open opens nothing (as a blocker does with noopener).
+    await page.evaluate(() => {
+      const w = window as unknown as { open: typeof window.open; realOpen: typeof window.open };
+      w.realOpen = w.open;
+      w.open = () => null;
+    });
+    await page.click("#run");
+    await idle(page, 60_000);
+    expect(await status(page)).toMatch(
+      /^the program did not start: its runner window \(file:\/\/\S+\/runner\.html\) did not answer within 30 s: the browser may have blocked it as a pop-up\. Allow pop-ups for this page, or serve the site \(cclab playground -o DIR --serve\), where no window is needed$/,
+    );
+    expect(await page.$eval("#run", (e) => (e as HTMLButtonElement).disabled)).toBe(false);
+
+    // Pop-ups allowed again: the next Run opens a window that runs the program.
+    await page.evaluate(() => {
+      const w = window as unknown as { open: typeof window.open; realOpen: typeof window.open };
+      w.open = w.realOpen;
+    });
+    await page.evaluate(() => playground.setSource("export async function main(comm) {}\n"));
+    await page.click("#run");
+    await idle(page, 60_000);
+    expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+    expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 2, isolated: true, window: true });
+
+    // The page closed, its runner window closes too.
+    const windows = (await browser.pages()).filter((p) => /runner\.html#channel=/.test(p.url()));
+    expect(windows.length).toBeGreaterThan(0);
+    await close(page);
+    const t0 = Date.now();
+    while (windows.some((w) => !w.isClosed()) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
+    expect(windows.map((w) => w.isClosed())).toEqual(windows.map(() => true));
+  }, 120_000);
+
+  it("opened from a file, a job stopped while its runner window still loads leaves that window to the next Run: one window, not two", async () => {
+    const browser = built.browser();
+    const page = await open(`${url()}#example=examples/send_recv.ts`);
+    // A window that takes 2 s to open (a slow machine).
+    await page.evaluate(() => {
+      const real = window.open.bind(window);
+      window.open = (...a: Parameters<typeof window.open>) => {
+        setTimeout(() => real(...a), 2000);
+        return null;
+      };
+    });
+    await page.evaluate(() => playground.setSource("export async function main(comm) {\n  while (true) {}\n}\n"));
+    const before = (await browser.pages()).length;
+    await page.click("#run");
+    await page.click("#stop");
+    await idle(page, 5000);
+    expect(await status(page)).toMatch(/^stopped by you after/);
+    await new Promise((r) => setTimeout(r, 3000));
+    await page.evaluate(() => playground.setSource("export async function main(comm) {}\n"));
+    await page.click("#run");
+    await idle(page, 60_000);
+    expect(await status(page)).toMatch(/^ran to the end: no deadlock/);
+    expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 0, isolated: true, window: true });
+    expect((await browser.pages()).length).toBe(before + 1);
+    await close(page);
+  }, 120_000);
 
   it("200,000 printed lines leave the page responsive: first and last lines kept, the rest counted, Stop answers", async () => {
     const page = await open(`${url()}#example=examples/send_recv.ts`);

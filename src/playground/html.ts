@@ -78,13 +78,17 @@ export const RUNNER_CSP = [
   "object-src 'none'",
 ].join("; ");
 
-/** The runner's document: no content, two scripts (the Worker's source, then runner.ts). */
+/**
+ * The runner's document: a line saying what it is (seen where it is a window of its own; the
+ * frame is hidden), and two scripts (the Worker's source, then runner.ts).
+ */
 export function runnerHtml(): string {
   return [
     "<!DOCTYPE html>",
     '<html lang="en">',
-    `<head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${RUNNER_CSP}"><title>cclab playground runner</title></head>`,
+    `<head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${RUNNER_CSP}"><title>cclab playground: runs your programs</title></head>`,
     "<body>",
+    "<p>This window runs the cclab playground&#39;s programs in a process of its own, so that a program that runs out of memory ends this window, not the page. It closes when the page does; closing it stops the program that runs.</p>",
     '<script src="assets/worker.js"></script>',
     '<script src="assets/runner.js"></script>',
     "</body>",

@@ -12,7 +12,7 @@ import { basicSetup, EditorView } from "codemirror";
 import type { Semantics } from "../../sim/ops.js";
 import { byId, fill, input, num } from "./dom.js";
 import { draftOf, dropDraft, keepDraft, lastOpened, setLastOpened } from "./drafts.js";
-import { Runner } from "./host.js";
+import { Runner, windowRunnerAddress } from "./host.js";
 import { type Ending, RunningJob, refusedMessages } from "./jobs.js";
 import { fillExamples, refreshFiles, type SourceFile, TEMPLATES } from "./menus.js";
 import { clearOutput, flushOutput, printed, rankPanels, showVerify } from "./panels.js";
@@ -25,6 +25,14 @@ const g = globalThis as unknown as { CCLAB_SOURCES: SourceFile[]; playground: un
 const SOURCES = new Map([...TEMPLATES, ...g.CCLAB_SOURCES].map((s) => [s.path, s]));
 /** Where jobs run: an iframe that starts their Workers, in a process of its own where the page is served (host.ts). */
 const runner = new Runner();
+/**
+ * Where a frame cannot have a process of its own (a page opened from a file), what the site did
+ * not ship (your edits, a link's program) runs in a window of its own, which has one; the site's
+ * own files, unedited, run in the frame (a lesson's link runs at once, with no click to open a
+ * window).
+ */
+const ownRunner = runner.where.isolated ? runner : new Runner(windowRunnerAddress(location));
+const runnerFor = (j: Job) => (j.pristine ? runner : ownRunner);
 
 /** The settings' fields, by id: a link sets them, and a change to one is kept in the address bar. */
 const SETTINGS = ["n", "semantics", "seed", "lo", "hi", "runs", "limit", "topology"] as const;
@@ -213,7 +221,7 @@ function start(j: Job, onDone: (r: Result) => void): void {
   clearResults();
   setBusy(true);
   setStatus(`${j.kind}: running ${j.main}…`);
-  job = new RunningJob(runner, j, s.limit, {
+  job = new RunningJob(runnerFor(j), j, s.limit, {
     print: printed,
     progress: (done, total, what) => {
       progressSeen++;
@@ -460,8 +468,8 @@ const handle = {
   openImport: (path: string) => openImport(path),
   workspace: () => ({ files: { ...ws.files }, main: ws.main, current: ws.current }),
   busy: () => job?.running ?? false,
-  /** Runners replaced since the page opened, and whether this one has a process of its own. */
-  runner: () => ({ replaced: runner.replaced, isolated: runner.where.isolated }),
+  /** Where your programs run: runners replaced since the page opened, whether it has a process of its own, whether it is a window. */
+  runner: () => ({ replaced: ownRunner.replaced, isolated: ownRunner.where.isolated, window: ownRunner.where.window }),
   progressSeen: () => progressSeen,
   invalidSeen: refusedMessages,
   lastResult: () => lastResult,

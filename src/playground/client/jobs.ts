@@ -25,7 +25,8 @@ export const refusedMessages = () => refused;
 
 export class RunningJob {
   private live = true;
-  private readonly timer: number;
+  /** The time bound, set once the runner has the job (a runner window's loading is bounded by host.ts, not by your limit). */
+  private timer: number | undefined;
   readonly started = performance.now();
 
   constructor(
@@ -34,14 +35,17 @@ export class RunningJob {
     limitS: number,
     private readonly hooks: JobHooks,
   ) {
-    this.timer = window.setTimeout(
-      () =>
-        this.stop(
-          `stopped: ${job.kind} of ${job.main} ran past its limit of ${limitS} s (an endless loop, or too much work: raise the limit)`,
-        ),
-      limitS * 1000,
-    );
     runner.start(job, {
+      started: () => {
+        if (!this.live || this.timer !== undefined) return;
+        this.timer = window.setTimeout(
+          () =>
+            this.stop(
+              `stopped: ${job.kind} of ${job.main} ran past its limit of ${limitS} s (an endless loop, or too much work: raise the limit)`,
+            ),
+          limitS * 1000,
+        );
+      },
       message: (r) => {
         if (!this.live || r.id !== job.id) return;
         if (r.kind === "worker-error") {
@@ -63,10 +67,15 @@ export class RunningJob {
         else if (m.kind === "progress") hooks.progress(m.done, m.total, m.what);
         else this.end(m.kind === "failed" ? { failed: m.message } : { result: m.result }, true);
       },
-      gone: (why) =>
+      gone: (why, how) =>
         this.end(
           {
-            failed: `the program ran out of memory or crashed (${why}); the page is fine and your program is kept: press Run to run it again`,
+            failed:
+              how === "silent"
+                ? `the program ran out of memory or crashed (${why}); the page is fine and your program is kept: press Run to run it again`
+                : how === "closed"
+                  ? `stopped: ${why} (it runs your programs apart from the page); your program is kept: press Run to open another`
+                  : `the program did not start: ${why}`,
           },
           false,
         ),

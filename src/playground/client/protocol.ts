@@ -160,21 +160,28 @@ export interface Shared {
   readonly step?: number;
 }
 
+/** The BroadcastChannel a runner window and its page share (host.ts, runner.ts): `token` is 32 random hex digits. */
+export const channelName = (token: string) => `cclab-runner-${token}`;
+
 /**
- * What the page says to its runner (runner.ts, the document in an iframe that starts each job's
- * Worker): start a job, stop it (the Worker is terminated), or a ping it answers at once.
+ * What the page says to its runner (runner.ts, the document in an iframe or a window of its own
+ * that starts each job's Worker): start a job, stop it (the Worker is terminated), a ping it
+ * answers at once, or (a window) close, the page is leaving.
  */
 export type ToRunner =
   | { readonly kind: "start"; readonly job: Job }
   | { readonly kind: "stop" }
-  | { readonly kind: "ping"; readonly seq: number };
+  | { readonly kind: "ping"; readonly seq: number }
+  | { readonly kind: "close" };
 
 /**
  * What the runner says to the page: it is ready, a pong, a message of job `id`'s Worker as the
- * Worker sent it (`data`, checked by the page like any Worker message), or the Worker's failure.
+ * Worker sent it (`data`, checked by the page like any Worker message), the Worker's failure, or
+ * (a window) that it closes.
  */
 export type FromRunner =
   | { readonly kind: "ready" }
+  | { readonly kind: "bye" }
   | { readonly kind: "pong"; readonly seq: number }
   | { readonly kind: "worker"; readonly id: number; readonly data: unknown }
   | { readonly kind: "worker-error"; readonly id: number; readonly message: string };
