@@ -5,8 +5,6 @@
 
 #include <string>
 
-#include "half.h"
-
 namespace cclab {
 // Registers reduce(dtype, combine, dst, dOff, src, sOff, count) and
 // scale(dtype, dst, dOff, src, sOff, count, mul, div) on `exports` (offsets and counts in elements).

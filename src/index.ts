@@ -3,10 +3,30 @@
 /** Device memory (the nccl backend): torch's tensor.cuda() and tensor.cpu(). */
 export { readDevice, toDevice, toHost, writeDevice } from "./backends/nccl/index.js";
 export { type OutputFormat, type TraceOutput, writeTrace } from "./cli/trace-output.js";
-export * from "./collectives/api.js";
+export {
+  allGather,
+  allReduce,
+  allToAll,
+  allToAllv,
+  type Buf,
+  barrier,
+  broadcast,
+  type CollectiveOptions,
+  chooseFor,
+  gather,
+  planFor,
+  planStats,
+  type ReduceOptions,
+  type RootOptions,
+  reduce,
+  reduceScatter,
+  runCollective,
+  type SplitOptions,
+  scatter,
+} from "./collectives/api.js";
 export { chooseAlgorithm, RULES } from "./collectives/auto.js";
-export { onMachine, topologyOf, useTopology } from "./collectives/machine.js";
 export { allGatherObject, broadcastObject } from "./collectives/objects.js";
+export { onMachine, topologyOf, useTopology } from "./collectives/plans.js";
 export { reference } from "./collectives/reference.js";
 export type { CollectiveEvent, Comm, OpOptions, P2POp, Work } from "./comm.js";
 export * from "./core/index.js";

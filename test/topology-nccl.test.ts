@@ -7,7 +7,7 @@
  * worker runs swing_latency on a comm with the shape and reports it agreeing.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { useTopology } from "../src/collectives/machine.js";
+import { useTopology } from "../src/collectives/plans.js";
 import type { Shape } from "../src/specs/types.js";
 import { runNcclAlgorithm } from "../src/verify/nccl-cases.js";
 import { main as ncclWorker, RESULT_TAG } from "../src/verify/nccl-worker.js";

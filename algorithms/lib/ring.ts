@@ -13,6 +13,7 @@
 import { invariant } from "../../src/core/assert.js";
 import {
   type Chunk,
+  checkRank,
   chunkOf,
   type Region,
   recv,
@@ -24,7 +25,6 @@ import {
   send,
   sub,
 } from "../../src/schedule/dsl.js";
-import { checkRank } from "../topology/rank.js";
 
 export interface RingNeighbors {
   /** Position in the ring counted from the root: (rank - root + size) % size. */

@@ -15,11 +15,9 @@
  *      / \     / \     /  \     \
  *     1   3   5   7   9   11    13
  */
-import { checkRank } from "./rank.js";
+import { checkRank } from "../../src/schedule/dsl.js";
 
 /** One rank's place in a tree: parent -1 at the root; children in NCCL's order (down0, down1). */
-export { checkRank };
-
 export interface TreeNode {
   readonly parent: number;
   readonly children: readonly number[];

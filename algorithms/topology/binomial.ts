@@ -8,7 +8,7 @@
  * receives them in reverse. The subtree of v is the contiguous vrank range [v, v + subtree),
  * which is what lets gather and scatter move a whole subtree as one message.
  */
-import { checkRank } from "./rank.js";
+import { checkRank } from "../../src/schedule/dsl.js";
 
 export interface BinomialNode {
   /** Parent vrank; -1 at the root. */

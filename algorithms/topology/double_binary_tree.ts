@@ -8,7 +8,8 @@
  * Each tree carries half the data, so every rank sends and receives about as much as in one
  * tree while the leaves' idle links carry the other half.
  */
-import { binaryTree, checkRank, type TreeNode } from "./binary_tree.js";
+import { checkRank } from "../../src/schedule/dsl.js";
+import { binaryTree, type TreeNode } from "./binary_tree.js";
 
 /** Rank `rank`'s place in tree `which` (0 or 1) of the double binary tree over `size` ranks. */
 export function doubleBinaryTree(rank: number, size: number, which: 0 | 1): TreeNode {

@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { mpiAvailable, mpirunCommand } from "../backends/mpi/index.js";
-import { useTopology } from "../collectives/machine.js";
+import { useTopology } from "../collectives/plans.js";
 import { FLOORS_ENV, measureFloors } from "./floors.js";
 import { runRanks } from "./run.js";
 import type { BenchIO, BenchOptions } from "./types.js";

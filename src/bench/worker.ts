@@ -4,7 +4,7 @@
  * find the layer carrying comm.builtin (the backend's own NCCL collectives) and run the same
  * timing loop as MPI on it.
  */
-import { topologyOf, useTopology } from "../collectives/machine.js";
+import { topologyOf, useTopology } from "../collectives/plans.js";
 import type { Comm } from "../comm.js";
 import type { View } from "../core/buffer.js";
 import type { TypedArray } from "../core/dtype.js";

@@ -1,7 +1,7 @@
 /**
  * The front API, in the spirit of torch.distributed: allReduce(comm, buf, { op, algorithm }),
  * broadcast, reduce, gather, scatter, allGather, reduceScatter, allToAll(+v) and barrier (the
- * object versions are objects.ts). Arguments are validated here, once (args.ts), with messages
+ * object versions are objects.ts). Arguments are validated here, once (the checks below), with messages
  * naming the rank, the operation and the argument; past this point only internal invariants are
  * asserted.
  *
@@ -12,20 +12,20 @@
  * with b's messages never meeting a's. Each call's plan (its operations and their dependencies)
  * is compiled once per call shape and reused, so a repeated call generates no schedule.
  */
+import { checkView } from "../checks.js";
 import type { Comm } from "../comm.js";
-import { overlaps, type View } from "../core/buffer.js";
+import { type Buf, overlaps, type View } from "../core/buffer.js";
 import type { DType } from "../core/dtype.js";
 import { InvalidArgumentError } from "../core/errors.js";
-import { checkOpFitsDType, opLabel, type ReduceOp } from "../core/op.js";
+import { checkOpFitsDType, opLabel, parseOp, type ReduceOp } from "../core/op.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { execute, type PlanRunner, SETTLED } from "../schedule/executor.js";
 import type { Plan } from "../schedule/plan.js";
 import { type Collective, makeCall, rankCall, specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
-import { type Buf, checkMember, checkRoot, opFor, site, sizedArg, viewArg } from "./args.js";
 import { type Probe, type ProbeCall, planFor, probeFor } from "./plans.js";
 
-export type { Buf } from "./args.js";
+export type { Buf } from "../core/buffer.js";
 export { chooseFor, planFor, planStats } from "./plans.js";
 
 export interface CollectiveOptions {
@@ -44,6 +44,68 @@ export interface RootOptions {
   /** Rank of the root in this communicator; default 0. */
   readonly root?: number;
 }
+
+// ---- The argument checks, made once here, at the public boundary ----
+
+export const site = (comm: Comm, op: string, arg?: string) => ({ rank: comm.rank, op, arg });
+
+/** A buffer argument as a view, checked: a typed array wraps (no copy), a buffer or view is bounds-checked. */
+export function viewArg(comm: Comm, name: string, arg: string, b: unknown): View {
+  return checkView(comm.rank, b, name, arg);
+}
+
+export function checkMember(comm: Comm, name: string): void {
+  if (comm.rank < 0) {
+    throw new InvalidArgumentError(
+      { op: name, arg: "comm" },
+      `this process is not a member of the group (world ranks ${comm.worldRanks.join(", ")})`,
+    );
+  }
+}
+
+export function checkRoot(comm: Comm, name: string, root: unknown): number {
+  const r = root ?? 0;
+  if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= comm.size) {
+    throw new InvalidArgumentError(
+      site(comm, name, "options.root"),
+      `root must be an integer rank in [0, ${comm.size}), got ${typeof r === "string" ? JSON.stringify(r) : String(r)}`,
+    );
+  }
+  return r;
+}
+
+/** `b` as a view of exactly `want` elements, of `dtype` (the dtype of the call's `against` buffer). */
+export function sizedArg(
+  comm: Comm,
+  name: string,
+  arg: string,
+  b: unknown,
+  want: number,
+  dtype: DType,
+  against = "input",
+): View {
+  if (b === undefined) throw new InvalidArgumentError(site(comm, name, arg), `is required here (${want} elements)`);
+  const v = viewArg(comm, name, arg, b);
+  if (v.count !== want)
+    throw new InvalidArgumentError(site(comm, name, arg), `must have ${want} elements, has ${v.count}`);
+  if (v.buffer.dtype !== dtype) {
+    throw new InvalidArgumentError(
+      site(comm, name, arg),
+      `dtype ${v.buffer.dtype} differs from the ${against}'s ${dtype}`,
+    );
+  }
+  return v;
+}
+
+/** options.op as a ReduceOp that fits the dtype ('SUM' and 'sum' alike). */
+export function opFor(comm: Comm, name: string, options: { readonly op?: ReduceOp | string }, dtype: DType): ReduceOp {
+  const raw = options.op ?? "sum";
+  const op = parseOp(typeof raw === "string" ? raw.toLowerCase() : raw, site(comm, name, "options.op"));
+  checkOpFitsDType(op, dtype, site(comm, name, "options.op"));
+  return op;
+}
+
+// ---- Running a call ----
 
 /** A front-API call: what the probe cache keys on (plans.ts's ProbeCall), and the buffers. */
 interface Call extends ProbeCall {

@@ -7,8 +7,7 @@ import type { Comm } from "../comm.js";
 import { type DataBuffer, type HostBuffer, isHostBuffer } from "../core/buffer.js";
 import { InvalidArgumentError } from "../core/errors.js";
 import { maxOf } from "../core/extent.js";
-import { allGather, broadcast, type CollectiveOptions, type RootOptions } from "./api.js";
-import { checkMember, checkRoot, site } from "./args.js";
+import { allGather, broadcast, type CollectiveOptions, checkMember, checkRoot, type RootOptions, site } from "./api.js";
 
 function hostBytes(comm: Comm, name: string, b: DataBuffer): Uint8Array {
   if (!isHostBuffer(b)) {

@@ -1,21 +1,23 @@
 /**
- * Which algorithm a call runs ('auto' picks by size, auto.ts) and its compiled plan, built once
- * per call shape (rank, size, count, root, dtype, op, in place, segment, splits) and reused; and
- * the front API's probes (probeFor), which keep a comm's last few call shapes with their
- * algorithm and plans, so a repeated call looks nothing up. Every cache of a call shape is here.
+ * Which algorithm a call runs ('auto' picks by size, auto.ts), bound to the comm's machine where
+ * it has one (useTopology), and its compiled plan, built once per call shape (rank, size, count,
+ * root, dtype, op, in place, segment, splits) and reused; and the front API's probes (probeFor),
+ * which keep a comm's last few call shapes with their algorithm and plans, so a repeated call
+ * looks nothing up. Every cache of a call shape is here.
  */
 import type { Comm } from "../comm.js";
 import { type DType, dtypeInfo } from "../core/dtype.js";
 import { type ErrorSite, InvalidArgumentError } from "../core/errors.js";
 import type { ReduceOp } from "../core/op.js";
+import { CommLayer } from "../layer.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { compile, type Plan } from "../schedule/plan.js";
 import { algorithmsOf, findAlgorithm, registryVersion } from "../schedule/registry.js";
+import { withShape } from "../schedule/shape.js";
 import { type Collective, makeCall, rankCall } from "../specs/index.js";
-import type { Layout, RankCall } from "../specs/types.js";
-import { site } from "./args.js";
+import { checkShape, shapeHosts } from "../specs/shape.js";
+import type { Layout, RankCall, Shape } from "../specs/types.js";
 import { type Choice, chooseAlgorithm } from "./auto.js";
-import { onMachine } from "./machine.js";
 
 const CHOICE_CACHE_LIMIT = 4096;
 /** 'auto''s choice per (collective, size, bytes), and the names it chose among; kept while the registry is unchanged. */
@@ -115,12 +117,13 @@ const PROBES = 8;
 /** Per comm: at most PROBES, the newest replacing the oldest (`nextProbe` says which goes next). */
 const probeSets = new WeakMap<Comm, { readonly probes: Probe[]; nextProbe: number }>();
 
-/** The algorithm the call asked for, bound to the comm's machine where it has one (machine.ts). */
+/** The algorithm the call asked for, bound to the comm's machine where it has one (onMachine). */
 function pick(comm: Comm, call: ProbeCall, requested: unknown): Algorithm {
-  const given = givenAlgorithm(requested, call.collective, () => site(comm, call.name, "options.algorithm"));
+  const where = { rank: comm.rank, op: call.name, arg: "options.algorithm" };
+  const given = givenAlgorithm(requested, call.collective, () => where);
   if (given) return onMachine(given, comm);
   if (typeof requested !== "string") {
-    throw new InvalidArgumentError(site(comm, call.name, "options.algorithm"), "must be a string");
+    throw new InvalidArgumentError(where, "must be a string");
   }
   const name =
     requested === "auto" ? chooseFor(call.collective, comm.size, call.count, call.dtype).algorithm : requested;
@@ -198,7 +201,7 @@ export function probeFor(comm: Comm, call: ProbeCall): Probe {
   const alg = pick(comm, call, requested);
   if (segment !== undefined && (!Number.isInteger(segment) || segment < 1)) {
     throw new InvalidArgumentError(
-      site(comm, call.name, "options.segment"),
+      { rank: comm.rank, op: call.name, arg: "options.segment" },
       `must be a positive integer, got ${segment}`,
     );
   }
@@ -250,4 +253,50 @@ export function givenAlgorithm(x: unknown, collective: string, where: () => Erro
   if (alg.collective !== collective)
     throw new InvalidArgumentError(where(), `${alg.collective}/${alg.name} is not a ${collective} algorithm`);
   return alg;
+}
+
+// ---- The machine a communicator's ranks run on ----
+//
+// A comm given a shape (useTopology; `cclab run --topology` gives the world comm its shape,
+// src/runtime) runs every collective with its algorithm bound to that shape
+// (src/schedule/shape.ts): one that reads the shape (Swing on a torus) gets it, every other one
+// the flat rank line, and one that requires a shape refuses a comm without one, naming itself and
+// --topology. A comm split from it has no shape: its ranks are not the machine's. Wrappers (the
+// runtime's guard, tracing) see their inner comm's shape.
+
+const shapes = new WeakMap<Comm, Shape>();
+/** Per shape, each algorithm bound once: its plans are then cached as any algorithm's are. */
+const bound = new WeakMap<Shape, WeakMap<Algorithm, Algorithm>>();
+
+/**
+ * Gives `comm` the machine's shape (src/specs/types.ts Shape: one host per rank in `hostOf`), so
+ * its collectives' algorithms see it. Checked here: a shape for another rank count, or with
+ * hosts outside the machine, is an error naming the rank.
+ */
+export function useTopology(comm: Comm, shape: Shape): void {
+  const site = { rank: comm.rank, op: "useTopology", arg: "shape" };
+  checkShape(shape, comm.size, site);
+  if (shapeHosts(shape) < comm.size)
+    throw new InvalidArgumentError(site, `'${shape.name}' has ${shape.hosts} hosts, fewer than the ${comm.size} ranks`);
+  shapes.set(comm, shape);
+}
+
+/** The shape `comm` (or the comm it wraps) was given, if any. */
+export function topologyOf(comm: Comm): Shape | undefined {
+  for (let c: Comm | undefined = comm; c !== undefined; c = c instanceof CommLayer ? c.inner : undefined) {
+    const s = shapes.get(c);
+    if (s) return s;
+  }
+  return undefined;
+}
+
+/** `alg` as it runs on `comm`: bound to the comm's shape where it has one, else itself. */
+export function onMachine(alg: Algorithm, comm: Comm): Algorithm {
+  const shape = topologyOf(comm);
+  if (!shape) return alg;
+  let mine = bound.get(shape);
+  if (!mine) bound.set(shape, (mine = new WeakMap()));
+  let b = mine.get(alg);
+  if (!b) mine.set(alg, (b = withShape(alg, shape, { op: `${alg.collective}/${alg.name}`, arg: "--topology" })));
+  return b;
 }

@@ -16,7 +16,7 @@
 
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { useTopology } from "../collectives/machine.js";
+import { useTopology } from "../collectives/plans.js";
 import type { Comm } from "../comm.js";
 import {
   AbortError,

@@ -37,7 +37,7 @@ export interface LaunchOptions {
   /**
    * The machine the ranks run on, in the model's syntax (torus:4x4, mesh:2x4x2, rail:2x4, ...), and
    * how ranks sit on its hosts (block, round-robin, file:PATH): the world comm's collectives give
-   * their algorithms its shape (src/collectives/machine.ts). Process ranks get them as
+   * their algorithms its shape (useTopology, src/collectives/plans.ts). Process ranks get them as
    * CCLAB_TOPOLOGY and CCLAB_PLACEMENT.
    */
   topology?: string;

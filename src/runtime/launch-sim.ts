@@ -8,7 +8,7 @@
  * - a main that never settles (nothing left to run, so Node would exit 13) fails that rank.
  */
 import { createHook } from "node:async_hooks";
-import { useTopology } from "../collectives/machine.js";
+import { useTopology } from "../collectives/plans.js";
 import { InvalidArgumentError, RankError } from "../core/errors.js";
 import { formatDuration } from "../core/timer.js";
 import { MemoryStore } from "../kvstore.js";

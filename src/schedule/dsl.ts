@@ -328,6 +328,14 @@ export function segments(count: number, segment: number): Chunk[] {
 /** The region of chunk `c` of r. */
 export const chunkOf = (r: Region, c: Chunk): Region => sub(r, c.offset, c.count);
 
+/** The range check every topology builder (ring, trees) makes on the rank it is asked about. */
+export function checkRank(what: string, rank: number, size: number): void {
+  invariant(
+    Number.isInteger(size) && size >= 1 && Number.isInteger(rank) && rank >= 0 && rank < size,
+    () => `${what}: rank ${rank} out of range for size ${size}`,
+  );
+}
+
 /** vrank = (rank - root + size) % size: rotates ranks so the root is 0. */
 export const vrankOf = (rank: number, root: number, size: number): number => (rank - root + size) % size;
 export const rankOf = (vrank: number, root: number, size: number): number => (vrank + root) % size;

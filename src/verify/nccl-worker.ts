@@ -11,7 +11,7 @@
  */
 
 import { NcclComm } from "../backends/nccl/comm.js";
-import { topologyOf } from "../collectives/machine.js";
+import { topologyOf } from "../collectives/plans.js";
 import type { Comm } from "../comm.js";
 import type { DType } from "../core/dtype.js";
 import { findLayer } from "../layer.js";

@@ -9,7 +9,7 @@ import "./limits.js";
 import { MODULES } from "cclab-playground:modules";
 import fc from "fast-check";
 import { allocate, invoke } from "../../collectives/dispatch.js";
-import { useTopology } from "../../collectives/machine.js";
+import { useTopology } from "../../collectives/plans.js";
 import type { Comm } from "../../comm.js";
 import { checkAlgorithm } from "../../schedule/check.js";
 import type { Algorithm } from "../../schedule/dsl.js";
