@@ -5,7 +5,7 @@
  * a row added or changed without regenerating fails `npm test`.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { expectOf, problems } from "./check.js";
 import { type Backend, newMarker, ROOT, Slots } from "./runner.js";
 import { ROWS, type Row } from "./table.js";
@@ -67,6 +67,7 @@ export function currentCatalogue(doc = readFileSync(DOC, "utf8")): { section: st
 }
 
 async function main(): Promise<void> {
+  const loadAtStart = loadavg()[0]!;
   const slots = new Slots(3);
   const measured: Measured = new Map();
   const failures: string[] = [];
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
   );
   const doc = readFileSync(DOC, "utf8");
   const { section } = currentCatalogue(doc);
-  const stamp = `Measured with \`npm run docs:faults\` on ${new Date().toISOString().slice(0, 10)} (${cpus().length} cores).`;
+  const stamp = `Measured with \`npm run docs:faults\` on ${new Date().toISOString().slice(0, 10)} (${cpus().length} cores, 1-minute load ${loadAtStart.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end).`;
   writeFileSync(
     DOC,
     doc.replace(section, renderCatalogue(measured)).replace(/^Measured with `npm run docs:faults` on .*$/m, stamp),
