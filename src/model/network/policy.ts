@@ -46,7 +46,7 @@ export const THRESHOLDS = {
     rule: "the share of the heap left free (V8's limit less what is in use) either engine may plan to use",
   },
   PHASES_BYTES_PER_OPERATION: {
-    value: 256,
+    value: 384,
     unit: "bytes",
     rule: "the phases engine's peak heap per operation walked (copied flat, the plan being copied), for its memory estimate",
   },
