@@ -823,6 +823,7 @@ describe("the phases engine's flat dataflow walker is interpret()'s walk", () =>
           n,
           { kind: "rotate", p: n },
           1,
+          Number.POSITIVE_INFINITY,
           (ops) => {
             throw new Error(`${ops} operations`);
           },

@@ -75,18 +75,6 @@ describe("the engine policy", () => {
     expect(r.symmetry).toEqual({ kind: "rotate", p: 1 });
   });
 
-  it("a one-segment call past the phases engine's reach is refused with what fits: fewer ranks or fewer steps, not --segment", () => {
-    // Ring all-reduce of 4,095 elements on 4,096 ranks: one segment, chunks of one element but the
-    // last (so no rotation symmetry); its 2(n-1) steps are the cost. (At 32 B the chunks are mostly
-    // empty, compile to few operations and run: test/empty-chunks.test.ts.)
-    const a = alg("allreduce", "ring");
-    const call = makeCall({ collective: "allreduce", size: 4096, count: 4095 }, a);
-    const topology = parseTopology("torus:64x64", 4096);
-    expect(() => networkTime(a, call, { topology, placement: placeRanks(topology, 4096) })).toThrow(
-      "past the 8,000,000 the phases engine compiles; the call is one segment, so its plans' steps grow with n whatever its size: fewer ranks (-n 390 fits), or an algorithm of fewer steps (e.g. recursive_doubling",
-    );
-  });
-
   it("a call under a symmetry whose reductions cost gamma, past the moved walk's reach, is refused with what fits, not charged its slowest copies", () => {
     // Ring all-reduce at 1,024 ranks: about 6,000 operations a rank, 6 million in all, past the
     // 300,000 walked rank by rank and the 3,000,000 walked with moved plans; reductions at gamma

@@ -199,6 +199,29 @@ function pathWithoutMpirun(): string {
     .join(":");
 }
 
+/** A `cclab model` call in a 1 GiB heap. */
+function modelRow(m: {
+  id: string;
+  item: string;
+  fault: string;
+  args: readonly string[];
+  boundS: number;
+  expect: Expect;
+}): Row {
+  return {
+    id: m.id,
+    item: m.item,
+    fault: m.fault,
+    backends: SAME_CODE,
+    boundS: m.boundS,
+    expect: m.expect,
+    run: (_b, marker) =>
+      start(process.execPath, ["--max-old-space-size=1024", CLI, "model", ...m.args, "--no-progress"], {}, marker).done(
+        HARD_MS,
+      ),
+  };
+}
+
 export const ROWS: readonly Row[] = [
   // ---- the baseline: right data, exit 0, nothing left ----
   job({
@@ -1309,6 +1332,52 @@ export const ROWS: readonly Row[] = [
         marker,
       ).done(HARD_MS),
   },
+
+  // A `cclab model` call in a bounded heap (1 GiB: what it may use is set against V8's limit).
+  modelRow({
+    id: "model-alltoall-tiny-4096",
+    item: "40.4, 39.5",
+    fault:
+      "`cclab model alltoall --algorithm pairwise -n 4096 --bytes 16K --topology fattree` in a 1 GiB heap: one element a rank pair, 16.8 M message copies to solve, far past the heap (docs/network.md listed it as running the heap out)",
+    args: ["alltoall", "--algorithm", "pairwise", "-n", "4096", "--bytes", "16K", "--topology", "fattree"],
+    boundS: 30,
+    expect: fails(
+      "InvalidArgumentError",
+      "model: argument '-n'",
+      "phases: alltoall/pairwise at n = 4,096",
+      "16,773,120 message copies to solve",
+      "MiB of heap it may use",
+      "fewer ranks (about -n",
+      "NODE_OPTIONS=--max-old-space-size=",
+    ),
+  }),
+  modelRow({
+    id: "model-exact-over-heap",
+    item: "40.4",
+    fault:
+      "`cclab model alltoall --algorithm pairwise -n 1024 --topology fattree --engine exact --bytes 64M` (2.1 M operations) in a 1 GiB heap (it died: 'JavaScript heap out of memory' after 33 s)",
+    args: [
+      ...["alltoall", "--algorithm", "pairwise", "-n", "1024", "--topology", "fattree"],
+      ...["--engine", "exact", "--bytes", "64M"],
+    ],
+    boundS: 30,
+    expect: fails(
+      "InvalidArgumentError",
+      "model: argument '--engine'",
+      "exact: alltoall/pairwise at n = 1024 walks about",
+      "MiB of heap it may use",
+      "use --engine phases (or auto)",
+    ),
+  }),
+  modelRow({
+    id: "model-linear-4096",
+    item: "39.5",
+    fault:
+      "`cclab model gather --algorithm linear -n 4096 --bytes 16K --topology torus:64x64` in a 1 GiB heap (refused: its walk estimated as the root's 4,095 transfers times n, 16.8 M operations)",
+    args: ["gather", "--algorithm", "linear", "-n", "4096", "--bytes", "16K", "--topology", "torus:64x64"],
+    boundS: 30,
+    expect: { exit: 0, names: ["gather/linear: n = 4096", "engine: phases", "last to finish: rank 0"] },
+  }),
 
   // ---- 40.8, 40.10: legitimate inputs that crashed, and unclear messages ----
   job({

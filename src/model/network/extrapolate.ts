@@ -2,15 +2,16 @@
  * A long pipeline extrapolated from a walk of a few of its segments: the phases engine's answer
  * for a pipeline too long to walk whole (the double binary tree's 512 segments at 64 MiB).
  */
+import { availableParallelism } from "node:os";
 import type { Algorithm } from "../../schedule/dsl.js";
 import type { CollectiveCall } from "../../specs/types.js";
+import { checkRoundsMemory, walkBudget } from "./phases-memory.js";
 import { THRESHOLDS } from "./policy.js";
 import { type SolvedRound, type SolvedRounds, solveRounds, timeEveryRank } from "./round-solve.js";
 import { type Round, type RoundsWalk, walkCall } from "./rounds.js";
 import type { NetworkParams } from "./simulate.js";
 import { probeSymmetry, type Symmetry } from "./symmetry.js";
 
-const PHASES_MAX_OPERATIONS = THRESHOLDS.PHASES_MAX_OPERATIONS.value;
 const EVERY_RANK_OPERATIONS = THRESHOLDS.EVERY_RANK_OPERATIONS.value;
 const MOVED_OPERATIONS = THRESHOLDS.MOVED_OPERATIONS.value;
 
@@ -61,8 +62,10 @@ export function extrapolatePipeline(
   for (let m = Math.max(16, 4 * Math.ceil(Math.log2(n)) + 2); m + 2 < segments; m *= 2) {
     // Every rank walked where the smaller call makes that cheap (everyRank: the whole call's operations).
     const symmetric = (everyRank * m) / segments > EVERY_RANK_OPERATIONS;
-    // It must fit what the model holds (flatten() also counts what it compiles).
-    if (((symmetric ? estimate : everyRank) * m) / segments > PHASES_MAX_OPERATIONS) return undefined;
+    // Its walk must fit the heap (flattenPlans also counts what it compiles, and its rounds'
+    // message copies are counted before they are solved); where it does not, the call is not
+    // folded, and the full walk's own estimate refuses it, saying what fits.
+    if (((symmetric ? estimate : everyRank) * m) / segments > walkBudget(0)) return undefined;
     let w: RoundsWalk;
     try {
       const cut = { ...call, count: m * call.segment };
@@ -72,6 +75,7 @@ export function extrapolatePipeline(
       const moved = probe.sym.p < n;
       if (moved && probe.plan(0).ops.length * n > MOVED_OPERATIONS) return undefined;
       w = walkCall(alg, cut, elementBytes, probe, moved ? "moved" : "every-rank");
+      checkRoundsMemory(alg, cut, w, params.threads ?? availableParallelism());
     } catch {
       return undefined;
     }

@@ -5,10 +5,7 @@
  */
 import { Growable } from "../../core/growable.js";
 import type { Plan, PlanOp } from "../../schedule/plan.js";
-import { THRESHOLDS } from "./policy.js";
 import { offsetOf, type Symmetry } from "./symmetry.js";
-
-const PHASES_MAX_OPERATIONS = THRESHOLDS.PHASES_MAX_OPERATIONS.value;
 
 /**
  * The walked ranks' plans in flat arrays, operation g of all of them (rank r's operations are
@@ -47,13 +44,15 @@ export const LOCAL = 3;
 /**
  * Copies the walked ranks' plans into flat arrays, compiling rank r's (seen from the quotient
  * under a symmetry: peers modulo p, each transfer's channel keyed by the sender's offset) only
- * when it is its turn and letting it go after.
+ * when it is its turn and letting it go after. Past `maxOps` operations it calls `limit` with the
+ * walk's operations extrapolated from the ranks compiled so far (which throws).
  */
 export function flattenPlans(
   planOf: (r: number) => Plan,
   n: number,
   sym: Symmetry,
   elementBytes: number,
+  maxOps: number,
   limit: (ops: number) => never,
 ): FlatPlans {
   const p = sym.p;
@@ -87,7 +86,7 @@ export function flattenPlans(
     const m = list.length;
     const g0 = ops;
     base[r] = g0;
-    if (g0 + m > PHASES_MAX_OPERATIONS) limit(g0 + m);
+    if (g0 + m > maxOps) limit(Math.ceil(((g0 + m) / (r + 1)) * p));
     ops = g0 + m;
     for (const c of [kind, rank, bytes, offset, pair, indeg, queueOf]) c.ensure(ops);
     let e = 0;

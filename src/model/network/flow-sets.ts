@@ -32,7 +32,8 @@ export interface FlowSet {
 export interface SolvedSet {
   /** Per tag, when its last flow ended (0: no flow). */
   readonly ends: Float64Array;
-  /** Bytes each link carried. */
+  /** The links the set's flows cross (ascending: usedLinks), and the bytes each carried (linkBytes[k] on links[k]). */
+  readonly links: Int32Array;
   readonly linkBytes: Float64Array;
   /** Times rates were solved. */
   readonly solves: number;
@@ -49,19 +50,47 @@ const STALL_SECONDS = 120;
 /** FlowNet events taken between two heartbeats of a worker. */
 const BEAT_EVERY = 1024;
 
-/** Solves one set (into `ends` and `linkBytes` when given); `beat` is called every BEAT_EVERY events. */
+/** The links a set's flows cross, ascending, each once. */
+export function usedLinks(set: FlowSet): Int32Array {
+  const seen = new Set<number>();
+  for (const l of set.links) seen.add(l);
+  return Int32Array.from(seen).sort();
+}
+
+/**
+ * Solves one set (into `ends` and `linkBytes` when given); `beat` is called every BEAT_EVERY
+ * events. The set is solved on its own links only, renumbered in their order (so every
+ * comparison of link ids goes as on the whole network's): a FlowNet's per-link state is then the
+ * size of the links the round uses, not of the network, which for thousands of small rounds on a
+ * network of thousands of links (a 32 B ring on torus:64x64) is what the time and memory went to.
+ */
 export function solveSet(
   bandwidth: Float64Array,
   set: FlowSet,
   out?: { ends: Float64Array; linkBytes: Float64Array },
   beat?: () => void,
+  links = usedLinks(set),
 ): SolvedSet {
-  const net = new FlowNet(bandwidth);
+  const local = new Map<number, number>();
+  const bw = new Float64Array(links.length);
+  for (let k = 0; k < links.length; k++) {
+    const l = links[k] as number;
+    invariant(l >= 0 && l < bandwidth.length, () => `flow set: a flow crosses link ${l} of ${bandwidth.length}`);
+    local.set(l, k);
+    bw[k] = bandwidth[l] as number;
+  }
+  const path = new Int32Array(set.links.length);
+  for (let i = 0; i < path.length; i++) path[i] = local.get(set.links[i] as number) as number;
+  const net = new FlowNet(bw);
   const ends = out?.ends ?? new Float64Array(set.tags);
   const flows = set.bytes.length;
   for (let i = 0; i < flows; i++) {
-    const path = set.links.subarray(set.pathStart[i] as number, set.pathStart[i + 1] as number);
-    net.add(set.bytes[i] as number, path, set.from[i] as number, set.tag[i] as number);
+    net.add(
+      set.bytes[i] as number,
+      path.subarray(set.pathStart[i] as number, set.pathStart[i + 1] as number),
+      set.from[i] as number,
+      set.tag[i] as number,
+    );
   }
   const done = (tag: number) => {
     if (net.now > (ends[tag] as number)) ends[tag] = net.now;
@@ -72,7 +101,7 @@ export function solveSet(
   }
   const linkBytes = out?.linkBytes ?? net.linkBytes;
   if (out) linkBytes.set(net.linkBytes);
-  return { ends, linkBytes, solves: net.solves, thread: 0 };
+  return { ends, links, linkBytes, solves: net.solves, thread: 0 };
 }
 
 // The shared control words. FAILED: 0, 1 (an error being written), 2 (written: the caller throws it).
@@ -91,6 +120,8 @@ interface Shared {
   readonly bandwidth: Float64Array;
   readonly sets: readonly FlowSet[];
   readonly ends: readonly Float64Array[];
+  /** Per set, the links it uses (usedLinks) and the bytes each carried. */
+  readonly links: readonly Int32Array[];
   readonly linkBytes: readonly Float64Array[];
   readonly solves: Int32Array;
   /** Per set, the thread that solved it. */
@@ -118,6 +149,7 @@ function takeSets(s: Shared, thread: number, onDone?: () => void): void {
       s.sets[j] as FlowSet,
       { ends: s.ends[j] as Float64Array, linkBytes: s.linkBytes[j] as Float64Array },
       beat,
+      s.links[j] as Int32Array,
     );
     Atomics.store(s.solves, j, r.solves);
     Atomics.store(s.thread, j, thread);
@@ -215,6 +247,7 @@ export function solveSets(
       return r;
     });
   }
+  const used = sets.map((set) => sharedCopy(usedLinks(set)));
   const shared: Shared = {
     control: new SharedArrayBuffer(CONTROL * 4),
     error: new SharedArrayBuffer(ERR_BYTES),
@@ -228,9 +261,8 @@ export function solveSets(
       tags: s.tags,
     })),
     ends: sets.map((s) => new Float64Array(new SharedArrayBuffer(Math.max(8, s.tags * 8)), 0, s.tags)),
-    linkBytes: sets.map(
-      () => new Float64Array(new SharedArrayBuffer(Math.max(8, bandwidth.length * 8)), 0, bandwidth.length),
-    ),
+    links: used,
+    linkBytes: used.map((u) => new Float64Array(new SharedArrayBuffer(Math.max(8, u.length * 8)), 0, u.length)),
     solves: new Int32Array(new SharedArrayBuffer(total * 4)),
     thread: new Int32Array(new SharedArrayBuffer(total * 4)),
   };
@@ -281,6 +313,7 @@ export function solveSets(
   invariant(Atomics.load(control, DONE) === total, "solveSets: every set solved");
   return sets.map((_, j) => ({
     ends: shared.ends[j] as Float64Array,
+    links: shared.links[j] as Int32Array,
     linkBytes: shared.linkBytes[j] as Float64Array,
     solves: shared.solves[j] as number,
     thread: shared.thread[j] as number,

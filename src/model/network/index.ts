@@ -12,12 +12,13 @@ import { type NetworkParams, type NetworkResult, networkTimeExact } from "./simu
 import type { Topology } from "./types.js";
 
 export { bytesByClass, type ClassBytes } from "./link-classes.js";
-export { chooseWalk, networkTimePhases, PHASES_MAX_OPERATIONS, type PhasesWalk } from "./phases.js";
+export { chooseWalk, networkTimePhases, type PhasesWalk } from "./phases.js";
 export {
   chooseEngine,
   ENGINES,
   type Engine,
   estimateOperations,
+  estimateWork,
   exactHeapBudget,
   exactMemory,
   THRESHOLDS,

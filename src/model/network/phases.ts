@@ -19,21 +19,19 @@
  * engine (simulate.ts); test/network-model.test.ts measures the error at n <= 1,024 for every
  * algorithm it is used for, and every result says it is approximate.
  */
+import { availableParallelism } from "node:os";
 import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
 import type { Algorithm } from "../../schedule/dsl.js";
 import type { CollectiveCall } from "../../specs/types.js";
 import { extrapolatePipeline } from "./extrapolate.js";
 import { timePerCopy } from "./per-copy-walk.js";
-import { checkPhasesMemory } from "./phases-memory.js";
+import { checkPhasesMemory, checkRoundsMemory } from "./phases-memory.js";
 import { THRESHOLDS } from "./policy.js";
 import { type RoundsTiming, type SolvedRound, type SolvedRounds, solveRounds, timeEveryRank } from "./round-solve.js";
 import { type RoundsWalk, walkCall } from "./rounds.js";
 import { checkNetworkParams, type NetworkParams, type NetworkResult } from "./simulate.js";
 import { type Probe, probeSymmetry, type Symmetry } from "./symmetry.js";
-
-/** The most operations the phases engine compiles (all ranks, or ranks 0..p-1 under a symmetry). */
-export const PHASES_MAX_OPERATIONS = THRESHOLDS.PHASES_MAX_OPERATIONS.value;
 
 /** Up to this many operations in all (rank 0's plan times n), a call with a symmetry may be walked rank by rank all the same, each rank's plan its representative's moved. */
 const MOVED_OPERATIONS = THRESHOLDS.MOVED_OPERATIONS.value;
@@ -103,8 +101,10 @@ export function networkTimePhases(
     for (const [key, ph] of patterns) {
       const uses = only === undefined ? ph.uses * times : key === only ? times : 0;
       if (uses === 0) continue;
-      for (let l = 0; l < linkBytes.length; l++)
-        linkBytes[l] = (linkBytes[l] as number) + uses * (ph.bytes[l] as number);
+      for (let k = 0; k < ph.links.length; k++) {
+        const l = ph.links[k] as number;
+        linkBytes[l] = (linkBytes[l] as number) + uses * (ph.bytes[k] as number);
+      }
     }
   };
   let sym: Symmetry;
@@ -138,11 +138,18 @@ export function networkTimePhases(
     // per-copy walk gives the same times from the representatives alone, 10 – 60 times faster;
     // the moved walk serves where they cost gamma, or where the per-copy walk gives way.
     // Refused before the walk where its memory estimate does not fit the heap (phases-memory.ts).
-    checkPhasesMemory(alg, call, probe.plan(0), choice.form === "every-rank" ? probe.everyRank : probe.estimate);
+    checkPhasesMemory(
+      alg,
+      call,
+      probe.plan(0),
+      choice.form === "every-rank" ? probe.everyRank : probe.estimate,
+      probe.sends,
+    );
     let w: RoundsWalk | undefined;
     let timing: RoundsTiming | undefined;
     if (choice.form === "per-copy" && probe.sym.p < n) {
       w = walkCall(alg, call, s, probe, "quotient");
+      checkRoundsMemory(alg, call, w, params.threads ?? availableParallelism());
       solved = solveRounds(w, n, params);
       timing = timePerCopy(w, n, solved);
       if (timing) perCopy = true;
@@ -158,6 +165,7 @@ export function networkTimePhases(
     }
     if (!timing) {
       w = walkCall(alg, call, s, probe, choice.form === "every-rank" || probe.sym.p === n ? "every-rank" : "moved");
+      checkRoundsMemory(alg, call, w, params.threads ?? availableParallelism());
       solved = solveRounds(w, n, params);
       timing = timeEveryRank(w, n, solved, gamma);
     }

@@ -28,7 +28,7 @@ export const THRESHOLDS = {
   AUTO_EXACT_MAX_OPERATIONS: {
     value: 100_000,
     unit: "operations",
-    rule: "a short call, for the row above: the largest of ranks 0, 1 and n-1's plans times n",
+    rule: "a short call, for the row above: its operations over every rank, estimated from the plans of rank 0, the root and ranks 1, n/2 and n-1",
   },
   AUTO_EXACT_HASHED_MAX_OPERATIONS: {
     value: 1_200_000,
@@ -43,12 +43,22 @@ export const THRESHOLDS = {
   HEAP_SHARE: {
     value: 0.7,
     unit: "of the free heap",
-    rule: "the share of the heap left free (V8's limit less what is in use) the exact engine may plan to use",
+    rule: "the share of the heap left free (V8's limit less what is in use) either engine may plan to use",
   },
-  PHASES_MAX_OPERATIONS: {
-    value: 8_000_000,
-    unit: "operations",
-    rule: "the most operations the phases engine compiles (every rank, or the ranks of one period)",
+  PHASES_BYTES_PER_OPERATION: {
+    value: 384,
+    unit: "bytes",
+    rule: "the phases engine's peak heap per operation walked (copied flat, the plan being copied), for its memory estimate",
+  },
+  PHASES_BYTES_PER_COPY: {
+    value: 256,
+    unit: "bytes",
+    rule: "the phases engine's heap per message copy it solves on its own (each distinct round's messages, every copy: their flows and durations, held through the solves), for its memory estimate",
+  },
+  PHASES_BYTES_PER_SOLVED_COPY: {
+    value: 768,
+    unit: "bytes",
+    rule: "and per message copy of a round while it is solved (the largest rounds, one per thread solving), for the same estimate",
   },
   MAX_PERIOD: { value: 256, unit: "ranks", rule: "the largest symmetry period the phases engine looks for" },
   MOVED_OPERATIONS: {
@@ -94,13 +104,59 @@ export function thresholdsMarkdown(): string {
 export const ENGINES = ["auto", "exact", "phases"] as const;
 export type Engine = (typeof ENGINES)[number];
 
-/** The most operations of a call, estimated from the largest of ranks 0, 1 and n-1's plans times n. */
-export function estimateOperations(alg: Algorithm, call: CollectiveCall): number {
+/** A call's size, estimated from a few ranks' plans: its operations, and its sends (messages). */
+export interface Work {
+  readonly operations: number;
+  readonly sends: number;
+}
+
+/**
+ * The ranks a call's size is estimated from: rank 0 and the root, which may differ from every
+ * other rank (a linear root talks to all n - 1), and ranks 1, n/2 and n-1, which stand for the rest.
+ */
+function sampleRanks(call: CollectiveCall): { own: number[]; rest: number[] } {
   const n = call.size;
-  // Where n is not a power of two rank 0 is folded out and has a few operations; rank 1 takes its partner's part.
-  let most = 0;
-  for (const r of new Set([0, 1, n - 1])) most = Math.max(most, compile(alg, rankCall(call, r)).ops.length);
-  return most * n;
+  const own = [...new Set([0, call.root])].filter((r) => r < n);
+  const rest = [...new Set([1, Math.floor(n / 2), n - 1])].filter((r) => r < n && !own.includes(r));
+  return { own, rest };
+}
+
+/**
+ * A call's operations and sends over every rank, estimated from its sample ranks' plans (`plan`:
+ * rank r's plan, or just its size): rank 0 and the root counted as they are, every other rank as
+ * the largest of ranks 1, n/2 and n-1. An estimate, not a bound: the engines count again what they
+ * compile.
+ */
+export function estimateWork(
+  call: CollectiveCall,
+  plan: (r: number) => { readonly ops: readonly { readonly kind: string }[] },
+): Work {
+  const { own, rest } = sampleRanks(call);
+  const sizeOf = (r: number) => {
+    const ops = plan(r).ops;
+    let sends = 0;
+    for (const op of ops) if (op.kind === "send") sends++;
+    return { operations: ops.length, sends };
+  };
+  let operations = 0;
+  let sends = 0;
+  for (const r of own) {
+    const w = sizeOf(r);
+    operations += w.operations;
+    sends += w.sends;
+  }
+  let most = { operations: 0, sends: 0 };
+  for (const r of rest) {
+    const w = sizeOf(r);
+    most = { operations: Math.max(most.operations, w.operations), sends: Math.max(most.sends, w.sends) };
+  }
+  const others = call.size - own.length;
+  return { operations: operations + most.operations * others, sends: sends + most.sends * others };
+}
+
+/** A call's operations over every rank, estimated (estimateWork) from the plans of rank 0, the root, and ranks 1, n/2 and n-1. */
+export function estimateOperations(alg: Algorithm, call: CollectiveCall): number {
+  return estimateWork(call, (r) => compile(alg, rankCall(call, r))).operations;
 }
 
 /** The heap the exact engine may plan to use now, bytes. */
@@ -160,23 +216,4 @@ export function chooseEngine(
     (hashed && operations() <= T.AUTO_EXACT_HASHED_MAX_OPERATIONS.value) ||
     (n <= T.AUTO_EXACT_LARGE_MAX_RANKS.value && operations() <= T.AUTO_EXACT_MAX_OPERATIONS.value);
   return short && fits() ? "exact" : "phases";
-}
-
-/** The phases engine's refusal of a call whose walk would compile more than PHASES_MAX_OPERATIONS operations. */
-export function phasesBudgetError(alg: Algorithm, call: CollectiveCall, estimate: number): InvalidArgumentError {
-  return new InvalidArgumentError(
-    { op: "model", arg: "-n" },
-    `${alg.collective}/${alg.name} at n = ${call.size}, ${call.count} elements in segments of ${call.segment}: about ${estimate.toLocaleString("en")} operations to walk (every rank: no rotation or exclusive-or symmetry of period <= ${THRESHOLDS.MAX_PERIOD.value}, and no pipeline fold whose walk fits), past the ${THRESHOLDS.PHASES_MAX_OPERATIONS.value.toLocaleString("en")} the phases engine compiles; ${fewerOperations(call, estimate)}`,
-  );
-}
-
-/**
- * What makes a call the phases engine refuses fit: a larger --segment where the call is cut into
- * several segments; else fewer ranks (a count that fits where the operations grow at least as
- * fast as n) or an algorithm with fewer steps, since the plan's steps grow with n whatever the size.
- */
-export function fewerOperations(call: CollectiveCall, estimate: number): string {
-  if (call.count > call.segment) return "a larger --segment makes fewer";
-  const ranks = Math.max(2, Math.floor((call.size * THRESHOLDS.PHASES_MAX_OPERATIONS.value) / estimate));
-  return `the call is one segment, so its plans' steps grow with n whatever its size: fewer ranks (-n ${ranks.toLocaleString("en")} fits), or an algorithm of fewer steps (e.g. recursive_doubling, a log2(n)-step one)`;
 }

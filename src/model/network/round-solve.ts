@@ -14,11 +14,17 @@ import type { Round, RoundsWalk } from "./rounds.js";
 import { type NetworkParams, RouteCache } from "./simulate.js";
 import { atOffset } from "./symmetry.js";
 
-/** One distinct round solved: per message and copy (place · copies + copy, place the message's canonical order), its duration and route latency; and the bytes it put on each link. */
+/** One distinct round solved: per message and copy (place · copies + copy, place the message's canonical order), its duration and route latency; and the bytes it put on each link it used. */
 export interface SolvedRound {
   readonly duration: Float64Array;
   /** The part of the duration before its bytes move (the latest of its paths'). */
   readonly latency: Float64Array;
+  /**
+   * The links the round used and the bytes it put on each (bytes[k] on links[k]): only those,
+   * since a call of thousands of distinct rounds on a network of thousands of links would hold
+   * their product (the 32 B ring on torus:64x64: 8,190 rounds of 8 messages, 24,576 links).
+   */
+  readonly links: Int32Array;
   readonly bytes: Float64Array;
   /** How many rounds of the walk have this pattern. */
   uses: number;
@@ -109,10 +115,10 @@ export function solveRounds(w: RoundsWalk, n: number, params: NetworkParams): So
       : {}),
   });
   let solves = 0;
-  solved.forEach(({ ends, linkBytes, solves: k }, j) => {
+  solved.forEach(({ ends, links, linkBytes, solves: k }, j) => {
     const { key, lats } = solving[j] as (typeof solving)[number];
     solves += k;
-    memo.set(key, { duration: ends, latency: lats, bytes: linkBytes, uses: 0 });
+    memo.set(key, { duration: ends, latency: lats, links, bytes: linkBytes, uses: 0 });
   });
   w.rounds.forEach((rd, t) => {
     if (!rd) return;

@@ -12,10 +12,8 @@ import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
 import { walkDataflow } from "./dataflow.js";
 import { type FlatPlans, flattenPlans, REDUCE } from "./flat-plans.js";
-import { phasesBudgetError as budgetError, THRESHOLDS } from "./policy.js";
+import { phasesMemory, phasesMemoryError, walkBudget } from "./phases-memory.js";
 import { movedPlan, type Probe, type Symmetry } from "./symmetry.js";
-
-const PHASES_MAX_OPERATIONS = THRESHOLDS.PHASES_MAX_OPERATIONS.value;
 
 /** One round's messages. */
 export interface Round {
@@ -145,8 +143,11 @@ export function walkCall(
   form: WalkForm,
 ): RoundsWalk {
   const n = call.size;
+  // The walk's operations bounded by the heap (the rounds' message copies are checked after the
+  // walk, on their count: phases-memory.ts).
+  const maxOps = walkBudget(0);
   const limit = (ops: number): never => {
-    throw budgetError(alg, call, ops);
+    throw phasesMemoryError(alg, call, phasesMemory(ops, 0));
   };
   const every: Symmetry = { kind: "rotate", p: n };
   const rep0 = probe.plan(0);
@@ -158,13 +159,15 @@ export function walkCall(
       reps[k] ??= k === 0 ? rep0 : compile(alg, rankCall(call, k));
       return movedPlan(reps[k] as Plan, r, sym, n);
     };
-    return { ...roundsOf(flattenPlans(planOf, n, every, elementBytes, limit), n, every), movedUnder: sym };
+    return { ...roundsOf(flattenPlans(planOf, n, every, elementBytes, maxOps, limit), n, every), movedUnder: sym };
   }
   const sym = form === "quotient" ? probe.sym : every;
-  const estimate = rep0.ops.length * sym.p;
-  if (estimate > PHASES_MAX_OPERATIONS) throw budgetError(alg, call, estimate);
+  // Under a symmetry every walked rank is rank 0 moved; every rank walked, a few ranks' plans
+  // estimate it (probeSymmetry: a linear root's n - 1 transfers are not every rank's).
+  const estimate = sym.p < n ? rep0.ops.length * sym.p : probe.everyRank;
+  if (estimate > maxOps) limit(estimate);
   // Each walked rank compiled in its turn, copied flat and let go (rank 0's size is only an
   // estimate: the budget is checked again on what is compiled).
-  const flat = flattenPlans((r) => compile(alg, rankCall(call, r)), n, sym, elementBytes, limit);
+  const flat = flattenPlans((r) => compile(alg, rankCall(call, r)), n, sym, elementBytes, maxOps, limit);
   return roundsOf(flat, n, sym);
 }

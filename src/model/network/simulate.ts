@@ -18,7 +18,7 @@ import { compile, type Plan } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
 import { FlowNet } from "./flows.js";
-import { exactHeapBudget, exactMemory, exactMemoryError } from "./policy.js";
+import { estimateOperations, exactHeapBudget, exactMemory, exactMemoryError } from "./policy.js";
 import type { Placement, Topology } from "./types.js";
 
 export interface NetworkParams {
@@ -201,18 +201,19 @@ class FlowTransfers implements Network {
 
 /**
  * Compiles every rank's plan, refusing, before it runs out of memory, a call whose walk would not
- * fit `budget` bytes of heap (policy.ts's estimate: checked on rank 0's plan times n, then on what
- * is compiled).
+ * fit `budget` bytes of heap (policy.ts's estimate: checked first on the estimate from a few ranks'
+ * plans, estimateOperations, then on what is compiled).
  */
 export function compileAll(alg: Algorithm, call: CollectiveCall, budget = exactHeapBudget()): Plan[] {
+  const estimate = estimateOperations(alg, call);
+  if (exactMemory(estimate) > budget) throw exactMemoryError(alg, call, estimate, budget);
   const plans: Plan[] = [];
   let ops = 0;
   for (let r = 0; r < call.size; r++) {
     const p = compile(alg, rankCall(call, r));
     ops += p.ops.length;
-    // Rank 0's plan tells at once when every rank's cannot fit.
-    const estimate = r === 0 ? p.ops.length * call.size : ops;
-    if (exactMemory(estimate) > budget) throw exactMemoryError(alg, call, Math.max(estimate, ops), budget);
+    // The estimate may fall short (it samples a few ranks): what is compiled is checked too.
+    if (exactMemory(ops) > budget) throw exactMemoryError(alg, call, Math.max(estimate, ops), budget);
     plans.push(p);
   }
   return plans;

@@ -7,15 +7,11 @@
  * compiling a few witness ranks and comparing them with the moved representatives
  * (detectSymmetry); the test suite checks it on every rank (symmetryHolds).
  */
-import { InvalidArgumentError } from "../../core/errors.js";
 import type { Algorithm } from "../../schedule/dsl.js";
 import { compile, type Plan, type PlanOp } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
-import { fewerOperations, THRESHOLDS } from "./policy.js";
-
-/** The most operations the phases engine compiles (all ranks, or ranks 0..p-1 under a symmetry). */
-const PHASES_MAX_OPERATIONS = THRESHOLDS.PHASES_MAX_OPERATIONS.value;
+import { estimateWork, exactHeapBudget, exactMemory, THRESHOLDS } from "./policy.js";
 
 /**
  * How rank r's schedule follows from rank (r mod p)'s: every peer moved by r - (r mod p)
@@ -125,18 +121,23 @@ function findSymmetry(alg: Algorithm, call: CollectiveCall, plan: (r: number) =>
   return found ? small : detectSymmetry(n, plan);
 }
 
-/** A call's symmetry probed: its period (p = n: every rank), and the size of a walk of ranks 0..p-1 and of every rank, estimated from rank 0's plan; `plan` compiles a rank's plan (kept while probing). */
+/** A call's symmetry probed: its period (p = n: every rank), and the size of a walk of ranks 0..p-1 and of every rank, estimated from a few ranks' plans; `plan` compiles a rank's plan (kept while probing). */
 export type Probe = ReturnType<typeof probeSymmetry>;
 
-/** The period (p = n: every rank), and the size of a walk of ranks 0..p-1 and of every rank, estimated from rank 0's plan. */
+/**
+ * The period (p = n: every rank), the size of a walk of ranks 0..p-1 (rank 0's plan times p) and
+ * of every rank, and every rank's sends (estimateWork: rank 0, the root, and the largest of ranks
+ * 1, n/2 and n-1 for the others). The plans compiled while probing are kept while they fit the
+ * heap (at the exact engine's bytes an operation): past that they are compiled again when asked.
+ */
 export function probeSymmetry(
   alg: Algorithm,
   call: CollectiveCall,
   symmetric = true,
-): { sym: Symmetry; estimate: number; everyRank: number; plan: (r: number) => Plan } {
+): { sym: Symmetry; estimate: number; everyRank: number; sends: number; plan: (r: number) => Plan } {
   const n = call.size;
   const made = new Map<number, Plan>();
-  let ops = 0;
+  let held = 0;
   let witnessing = true;
   const plan = (r: number): Plan => {
     const have = made.get(r);
@@ -144,22 +145,18 @@ export function probeSymmetry(
     const made1 = compile(alg, rankCall(call, r));
     // While a period is looked for, witnesses past the largest period are compared and dropped.
     if (witnessing && r >= MAX_PERIOD) return made1;
-    ops += made1.ops.length;
-    if (ops > PHASES_MAX_OPERATIONS) {
-      throw new InvalidArgumentError(
-        { op: "model", arg: "-n" },
-        `${alg.collective}/${alg.name} at n = ${n}, ${call.count} elements in segments of ${call.segment}: more than ${PHASES_MAX_OPERATIONS.toLocaleString("en")} operations to walk (${ops.toLocaleString("en")} in ${made.size + 1} ranks), past what the model holds in memory, and no rotation symmetry of period <= ${MAX_PERIOD} to walk fewer ranks; ${fewerOperations(call, (ops / (made.size + 1)) * n)}`,
-      );
-    }
+    // Plans are kept only while they fit the heap: the probe itself never runs it out.
+    if (exactMemory(held + made1.ops.length) > exactHeapBudget()) return made1;
+    held += made1.ops.length;
     made.set(r, made1);
     return made1;
   };
   const sym: Symmetry = symmetric ? findSymmetry(alg, call, plan) : { kind: "rotate", p: n };
   witnessing = false;
-  // With no symmetry every rank is walked: rank 0's size says how much that is.
-  const everyRank = plan(0).ops.length * n;
+  // With no symmetry every rank is walked: a few ranks' plans say how much that is.
+  const work = estimateWork(call, plan);
   const estimate = plan(0).ops.length * sym.p;
-  return { sym, estimate, everyRank, plan };
+  return { sym, estimate, everyRank: work.operations, sends: work.sends, plan };
 }
 
 /** Rank r's plan from its representative's (rank r mod p), every peer moved under the symmetry. */
