@@ -48,10 +48,14 @@ function leaf(rank: number, stride: number): RunVal {
   return { id: rank * stride, a: null, ao: 0, b: null, bo: 0, idx: 0, ranks: [rank, rank + 1] };
 }
 
+/** A join that holds a contribution twice or mixes indices. */
+function badJoin(x: RunVal, xo: number, y: RunVal, yo: number): RunVal {
+  return { id: -1, a: x, ao: xo, b: y, bo: yo, idx: -1, ranks: BAD };
+}
+
 /** The join of x at offset xo with y at offset yo (offset 0 of the result is theirs). */
 function joinRun(x: RunVal, xo: number, y: RunVal, yo: number): RunVal {
-  const bad = { id: -1, a: x, ao: xo, b: y, bo: yo, idx: -1, ranks: BAD };
-  if (x.idx < 0 || y.idx < 0 || x.idx + xo !== y.idx + yo) return bad;
+  if (x.idx < 0 || y.idx < 0 || x.idx + xo !== y.idx + yo) return badJoin(x, xo, y, yo);
   const p = x.ranks;
   const q = y.ranks;
   const out: number[] = [];
@@ -70,7 +74,7 @@ function joinRun(x: RunVal, xo: number, y: RunVal, yo: number): RunVal {
       j += 2;
     }
     const last = out.length - 1;
-    if (last > 0 && lo < (out[last] as number)) return bad;
+    if (last > 0 && lo < (out[last] as number)) return badJoin(x, xo, y, yo);
     if (last > 0 && lo === out[last]) out[last] = hi;
     else out.push(lo, hi);
   }
@@ -150,7 +154,7 @@ export class RunMem {
   /** Appends elements [from, from + count) to `out` as pieces. */
   read(from: number, count: number, out: Pieces): void {
     if (count === 0) return;
-    invariant(from >= 0 && from + count <= this.length, () => `read [${from}, ${from + count}) of ${this.length}`);
+    if (from < 0 || from + count > this.length) invariant(false, `read [${from}, ${from + count}) of ${this.length}`);
     const to = from + count;
     for (let i = this.find(from), at = from; at < to; i++) {
       const e = Math.min(this.end(i), to);
@@ -163,46 +167,70 @@ export class RunMem {
   write(from: number, count: number, p: Pieces): void {
     if (count === 0) return;
     const to = from + count;
-    invariant(from >= 0 && to <= this.length, () => `write [${from}, ${to}) of ${this.length}`);
+    if (from < 0 || to > this.length) invariant(false, `write [${from}, ${to}) of ${this.length}`);
+    const at = this.find(from);
+    if (p.size === 1 && this.start[at] === from && this.end(at) === to) {
+      // The write replaces one run exactly (most writes after the first few): no split.
+      this.val[at] = p.val[0] as RunVal | null;
+      this.off[at] = p.val[0] === null ? 0 : (p.off[0] as number);
+      return;
+    }
     // Rebuild the runs from the one before the first touched to the one after the last touched,
     // merging neighbours that continue one value.
-    const lo = Math.max(0, this.find(from) - 1);
+    const lo = Math.max(0, at - 1);
     const hi = Math.min(this.start.length - 1, this.find(to - 1) + 1);
-    const s: number[] = [];
-    const v: (RunVal | null)[] = [];
-    const o: number[] = [];
-    const add = (at: number, val: RunVal | null, off: number) => {
-      const k = s.length - 1;
-      if (k >= 0 && v[k] === val && (val === null || (o[k] as number) + at - (s[k] as number) === off)) return;
-      s.push(at);
-      v.push(val);
-      o.push(val === null ? 0 : off);
-    };
+    const r = rebuilt;
+    r.size = 0;
     for (let i = lo; i <= hi && (this.start[i] as number) < from; i++) {
-      add(this.start[i] as number, this.val[i] as RunVal | null, this.off[i] as number);
+      r.add(this.start[i] as number, this.val[i] as RunVal | null, this.off[i] as number);
     }
     for (let k = 0, at = from; k < p.size; k++) {
-      add(at, p.val[k] as RunVal | null, p.off[k] as number);
+      r.add(at, p.val[k] as RunVal | null, p.off[k] as number);
       at += p.len[k] as number;
     }
     for (let i = lo; i <= hi; i++) {
       const st = this.start[i] as number;
       if (this.end(i) <= to) continue;
       const at = Math.max(st, to);
-      add(at, this.val[i] as RunVal | null, (this.off[i] as number) + at - st);
+      r.add(at, this.val[i] as RunVal | null, (this.off[i] as number) + at - st);
     }
+    // Runs lo..hi become the rebuilt ones.
     const k = hi - lo + 1;
-    if (k === 1 && s.length === 1) {
-      this.start[lo] = s[0] as number;
-      this.val[lo] = v[0] as RunVal | null;
-      this.off[lo] = o[0] as number;
+    if (r.size !== k) {
+      this.start.splice(lo, k, ...r.start.slice(0, r.size));
+      this.val.splice(lo, k, ...r.val.slice(0, r.size));
+      this.off.splice(lo, k, ...r.off.slice(0, r.size));
       return;
     }
-    this.start.splice(lo, k, ...s);
-    this.val.splice(lo, k, ...v);
-    this.off.splice(lo, k, ...o);
+    for (let j = 0; j < k; j++) {
+      this.start[lo + j] = r.start[j] as number;
+      this.val[lo + j] = r.val[j] as RunVal | null;
+      this.off[lo + j] = r.off[j] as number;
+    }
   }
 }
+
+/** Runs being rebuilt by a write, merging a run into the one before where it continues its value. */
+class Rebuilt {
+  start: number[] = [];
+  val: (RunVal | null)[] = [];
+  off: number[] = [];
+  size = 0;
+  add(at: number, val: RunVal | null, off: number): void {
+    const k = this.size - 1;
+    if (
+      k >= 0 &&
+      this.val[k] === val &&
+      (val === null || (this.off[k] as number) + at - (this.start[k] as number) === off)
+    )
+      return;
+    this.start[k + 1] = at;
+    this.val[k + 1] = val;
+    this.off[k + 1] = val === null ? 0 : off;
+    this.size = k + 2;
+  }
+}
+const rebuilt = new Rebuilt();
 
 /**
  * A rank's memories 0 (input), 1 (output), 2 (scratch) before its plan runs, as symbolic.ts's
