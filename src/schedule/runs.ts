@@ -100,7 +100,7 @@ export function flattenAt(v: RunVal | null, o: number): Cell {
 }
 
 /** Pieces read from a memory: piece i is len[i] elements of val[i] from offset off[i]. */
-class Pieces {
+export class Pieces {
   len: number[] = [];
   val: (RunVal | null)[] = [];
   off: number[] = [];
@@ -163,13 +163,29 @@ export class RunMem {
     }
   }
 
+  /** Whether one piece written over run i would continue the value of the run before or after it. */
+  private continues(i: number, p: Pieces): boolean {
+    const v = p.val[0] as RunVal | null;
+    const o = v === null ? 0 : (p.off[0] as number);
+    const st = this.start[i] as number;
+    if (
+      i > 0 &&
+      this.val[i - 1] === v &&
+      (v === null || (this.off[i - 1] as number) + st - (this.start[i - 1] as number) === o)
+    )
+      return true;
+    return (
+      i + 1 < this.start.length && this.val[i + 1] === v && (v === null || o + this.end(i) - st === this.off[i + 1])
+    );
+  }
+
   /** Writes the pieces at `from` (they cover count elements). */
   write(from: number, count: number, p: Pieces): void {
     if (count === 0) return;
     const to = from + count;
     if (from < 0 || to > this.length) invariant(false, `write [${from}, ${to}) of ${this.length}`);
     const at = this.find(from);
-    if (p.size === 1 && this.start[at] === from && this.end(at) === to) {
+    if (p.size === 1 && this.start[at] === from && this.end(at) === to && !this.continues(at, p)) {
       // The write replaces one run exactly (most writes after the first few): no split.
       this.val[at] = p.val[0] as RunVal | null;
       this.off[at] = p.val[0] === null ? 0 : (p.off[0] as number);
