@@ -16,12 +16,13 @@
  */
 import { maxOf } from "../core/extent.js";
 import { rankCall, specOf } from "../specs/index.js";
-import type { CollectiveCall, Layout, RankCall } from "../specs/types.js";
+import type { CollectiveCall, Layout } from "../specs/types.js";
 import { type Algorithm, type Region, regionText } from "./dsl.js";
 import { type FlatPlan, flatPlan, RECV, SEND, walk } from "./flat.js";
 import { interpret, type Order } from "./interpret.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
-import { type Cell, FlatSymbolicMemory, flatten, type Sym, SymbolicMemory, summary } from "./symbolic.js";
+import { flattenAt, type RunMem, RunMemory, type RunVal } from "./runs.js";
+import { type Cell, SymbolicMemory } from "./symbolic.js";
 
 export interface CheckReport {
   readonly algorithm: string;
@@ -125,18 +126,11 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
       const out = interpret(kept, sym ? sym.effects(order) : {}, order);
       stuck = out.stuck;
       if (out.complete && sym) {
-        checkResult(
-          call,
-          kept,
-          (r, g) => sym.read(r, g),
-          sym.knows,
-          stride,
-          (m) => fail(order === "steps" ? m : `dataflow: ${m}`),
-        );
+        checkHeard(call, sym.knows, (m) => fail(order === "steps" ? m : `dataflow: ${m}`));
       }
     } else {
       const sym = symbolic
-        ? new FlatSymbolicMemory(
+        ? new RunMemory(
             flats,
             stride,
             (r, i, m) => fail(`${stepName(r, i)}: ${m}`),
@@ -146,14 +140,7 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
       const out = walk(flats, order, sym ? sym.effects() : {});
       stuck = out.stuck;
       if (out.complete && sym) {
-        checkResult(
-          call,
-          flats,
-          (r, g) => sym.read(r, g),
-          undefined,
-          stride,
-          (m) => fail(order === "steps" ? m : `dataflow: ${m}`),
-        );
+        checkRuns(call, flats, sym, stride, (m) => fail(order === "steps" ? m : `dataflow: ${m}`));
       }
     }
     if (stuck.length > 0) {
@@ -292,51 +279,59 @@ function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
   });
 }
 
-function checkResult(
+/** A barrier's result: no rank leaves before it has heard, transitively, from every rank. */
+function checkHeard(call: CollectiveCall, knows: readonly Uint8Array[], fail: (m: string) => void): void {
+  knows.forEach((k, r) => {
+    const missing = [...k].map((x, i) => (x ? -1 : i)).filter((i) => i >= 0);
+    if (missing.length > 0)
+      fail(`rank ${r}: leaves the ${call.collective} without having heard from rank(s) ${missing.join(", ")}`);
+  });
+}
+
+/**
+ * The data's result: each output element holds exactly the contributions the spec requires, each
+ * once. Over runs (runs.ts): each output run is compared with the spec once, at its first element.
+ */
+function checkRuns(
   call: CollectiveCall,
-  plans: readonly { readonly call: RankCall; readonly layout: Layout }[],
-  read: (rank: number, r: Region) => Sym[],
-  knows: readonly Uint8Array[] | undefined,
+  plans: readonly FlatPlan[],
+  sym: RunMemory,
   stride: number,
   fail: (m: string) => void,
 ): void {
   const n = call.size;
   const spec = specOf(call.collective);
-  if (knows) {
-    knows.forEach((k, r) => {
-      const missing = [...k].map((x, i) => (x ? -1 : i)).filter((i) => i >= 0);
-      if (missing.length > 0)
-        fail(`rank ${r}: leaves the ${call.collective} without having heard from rank(s) ${missing.join(", ")}`);
-    });
-    return;
-  }
-  /** Whether a reduced cell holds each rank's element `index` exactly once: its summary is [0, n) at that index. */
-  const holdsAll = (cell: Sym, index: number): boolean => {
-    const s = summary(cell, stride);
-    return s !== undefined && s.idx === index && s.ranks.length === 2 && s.ranks[0] === 0 && s.ranks[1] === n;
-  };
   for (let rank = 0; rank < n; rank++) {
-    const plan = plans[rank] as (typeof plans)[number];
-    const out = read(rank, { buf: "output", offset: 0, count: plan.layout.outputCount });
+    const plan = plans[rank] as FlatPlan;
+    const { mem, from } = sym.where(rank, { buf: "output", offset: 0, count: plan.layout.outputCount });
     for (const blk of spec.result(plan.call, call)) {
-      for (let k = 0; k < blk.count; k++) {
+      for (let k = 0; k < blk.count; ) {
         const j = blk.at + k;
-        const cell = out[j] ?? null;
+        const { val, off, len } = runAt(mem, from + j, blk.count - k);
+        // Element j + t holds val at off + t, and the spec asks for index + t: one comparison holds for the run.
         const ok =
-          cell !== null &&
-          ("rank" in blk ? cell === blk.rank * stride + blk.index + k : holdsAll(cell, blk.reduce + k));
-        if (ok) continue;
-        // Contributions at another element index than the one required show it (rank:index).
+          val !== null &&
+          ("rank" in blk
+            ? val.id >= 0 && val.id + off === blk.rank * stride + blk.index + k
+            : val.idx >= 0 &&
+              val.idx + off === blk.reduce + k &&
+              val.ranks.length === 2 &&
+              val.ranks[0] === 0 &&
+              val.ranks[1] === n);
+        if (ok) {
+          k += len;
+          continue;
+        }
         const index = "reduce" in blk ? blk.reduce + k : blk.index + k;
         const ids =
           "reduce" in blk
             ? Array.from({ length: n }, (_, r) => r * stride + blk.reduce + k)
             : [blk.rank * stride + blk.index + k];
-        if (cell === null) {
+        if (val === null) {
           fail(`rank ${rank}: output[${j}] was never written; it should hold ${cellText(ids, stride, index)}`);
           return;
         }
-        const got = [...(flatten(cell) ?? [])].sort((x, y) => x - y);
+        const got = [...(flattenAt(val, off) ?? [])].sort((x, y) => x - y);
         fail(
           `rank ${rank}: output[${j}] holds ${cellText(got, stride, index)} but ${call.collective} needs ${cellText(ids, stride, index)}${diff(got, ids, stride)}`,
         );
@@ -344,6 +339,18 @@ function checkResult(
       }
     }
   }
+}
+
+/** The run holding element `at` of `mem`: its value, the offset at `at`, and how far it goes (at most `most`). */
+function runAt(mem: RunMem, at: number, most: number): { val: RunVal | null; off: number; len: number } {
+  if (at >= mem.length) return { val: null, off: 0, len: most };
+  const i = mem.find(at);
+  const st = mem.start[i] as number;
+  return {
+    val: mem.val[i] as RunVal | null,
+    off: (mem.off[i] as number) + at - st,
+    len: Math.min(mem.end(i) - at, most),
+  };
 }
 
 /**

@@ -15,7 +15,6 @@
 
 import type { Layout } from "../specs/types.js";
 import { type BufferName, type Region, regionText } from "./dsl.js";
-import { type FlatEffects, type FlatPlan, REDUCE } from "./flat.js";
 import type { Effects, Order } from "./interpret.js";
 import { type Place, type Plan, type PlanOp, placer } from "./plan.js";
 
@@ -229,88 +228,6 @@ export class SymbolicMemory {
         const h = this.heard[rank]?.[index];
         const k = this.knows[rank] as Uint8Array;
         if (h) for (let i = 0; i < k.length; i++) k[i] ||= h[i] as number;
-      },
-    };
-  }
-}
-
-/**
- * The same symbolic memory over flat plans (flat.ts), for the proof at many ranks: the same
- * moves as SymbolicMemory's effects, read from the plans' numbers. Messages name regions, which
- * `opOf` gives (the rank's plan compiled again: only on a failure).
- */
-export class FlatSymbolicMemory {
-  /** Per rank: the arrays of memories 0 (input), 1 (output), 2 (scratch). */
-  readonly mem: Sym[][][];
-
-  constructor(
-    readonly plans: readonly FlatPlan[],
-    readonly stride: number,
-    private readonly fail: (rank: number, index: number, message: string) => void,
-    private readonly opOf: (rank: number, index: number) => PlanOp,
-  ) {
-    this.mem = plans.map((p, rank) => initialMemory(p, rank, stride));
-  }
-
-  /** The cells of a region of `rank`, as stored (not flattened). */
-  read(rank: number, r: Region): Sym[] {
-    const plan = this.plans[rank] as FlatPlan;
-    const p = placer(plan.layout, plan.call.inPlace)(r);
-    return (this.mem[rank] as Sym[][])[p.mem]?.slice(p.from, p.to) ?? [];
-  }
-
-  effects(): FlatEffects {
-    const { plans, mem, stride, fail, opOf } = this;
-    return {
-      transfer: (sr, si, rr, ri) => {
-        const s = plans[sr] as FlatPlan;
-        const r = plans[rr] as FlatPlan;
-        const n = s.count[si] as number;
-        if (n !== r.count[ri]) {
-          const so = opOf(sr, si);
-          const ro = opOf(rr, ri);
-          fail(
-            sr,
-            si,
-            `sends ${regionText(so.region)} (${n} elements) to rank ${rr}, which receives ${regionText(ro.region)} (${ro.region.count} elements) in step ${ro.step}`,
-          );
-          return;
-        }
-        const src = mem[sr]?.[s.places[6 * si] as number] as Sym[];
-        const sf = s.places[6 * si + 1] as number;
-        const dst = mem[rr]?.[r.places[6 * ri] as number] as Sym[];
-        const df = r.places[6 * ri + 1] as number;
-        for (let i = 0; i < n; i++) dst[df + i] = src[sf + i] as Sym;
-      },
-      local: (rank, index) => {
-        const p = plans[rank] as FlatPlan;
-        const m = mem[rank] as Sym[][];
-        const at = 6 * index;
-        const n = p.count[index] as number;
-        const dst = m[p.places[at] as number] as Sym[];
-        const df = p.places[at + 1] as number;
-        const src = m[p.places[at + 2] as number] as Sym[];
-        const sf = p.places[at + 3] as number;
-        if (p.kind[index] === REDUCE) {
-          const withMem = p.places[at + 4] as number;
-          const a = withMem >= 0 ? (m[withMem] as Sym[]) : dst;
-          const af = withMem >= 0 ? (p.places[at + 5] as number) : df;
-          // The destination may be an operand: read both before writing.
-          const out: Sym[] = new Array(n);
-          for (let i = 0; i < n; i++) {
-            const x = a[af + i] as Sym;
-            const y = src[sf + i] as Sym;
-            if (x === null || y === null) {
-              fail(rank, index, `reduce ${regionText(opOf(rank, index).region)} reads an unwritten element`);
-              return;
-            }
-            out[i] = join(x, y, stride);
-          }
-          for (let i = 0; i < n; i++) dst[df + i] = out[i] as Sym;
-        } else if (dst !== src || df < sf) {
-          // copy, and scale (which keeps the contributions); backwards where it overlaps forwards.
-          for (let i = 0; i < n; i++) dst[df + i] = src[sf + i] as Sym;
-        } else for (let i = n - 1; i >= 0; i--) dst[df + i] = src[sf + i] as Sym;
       },
     };
   }

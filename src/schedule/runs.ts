@@ -1,0 +1,375 @@
+/**
+ * Symbolic memory in runs, for the static proof over flat plans (flat.ts) at many ranks.
+ *
+ * symbolic.ts keeps one cell per element of every rank's buffers: at n ranks and a count that
+ * fills every chunk, an all-gather holds n² elements a rank, n³ cells in all (a billion at
+ * n = 1,024). Here a memory is a list of runs: a run is a stretch of elements whose symbolic
+ * value is affine in the element index: element k of the run holds value v at offset o + k,
+ * where v is
+ *   - a leaf: one rank's input, whose element at offset k is the contribution id + k (one rank,
+ *     element index idx + k), or
+ *   - a join: the reduction of two values (a at ao + k and b at bo + k), holding the ranks of
+ *     `ranks` (sorted intervals, as symbolic.ts's joins) at element index idx + k, or idx = -1
+ *     where a contribution is held twice or indices are mixed (then at every k alike: both
+ *     operands' indices grow with k together, and their rank sets do not depend on k).
+ * A write splits runs only where its boundaries fall; copies, sends and receives move runs; a
+ * reduction joins run against run, once per piece where both operands' runs agree; the result
+ * is compared with the spec once per run. Neighbouring runs that continue one value are merged,
+ * so a memory holds about as many runs as the writes that made it have distinct pieces.
+ *
+ * The obligations are symbolic.ts's, element for element: a reduction reads nothing unwritten,
+ * sends and receives agree in size, and cellAt() gives any element's contributions, flattened,
+ * for messages.
+ */
+import { invariant } from "../core/assert.js";
+import type { Layout } from "../specs/types.js";
+import { type Region, regionText } from "./dsl.js";
+import { type FlatEffects, type FlatPlan, REDUCE } from "./flat.js";
+import { type PlanOp, placer } from "./plan.js";
+import type { Cell } from "./symbolic.js";
+
+/** A value affine in the element index (see the header). */
+export interface RunVal {
+  /** A leaf: the contribution id at offset 0; a join: -1. */
+  readonly id: number;
+  readonly a: RunVal | null;
+  readonly ao: number;
+  readonly b: RunVal | null;
+  readonly bo: number;
+  /** The element index at offset 0 that every contribution has, or -1 (held twice or indices mixed). */
+  readonly idx: number;
+  /** The ranks held, as sorted disjoint intervals [lo, hi), no two adjacent. */
+  readonly ranks: readonly number[];
+}
+
+const BAD: readonly number[] = [];
+
+function leaf(rank: number, stride: number): RunVal {
+  return { id: rank * stride, a: null, ao: 0, b: null, bo: 0, idx: 0, ranks: [rank, rank + 1] };
+}
+
+/** A join that holds a contribution twice or mixes indices. */
+function badJoin(x: RunVal, xo: number, y: RunVal, yo: number): RunVal {
+  return { id: -1, a: x, ao: xo, b: y, bo: yo, idx: -1, ranks: BAD };
+}
+
+/** The join of x at offset xo with y at offset yo (offset 0 of the result is theirs). */
+function joinRun(x: RunVal, xo: number, y: RunVal, yo: number): RunVal {
+  if (x.idx < 0 || y.idx < 0 || x.idx + xo !== y.idx + yo) return badJoin(x, xo, y, yo);
+  const p = x.ranks;
+  const q = y.ranks;
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < p.length || j < q.length) {
+    let lo: number;
+    let hi: number;
+    if (j >= q.length || (i < p.length && (p[i] as number) < (q[j] as number))) {
+      lo = p[i] as number;
+      hi = p[i + 1] as number;
+      i += 2;
+    } else {
+      lo = q[j] as number;
+      hi = q[j + 1] as number;
+      j += 2;
+    }
+    const last = out.length - 1;
+    if (last > 0 && lo < (out[last] as number)) return badJoin(x, xo, y, yo);
+    if (last > 0 && lo === out[last]) out[last] = hi;
+    else out.push(lo, hi);
+  }
+  return { id: -1, a: x, ao: xo, b: y, bo: yo, idx: x.idx + xo, ranks: out };
+}
+
+/** The contributions of value v at offset o, flattened (null for unwritten). */
+export function flattenAt(v: RunVal | null, o: number): Cell {
+  if (v === null) return null;
+  const out: number[] = [];
+  const vs: RunVal[] = [v];
+  const os: number[] = [o];
+  while (vs.length > 0) {
+    const x = vs.pop() as RunVal;
+    const k = os.pop() as number;
+    if (x.id >= 0) out.push(x.id + k);
+    else {
+      vs.push(x.b as RunVal, x.a as RunVal);
+      os.push(x.bo + k, x.ao + k);
+    }
+  }
+  return out;
+}
+
+/** Pieces read from a memory: piece i is len[i] elements of val[i] from offset off[i]. */
+export class Pieces {
+  len: number[] = [];
+  val: (RunVal | null)[] = [];
+  off: number[] = [];
+  size = 0;
+  clear(): void {
+    this.size = 0;
+  }
+  push(len: number, val: RunVal | null, off: number): void {
+    const s = this.size++;
+    this.len[s] = len;
+    this.val[s] = val;
+    this.off[s] = val === null ? 0 : off;
+  }
+}
+
+/** One memory as runs: run i covers [start[i], start[i+1]) (the last up to length). */
+export class RunMem {
+  start: number[] = [];
+  val: (RunVal | null)[] = [];
+  off: number[] = [];
+
+  constructor(readonly length: number) {
+    if (length > 0) {
+      this.start.push(0);
+      this.val.push(null);
+      this.off.push(0);
+    }
+  }
+
+  get runs(): number {
+    return this.start.length;
+  }
+
+  end(i: number): number {
+    return i + 1 < this.start.length ? (this.start[i + 1] as number) : this.length;
+  }
+
+  /** The run holding element `at` (0 <= at < length). */
+  find(at: number): number {
+    const s = this.start;
+    let lo = 0;
+    let hi = s.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((s[mid] as number) <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /** Appends elements [from, from + count) to `out` as pieces. */
+  read(from: number, count: number, out: Pieces): void {
+    if (count === 0) return;
+    if (from < 0 || from + count > this.length) invariant(false, `read [${from}, ${from + count}) of ${this.length}`);
+    const to = from + count;
+    for (let i = this.find(from), at = from; at < to; i++) {
+      const e = Math.min(this.end(i), to);
+      out.push(e - at, this.val[i] as RunVal | null, (this.off[i] as number) + at - (this.start[i] as number));
+      at = e;
+    }
+  }
+
+  /** Whether one piece written over run i would continue the value of the run before or after it. */
+  private continues(i: number, p: Pieces): boolean {
+    const v = p.val[0] as RunVal | null;
+    const o = v === null ? 0 : (p.off[0] as number);
+    const st = this.start[i] as number;
+    if (
+      i > 0 &&
+      this.val[i - 1] === v &&
+      (v === null || (this.off[i - 1] as number) + st - (this.start[i - 1] as number) === o)
+    )
+      return true;
+    return (
+      i + 1 < this.start.length && this.val[i + 1] === v && (v === null || o + this.end(i) - st === this.off[i + 1])
+    );
+  }
+
+  /** Writes the pieces at `from` (they cover count elements). */
+  write(from: number, count: number, p: Pieces): void {
+    if (count === 0) return;
+    const to = from + count;
+    if (from < 0 || to > this.length) invariant(false, `write [${from}, ${to}) of ${this.length}`);
+    const at = this.find(from);
+    if (p.size === 1 && this.start[at] === from && this.end(at) === to && !this.continues(at, p)) {
+      // The write replaces one run exactly (most writes after the first few): no split.
+      this.val[at] = p.val[0] as RunVal | null;
+      this.off[at] = p.val[0] === null ? 0 : (p.off[0] as number);
+      return;
+    }
+    // Rebuild the runs from the one before the first touched to the one after the last touched,
+    // merging neighbours that continue one value.
+    const lo = Math.max(0, at - 1);
+    const hi = Math.min(this.start.length - 1, this.find(to - 1) + 1);
+    const r = rebuilt;
+    r.size = 0;
+    for (let i = lo; i <= hi && (this.start[i] as number) < from; i++) {
+      r.add(this.start[i] as number, this.val[i] as RunVal | null, this.off[i] as number);
+    }
+    for (let k = 0, at = from; k < p.size; k++) {
+      r.add(at, p.val[k] as RunVal | null, p.off[k] as number);
+      at += p.len[k] as number;
+    }
+    for (let i = lo; i <= hi; i++) {
+      const st = this.start[i] as number;
+      if (this.end(i) <= to) continue;
+      const at = Math.max(st, to);
+      r.add(at, this.val[i] as RunVal | null, (this.off[i] as number) + at - st);
+    }
+    // Runs lo..hi become the rebuilt ones.
+    const k = hi - lo + 1;
+    if (r.size !== k) {
+      this.start.splice(lo, k, ...r.start.slice(0, r.size));
+      this.val.splice(lo, k, ...r.val.slice(0, r.size));
+      this.off.splice(lo, k, ...r.off.slice(0, r.size));
+      return;
+    }
+    for (let j = 0; j < k; j++) {
+      this.start[lo + j] = r.start[j] as number;
+      this.val[lo + j] = r.val[j] as RunVal | null;
+      this.off[lo + j] = r.off[j] as number;
+    }
+  }
+}
+
+/** Runs being rebuilt by a write, merging a run into the one before where it continues its value. */
+class Rebuilt {
+  start: number[] = [];
+  val: (RunVal | null)[] = [];
+  off: number[] = [];
+  size = 0;
+  add(at: number, val: RunVal | null, off: number): void {
+    const k = this.size - 1;
+    if (
+      k >= 0 &&
+      this.val[k] === val &&
+      (val === null || (this.off[k] as number) + at - (this.start[k] as number) === off)
+    )
+      return;
+    this.start[k + 1] = at;
+    this.val[k + 1] = val;
+    this.off[k + 1] = val === null ? 0 : off;
+    this.size = k + 2;
+  }
+}
+const rebuilt = new Rebuilt();
+
+/**
+ * A rank's memories 0 (input), 1 (output), 2 (scratch) before its plan runs, as symbolic.ts's
+ * initialMemory: the input holds the rank's own contributions, the rest nothing, except where in
+ * place the output aliases the input.
+ */
+function initialRuns(p: FlatPlan, rank: number, stride: number): RunMem[] {
+  const l: Layout = p.layout;
+  const a = p.call.inPlace ? l.alias : undefined;
+  const input = new RunMem(l.inputCount);
+  const mine = new Pieces();
+  if (l.inputCount > 0) {
+    mine.push(l.inputCount, leaf(rank, stride), 0);
+    input.write(0, l.inputCount, mine);
+  }
+  const output = new RunMem(Math.max(l.outputCount, a?.kind === "same" ? l.inputCount : 0));
+  if (a?.kind === "same") output.write(0, l.inputCount, mine);
+  if (a?.kind === "input-in-output") output.write(a.offset, l.inputCount, mine);
+  return [input, output, new RunMem(p.scratch)];
+}
+
+/**
+ * Every rank's symbolic memory as runs, and the walk's effects that move it: the same moves as
+ * symbolic.ts's SymbolicMemory, read from the flat plans' numbers. Messages name regions, which
+ * `opOf` gives (the rank's plan compiled again: only on a failure).
+ */
+export class RunMemory {
+  /** Per rank: memories 0 (input), 1 (output), 2 (scratch). */
+  readonly mem: RunMem[][];
+
+  constructor(
+    readonly plans: readonly FlatPlan[],
+    readonly stride: number,
+    private readonly fail: (rank: number, index: number, message: string) => void,
+    private readonly opOf: (rank: number, index: number) => PlanOp,
+  ) {
+    this.mem = plans.map((p, rank) => initialRuns(p, rank, stride));
+  }
+
+  /** Where a region of `rank` lives: its memory and first element. */
+  where(rank: number, r: Region): { readonly mem: RunMem; readonly from: number } {
+    const plan = this.plans[rank] as FlatPlan;
+    const p = placer(plan.layout, plan.call.inPlace)(r);
+    return { mem: (this.mem[rank] as RunMem[])[p.mem] as RunMem, from: p.from };
+  }
+
+  /** The contributions element `at` of `mem` holds, flattened. */
+  static cellAt(mem: RunMem, at: number): Cell {
+    const i = mem.find(at);
+    return flattenAt(mem.val[i] as RunVal | null, (mem.off[i] as number) + at - (mem.start[i] as number));
+  }
+
+  effects(): FlatEffects {
+    const { plans, mem, fail, opOf } = this;
+    const src = new Pieces();
+    const acc = new Pieces();
+    const out = new Pieces();
+    return {
+      transfer: (sr, si, rr, ri) => {
+        const s = plans[sr] as FlatPlan;
+        const r = plans[rr] as FlatPlan;
+        const n = s.count[si] as number;
+        if (n !== r.count[ri]) {
+          const so = opOf(sr, si);
+          const ro = opOf(rr, ri);
+          fail(
+            sr,
+            si,
+            `sends ${regionText(so.region)} (${n} elements) to rank ${rr}, which receives ${regionText(ro.region)} (${ro.region.count} elements) in step ${ro.step}`,
+          );
+          return;
+        }
+        src.clear();
+        mem[sr]?.[s.places[6 * si] as number]?.read(s.places[6 * si + 1] as number, n, src);
+        mem[rr]?.[r.places[6 * ri] as number]?.write(r.places[6 * ri + 1] as number, n, src);
+      },
+      local: (rank, index) => {
+        const p = plans[rank] as FlatPlan;
+        const m = mem[rank] as RunMem[];
+        const at = 6 * index;
+        const n = p.count[index] as number;
+        const dst = m[p.places[at] as number] as RunMem;
+        const df = p.places[at + 1] as number;
+        src.clear();
+        // Read before writing: the destination may be an operand, or overlap the source.
+        (m[p.places[at + 2] as number] as RunMem).read(p.places[at + 3] as number, n, src);
+        if (p.kind[index] !== REDUCE) {
+          // copy, and scale (which keeps the contributions).
+          dst.write(df, n, src);
+          return;
+        }
+        const withMem = p.places[at + 4] as number;
+        acc.clear();
+        if (withMem >= 0) (m[withMem] as RunMem).read(p.places[at + 5] as number, n, acc);
+        else dst.read(df, n, acc);
+        // dst <- acc op src (acc: `with`, or dst itself), piece by piece where both operands' runs agree.
+        out.clear();
+        let i = 0;
+        let j = 0;
+        let ui = 0;
+        let uj = 0;
+        while (i < acc.size && j < src.size) {
+          const x = acc.val[i] as RunVal | null;
+          const y = src.val[j] as RunVal | null;
+          if (x === null || y === null) {
+            fail(rank, index, `reduce ${regionText(opOf(rank, index).region)} reads an unwritten element`);
+            return;
+          }
+          const len = Math.min((acc.len[i] as number) - ui, (src.len[j] as number) - uj);
+          out.push(len, joinRun(x, (acc.off[i] as number) + ui, y, (src.off[j] as number) + uj), 0);
+          ui += len;
+          uj += len;
+          if (ui === acc.len[i]) {
+            i++;
+            ui = 0;
+          }
+          if (uj === src.len[j]) {
+            j++;
+            uj = 0;
+          }
+        }
+        dst.write(df, n, out);
+      },
+    };
+  }
+}
