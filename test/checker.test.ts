@@ -95,6 +95,27 @@ describe("the checker rejects what is wrong", () => {
     expect(errors).toMatch(/rank 0, step \d+ .* sends \S+ \(2 elements\) to rank 1, which receives \S+ \(1 elements\)/);
   });
 
+  it("the same short receive at 64 ranks: the reads it leaves unwritten, on rank after rank, do not crowd out the size mismatch that causes them", () => {
+    const alg = broken(allreduceRing, (c, steps) =>
+      steps.map((s, i) =>
+        c.rank === 1 && i === 1
+          ? {
+              ...s,
+              transfers: s.transfers.map((t) =>
+                t.kind === "recv" ? { ...t, region: { ...t.region, count: t.region.count - 1 } } : t,
+              ),
+              local: [],
+            }
+          : s,
+      ),
+    );
+    const errors = errorsOf(alg, { size: 64, count: 67 });
+    expect(errors.filter((e) => /reads an unwritten element/.test(e)).length).toBeGreaterThan(0);
+    expect(errors.join("\n")).toMatch(
+      /rank 0, step \d+ .* sends \S+ \((\d+) elements\) to rank 1, which receives \S+ \((?!\1)\d+ elements\)/,
+    );
+  });
+
   it("a receive into memory the same step sends from is a race", () => {
     const alg = broken(allreduceRing, (c, steps) =>
       steps.map((s, i) => {

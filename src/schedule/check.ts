@@ -61,9 +61,19 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
   const name = `${alg.collective}/${alg.name}`;
   const where = `${name} (n=${n}, count=${call.count}${call.root ? `, root=${call.root}` : ""}${call.inPlace ? ", in place" : ""})`;
   const errors: string[] = [];
-  const fail = (msg: string) => {
-    if (errors.length < MAX_ERRORS) errors.push(`${where}: ${msg}`);
-  };
+  // Each check keeps its own first MAX_ERRORS: at a thousand ranks one broken step can cascade
+  // into more lint findings than that, which must not hide the pairing error (a send and its receive of different sizes) that is their cause.
+  const perCheck = new Map<string, number>();
+  const failIn =
+    (check: "lint" | "channels" | "pairing" | "data") =>
+    (msg: string): void => {
+      const count = perCheck.get(check) ?? 0;
+      perCheck.set(check, count + 1);
+      if (count < MAX_ERRORS) errors.push(`${where}: ${msg}`);
+    };
+  const fail = failIn("data");
+  const failLint = failIn("lint");
+  const failPairing = failIn("pairing");
   const report = (rest: Partial<CheckReport> = {}): CheckReport => ({
     algorithm: name,
     call,
@@ -99,7 +109,7 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
   try {
     for (let r = 0; r < n; r++) {
       const p = compile(alg, rankCall(call, r));
-      lint(p, (op, m) => fail(`rank ${r}, step ${op.step} ('${p.steps[op.step]?.label}'): ${m}`));
+      lint(p, (op, m) => failLint(`rank ${r}, step ${op.step} ('${p.steps[op.step]?.label}'): ${m}`));
       flats.push(flatPlan(p));
       written.push(p.steps.filter((st) => st.transfers.length > 0).length);
       if (knowledge) kept.push(p);
@@ -113,7 +123,7 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
     throw e;
   }
   const stride = strideOf(flats);
-  checkChannels(flats, fail);
+  checkChannels(flats, failIn("channels"));
   for (const order of ["steps", "dataflow"] as Order[]) {
     // The data is the same in both orders (dataflow only reorders operations that touch
     // different memory, and messages pair in the same order), so cells move in one walk.
@@ -135,6 +145,7 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
             stride,
             (r, i, m) => fail(`${stepName(r, i)}: ${m}`),
             (r, i) => planOf(r).ops[i] as PlanOp,
+            (r, i, m) => failPairing(`${stepName(r, i)}: ${m}`),
           )
         : undefined;
       const out = walk(flats, order, sym ? sym.effects() : {});

@@ -282,6 +282,8 @@ export class RunMemory {
     readonly stride: number,
     private readonly fail: (rank: number, index: number, message: string) => void,
     private readonly opOf: (rank: number, index: number) => PlanOp,
+    /** Where a send and its receive differ in size (the cause of what reads after them): by default `fail`. */
+    private readonly failPairing: (rank: number, index: number, message: string) => void = fail,
   ) {
     this.mem = plans.map((p, rank) => initialRuns(p, rank, stride));
   }
@@ -300,7 +302,7 @@ export class RunMemory {
   }
 
   effects(): FlatEffects {
-    const { plans, mem, fail, opOf } = this;
+    const { plans, mem, fail, failPairing, opOf } = this;
     const src = new Pieces();
     const acc = new Pieces();
     const out = new Pieces();
@@ -312,7 +314,7 @@ export class RunMemory {
         if (n !== r.count[ri]) {
           const so = opOf(sr, si);
           const ro = opOf(rr, ri);
-          fail(
+          failPairing(
             sr,
             si,
             `sends ${regionText(so.region)} (${n} elements) to rank ${rr}, which receives ${regionText(ro.region)} (${ro.region.count} elements) in step ${ro.step}`,
