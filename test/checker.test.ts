@@ -9,20 +9,10 @@ import { describe, expect, it } from "vitest";
 import { ring as allreduceRing } from "../algorithms/allreduce/ring.js";
 import { dissemination } from "../algorithms/barrier/dissemination.js";
 import { checkAlgorithm } from "../src/schedule/check.js";
-import { type Algorithm, copy, f, recv, region, type Step, send, step } from "../src/schedule/dsl.js";
+import { type Algorithm, copy, f, recv, region, send, step } from "../src/schedule/dsl.js";
 import { makeCall } from "../src/specs/index.js";
-import type { CollectiveCall, RankCall } from "../src/specs/types.js";
-
-/** `alg` with each rank's steps passed through `edit` (call, steps) -> steps. */
-function broken(alg: Algorithm, edit: (c: RankCall, steps: Step[]) => Step[]): Algorithm {
-  return {
-    ...alg,
-    name: `${alg.name}-broken`,
-    *schedule(c, mem) {
-      yield* edit(c, [...alg.schedule(c, mem)]);
-    },
-  };
-}
+import type { CollectiveCall } from "../src/specs/types.js";
+import { broken, shortReceive } from "./support/mutants.js";
 
 const call = (alg: Algorithm, c: Partial<CollectiveCall> & { size: number }) =>
   makeCall({ collective: alg.collective, segment: 1, ...c });
@@ -78,37 +68,13 @@ describe("the checker rejects what is wrong", () => {
   });
 
   it("a receive shorter than the matching send is a size mismatch naming both ranks and sizes", () => {
-    const alg = broken(allreduceRing, (c, steps) =>
-      steps.map((s, i) =>
-        c.rank === 1 && i === 1
-          ? {
-              ...s,
-              transfers: s.transfers.map((t) =>
-                t.kind === "recv" ? { ...t, region: { ...t.region, count: t.region.count - 1 } } : t,
-              ),
-              local: [],
-            }
-          : s,
-      ),
-    );
+    const alg = shortReceive(allreduceRing);
     const errors = errorsOf(alg, { size: 4, count: 8 }).join("\n");
     expect(errors).toMatch(/rank 0, step \d+ .* sends \S+ \(2 elements\) to rank 1, which receives \S+ \(1 elements\)/);
   });
 
   it("the same short receive at 64 ranks: the reads it leaves unwritten, on rank after rank, do not crowd out the size mismatch that causes them", () => {
-    const alg = broken(allreduceRing, (c, steps) =>
-      steps.map((s, i) =>
-        c.rank === 1 && i === 1
-          ? {
-              ...s,
-              transfers: s.transfers.map((t) =>
-                t.kind === "recv" ? { ...t, region: { ...t.region, count: t.region.count - 1 } } : t,
-              ),
-              local: [],
-            }
-          : s,
-      ),
-    );
+    const alg = shortReceive(allreduceRing);
     const errors = errorsOf(alg, { size: 64, count: 67 });
     expect(errors.filter((e) => /reads an unwritten element/.test(e)).length).toBeGreaterThan(0);
     expect(errors.join("\n")).toMatch(

@@ -22,6 +22,7 @@ import { makeCall } from "../src/specs/index.js";
 import type { RankCall } from "../src/specs/types.js";
 import { loadAlgorithmFile } from "../src/verify/load.js";
 import { verifyOne } from "../src/verify/run.js";
+import { broken as brokenOf, shortReceive } from "./support/mutants.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const N = 1024;
@@ -91,15 +92,8 @@ describe("broken schedules at n = 1,024", () => {
   );
 
   /** The registered ring with each rank's steps edited (test/checker.test.ts's mutants, at 1,024 ranks). */
-  function broken(edit: (c: RankCall, steps: Step[]) => Step[]): Algorithm {
-    return {
-      ...allreduceRing,
-      name: "ring-broken",
-      *schedule(c, mem) {
-        yield* edit(c, [...allreduceRing.schedule(c, mem)]);
-      },
-    };
-  }
+  const broken = (edit: (c: RankCall, steps: Step[]) => Step[]): Algorithm =>
+    brokenOf(allreduceRing, edit, "ring-broken");
   /** The first reduction of `rank`'s schedule replaced by what `to` makes of it. */
   const firstReduce = (rank: number, to: (s: Step, r: Step["local"][number]) => Step) =>
     broken((c, steps) => {
@@ -129,19 +123,7 @@ describe("broken schedules at n = 1,024", () => {
       expect(
         errorsAt1024(firstReduce(0, (s, r) => ({ ...s, local: [...s.local, { ...r, kind: "reduce" as const }] }))),
       ).toMatch(/rank 0: output\[\d+\] holds \[.*\] but allreduce needs \[0\.\.1023\] \(.*counted 2 times/);
-      const short = broken((c, steps) =>
-        steps.map((s, i) =>
-          c.rank === 1 && i === 1
-            ? {
-                ...s,
-                transfers: s.transfers.map((t) =>
-                  t.kind === "recv" ? { ...t, region: { ...t.region, count: t.region.count - 1 } } : t,
-                ),
-                local: [],
-              }
-            : s,
-        ),
-      );
+      const short = shortReceive(allreduceRing, "ring-broken");
       expect(errorsAt1024(short)).toMatch(
         /rank 0, step \d+ .* sends \S+ \((\d+) elements\) to rank 1, which receives \S+ \((?!\1)\d+ elements\)/,
       );

@@ -26,7 +26,7 @@ import type { Layout } from "../specs/types.js";
 import { type Region, regionText } from "./dsl.js";
 import { type FlatEffects, type FlatPlan, REDUCE } from "./flat.js";
 import { type PlanOp, placer } from "./plan.js";
-import type { Cell } from "./symbolic.js";
+import { type Cell, unionOfDisjoint } from "./symbolic.js";
 
 /** A value affine in the element index (see the header). */
 export interface RunVal {
@@ -56,29 +56,9 @@ function badJoin(x: RunVal, xo: number, y: RunVal, yo: number): RunVal {
 /** The join of x at offset xo with y at offset yo (offset 0 of the result is theirs). */
 function joinRun(x: RunVal, xo: number, y: RunVal, yo: number): RunVal {
   if (x.idx < 0 || y.idx < 0 || x.idx + xo !== y.idx + yo) return badJoin(x, xo, y, yo);
-  const p = x.ranks;
-  const q = y.ranks;
-  const out: number[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < p.length || j < q.length) {
-    let lo: number;
-    let hi: number;
-    if (j >= q.length || (i < p.length && (p[i] as number) < (q[j] as number))) {
-      lo = p[i] as number;
-      hi = p[i + 1] as number;
-      i += 2;
-    } else {
-      lo = q[j] as number;
-      hi = q[j + 1] as number;
-      j += 2;
-    }
-    const last = out.length - 1;
-    if (last > 0 && lo < (out[last] as number)) return badJoin(x, xo, y, yo);
-    if (last > 0 && lo === out[last]) out[last] = hi;
-    else out.push(lo, hi);
-  }
-  return { id: -1, a: x, ao: xo, b: y, bo: yo, idx: x.idx + xo, ranks: out };
+  const ranks = unionOfDisjoint(x.ranks, y.ranks);
+  if (!ranks) return badJoin(x, xo, y, yo);
+  return { id: -1, a: x, ao: xo, b: y, bo: yo, idx: x.idx + xo, ranks };
 }
 
 /** The contributions of value v at offset o, flattened (null for unwritten). */

@@ -65,8 +65,15 @@ export function join(a: Sym, b: Sym, stride: number): Join {
   const x = summary(a, stride);
   const y = summary(b, stride);
   if (!x || !y || x.idx !== y.idx) return { a, b, idx: -1, ranks: BAD };
-  const p = x.ranks;
-  const q = y.ranks;
+  const ranks = unionOfDisjoint(x.ranks, y.ranks);
+  return ranks ? { a, b, idx: x.idx, ranks } : { a, b, idx: -1, ranks: BAD };
+}
+
+/**
+ * The union of two sorted lists of half-open rank intervals [lo, hi, lo, hi, ...], adjacent ones
+ * merged; undefined where they overlap (a contribution held twice).
+ */
+export function unionOfDisjoint(p: readonly number[], q: readonly number[]): number[] | undefined {
   const out: number[] = [];
   let i = 0;
   let j = 0;
@@ -83,11 +90,11 @@ export function join(a: Sym, b: Sym, stride: number): Join {
       j += 2;
     }
     const last = out.length - 1;
-    if (last > 0 && lo < (out[last] as number)) return { a, b, idx: -1, ranks: BAD };
+    if (last > 0 && lo < (out[last] as number)) return undefined;
     if (last > 0 && lo === out[last]) out[last] = hi;
     else out.push(lo, hi);
   }
-  return { a, b, idx: x.idx, ranks: out };
+  return out;
 }
 
 /**
