@@ -687,7 +687,8 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
     expect(windows.length).toBeGreaterThan(0);
     await close(page);
     const t0 = Date.now();
-    while (windows.some((w) => !w.isClosed()) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
+    while (windows.some((w) => !w.isClosed()) && Date.now() - t0 < underLoad(10_000))
+      await new Promise((r) => setTimeout(r, 100));
     expect(windows.map((w) => w.isClosed())).toEqual(windows.map(() => true));
   }, 120_000);
 
