@@ -29,7 +29,19 @@ export const REDUCE = 3;
 export const SCALE = 4;
 const KIND = { send: SEND, recv: RECV, copy: COPY, reduce: REDUCE, scale: SCALE } as const;
 
-export interface FlatPlan {
+/** What a flat walk reads of a plan's order: its dependencies and its posting queues. */
+export interface FlatOrder {
+  /** Dependencies per operation, and successors: succ[succStart[i] .. succStart[i+1]). */
+  readonly indeg: Int32Array;
+  readonly succStart: Int32Array;
+  readonly succ: Int32Array;
+  /** Posting queue of each transfer (-1 for locals); queue q is members[queueStart[q] .. queueStart[q+1]). */
+  readonly queueOf: Int32Array;
+  readonly queueStart: Int32Array;
+  readonly members: Int32Array;
+}
+
+export interface FlatPlan extends FlatOrder {
   readonly rank: number;
   readonly call: RankCall;
   readonly layout: Layout;
@@ -46,14 +58,6 @@ export interface FlatPlan {
   readonly count: Int32Array;
   /** Plan.places: for op i at 6i..6i+5, memory and first element of its region, src and with. */
   readonly places: Int32Array;
-  /** Dependencies per operation, and successors: succ[succStart[i] .. succStart[i+1]). */
-  readonly indeg: Int32Array;
-  readonly succStart: Int32Array;
-  readonly succ: Int32Array;
-  /** Posting queue of each transfer (-1 for locals); queue q is members[queueStart[q] .. queueStart[q+1]). */
-  readonly queueOf: Int32Array;
-  readonly queueStart: Int32Array;
-  readonly members: Int32Array;
   /** The steps walked: range k is ops [rangeStart[k], rangeStart[k+1]) with rangeTransfers[k] transfers. */
   readonly rangeStart: Int32Array;
   readonly rangeTransfers: Int32Array;

@@ -4,6 +4,7 @@
  * (a compiled plan holds about 900 bytes an operation; these arrays and a walk's state under 100).
  */
 import { Growable } from "../../core/growable.js";
+import type { FlatOrder } from "../../schedule/flat.js";
 import type { Plan, PlanOp } from "../../schedule/plan.js";
 import { offsetOf, type Symmetry } from "./symmetry.js";
 
@@ -11,7 +12,7 @@ import { offsetOf, type Symmetry } from "./symmetry.js";
  * The walked ranks' plans in flat arrays, operation g of all of them (rank r's operations are
  * base[r] .. base[r+1]-1), without the compiled plans' objects.
  */
-export interface FlatPlans {
+export interface FlatPlans extends FlatOrder {
   /** Walked ranks and operations. */
   readonly ranks: number;
   readonly ops: number;
@@ -24,14 +25,7 @@ export interface FlatPlans {
   readonly offset: Int32Array;
   readonly pair: Int32Array;
   readonly pairs: number;
-  /** Dependencies: how many each operation waits for, and its successors succ[succStart[g] ..]. */
-  readonly indeg: Int32Array;
-  readonly succStart: Int32Array;
-  readonly succ: Int32Array;
-  /** Posting queues (per rank, peer, channel and kind, in program order): each transfer's, the members, and the queue whose members pair with them. */
-  readonly queueOf: Int32Array;
-  readonly queueStart: Int32Array;
-  readonly members: Int32Array;
+  /** Queues here are per rank, peer, channel and kind, in program order; the queue whose members pair with each queue's. */
   readonly partner: Int32Array;
 }
 
