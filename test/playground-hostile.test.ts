@@ -254,6 +254,29 @@ const MALFORMED: [string, unknown, RegExp][] = [
 ];
 
 // What needs no browser: these run wherever the suite does.
+/**
+ * A program that allocates without end: Stop answers at once while it runs; left to run, it
+ * fills its runner's heap, the runner (`runner`: where it lived) ends, and the page lives, says
+ * so, keeps the program and can run again.
+ */
+async function stopThenExhaust(page: Page, hog: string, runner: string): Promise<void> {
+  await page.click("#run");
+  await new Promise((r) => setTimeout(r, 1500));
+  const t0 = Date.now();
+  await page.click("#stop");
+  await idle(page, underLoad(5000));
+  expect(Date.now() - t0).toBeLessThan(underLoad(2000));
+  expect(await status(page)).toMatch(/^stopped by you after/);
+  await page.click("#run");
+  await idle(page, 150_000);
+  expect(await status(page)).toBe(
+    `the program ran out of memory or crashed (its runner, ${runner}, stopped answering for 5 s); the page is fine and your program is kept: press Run to run it again`,
+  );
+  expect(await page.$eval("#status", (e) => e.className)).toBe("error");
+  expect(await page.evaluate(() => playground.getSource())).toBe(hog);
+  expect(await page.$eval("#run", (e) => (e as HTMLButtonElement).disabled)).toBe(false);
+}
+
 describe("the playground's bounds and checks, in Node", () => {
   it("a stream keeps its first and last lines and counts the rest, also across the Worker's skips", () => {
     const k = new Kept(3, 2);
@@ -533,24 +556,7 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
         (e as HTMLInputElement).value = "150";
       });
 
-      // Stop answers at once while it allocates.
-      await page.click("#run");
-      await new Promise((r) => setTimeout(r, 2000));
-      const t0 = Date.now();
-      await page.click("#stop");
-      await idle(page, 5000);
-      expect(Date.now() - t0).toBeLessThan(underLoad(2000));
-      expect(await status(page)).toMatch(/^stopped by you after/);
-
-      // Left to run, it fills the heap: the runner's process ends, the page lives and says so.
-      await page.click("#run");
-      await idle(page, 150_000);
-      expect(await status(page)).toBe(
-        "the program ran out of memory or crashed (its runner, a process of its own, stopped answering for 5 s); the page is fine and your program is kept: press Run to run it again",
-      );
-      expect(await page.$eval("#status", (e) => e.className)).toBe("error");
-      expect(await page.evaluate(() => playground.getSource())).toBe(hog);
-      expect(await page.$eval("#run", (e) => (e as HTMLButtonElement).disabled)).toBe(false);
+      await stopThenExhaust(page, hog, "a process of its own");
       expect((await page.evaluate(() => playground.runner())).replaced).toBe(2);
 
       // Run again: the fresh runner runs the next program.
@@ -604,24 +610,7 @@ describe.skipIf(!chromium)("the playground's program cannot take the page down",
       await page.$eval("#limit", (e) => {
         (e as HTMLInputElement).value = "150";
       });
-      // Stop answers at once while it allocates.
-      await page.click("#run");
-      await new Promise((r) => setTimeout(r, 1500));
-      const t0 = Date.now();
-      await page.click("#stop");
-      await idle(page, underLoad(5000));
-      expect(Date.now() - t0).toBeLessThan(underLoad(2000));
-      expect(await status(page)).toMatch(/^stopped by you after/);
-
-      // Left to run, it fills the heap: the runner window's process ends, the page lives and says so.
-      await page.click("#run");
-      await idle(page, 150_000);
-      expect(await status(page)).toBe(
-        "the program ran out of memory or crashed (its runner, a window of its own, stopped answering for 5 s); the page is fine and your program is kept: press Run to run it again",
-      );
-      expect(await page.$eval("#status", (e) => e.className)).toBe("error");
-      expect(await page.evaluate(() => playground.getSource())).toBe(hog);
-      expect(await page.$eval("#run", (e) => (e as HTMLButtonElement).disabled)).toBe(false);
+      await stopThenExhaust(page, hog, "a window of its own");
       // Stopped, the window was kept; gone, it was given up.
       expect(await page.evaluate(() => playground.runner())).toEqual({ replaced: 1, isolated: true, window: true });
 
