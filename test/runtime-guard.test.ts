@@ -114,6 +114,35 @@ describe("guard: timeouts and aborts", () => {
     );
   });
 
+  it("a call that ends past its deadline fails even when its timer has not fired yet", async () => {
+    const store = new MemoryStore();
+    const watch = new AbortWatch(store);
+    const errors: unknown[] = [];
+    await outcome(
+      spawn(1, async (raw) => {
+        // The call's work holds the thread for 20 ms and settles before any timer can run: a
+        // 5 ms deadline is past when it ends, and only the check at its end can see that.
+        const slow = Object.create(raw) as Comm;
+        slow.synchronize = () => {
+          const until = performance.now() + 20;
+          while (performance.now() < until);
+          return Promise.resolve();
+        };
+        const comm = new GuardedComm(slow, { store, rank: 0, timeoutMs: 5, watch });
+        errors.push((await outcome(comm.synchronize())).error);
+        // A quick call under a long deadline still passes.
+        const quick = new GuardedComm(raw, { store: new MemoryStore(), rank: 0, timeoutMs: 60_000 });
+        errors.push((await outcome(quick.synchronize())).error);
+      }),
+    );
+    expect(errors[0]).toBeInstanceOf(TimeoutError);
+    expect((errors[0] as Error).message).toBe(
+      "rank 0: synchronize timed out after 0.005 s; the communicator is aborted",
+    );
+    expect(watch.aborted?.rank).toBe(0);
+    expect(errors[1]).toBeUndefined();
+  });
+
   it("reads CCLAB_TIMEOUT in seconds and rejects nonsense", () => {
     expect(defaultTimeoutMs({})).toBe(300_000);
     expect(defaultTimeoutMs({ CCLAB_TIMEOUT: "2.5" })).toBe(2500);

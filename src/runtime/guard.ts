@@ -193,16 +193,14 @@ export class GuardedComm extends CommLayer {
         off();
         f();
       };
-      const cancelTimer = deadline(
-        this.timeoutMs,
-        () => {
-          const msg = `${describe(me, site)} timed out after ${formatDuration(this.timeoutMs)}; the communicator is aborted`;
-          finish(() => reject(new TimeoutError(msg)));
-          // The others learn from the store; the first abort published wins and names its rank.
-          this.publish({ rank: me, reason: msg });
-        },
-        { ref: this.options.holdProcess ?? true },
-      );
+      const started = performance.now();
+      const timedOut = () => {
+        const msg = `${describe(me, site)} timed out after ${formatDuration(this.timeoutMs)}; the communicator is aborted`;
+        finish(() => reject(new TimeoutError(msg)));
+        // The others learn from the store; the first abort published wins and names its rank.
+        this.publish({ rank: me, reason: msg });
+      };
+      const cancelTimer = deadline(this.timeoutMs, timedOut, { ref: this.options.holdProcess ?? true });
       const off = this.watch.on((info) => {
         if (settled) return;
         finish(() => reject(new AbortError(`${describe(me, site)}: aborted: ${whoAborted(info)}`)));
@@ -215,7 +213,9 @@ export class GuardedComm extends CommLayer {
         return;
       }
       p.then(
-        (v) => finish(() => resolve(v)),
+        // A call that ran past its deadline fails though its timer has not fired yet (timers are
+        // coarser than a short timeout): whether it fails never depends on which one came first.
+        (v) => (performance.now() - started > this.timeoutMs ? timedOut() : finish(() => resolve(v))),
         (e: unknown) => finish(() => reject(e)),
       );
     });

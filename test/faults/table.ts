@@ -1393,8 +1393,8 @@ export const ROWS: readonly Row[] = [
     fault: "`--timeout 0.000001` (the same RangeError; before that, 'timed out after 0 s')",
     backends: ["mpi"],
     flags: ["--timeout", "0.000001"],
-    // The deadline is checked while a rank waits: the collective may time out, or finish first and
-    // the store's 'done' then time out. Either way the error names the exact 1 µs, never '0 s'.
+    // The deadline is checked by its timer and again when a call ends: a collective that takes more
+    // than 1 µs always fails, whichever comes first, and the error names the exact 1 µs, never '0 s'.
     expect: fails("TimeoutError", "failed first", "0.000001 s"),
   }),
   {
