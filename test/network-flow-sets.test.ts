@@ -2,10 +2,12 @@
  * Independent flow sets solved in worker threads (src/model/network/flow-sets.ts, the phases
  * engine's distinct rounds): the answers are those of solving each set alone in this thread, bit
  * for bit, whichever thread took it; a worker really takes sets; an error in a worker's set comes
- * back as an error naming it, not a hang.
+ * back as an error naming it, not a hang; the solves' work is metered across sets and threads,
+ * and a call past its budget is refused, saying what to do.
  */
 import { describe, expect, it } from "vitest";
 import { type FlowSet, solveSet, solveSets } from "../src/model/network/flow-sets.js";
+import { SolveWorkExceeded } from "../src/model/network/flows.js";
 import { networkTime } from "../src/model/network/index.js";
 import { RouteCache } from "../src/model/network/simulate.js";
 import { parseTopology, placeRanks } from "../src/model/network/topology.js";
@@ -141,5 +143,64 @@ describe("flow sets solved in threads", () => {
     expect(r.every((x) => x.thread === 0)).toBe(true);
     const small = solveSets(topology.links.bandwidth, sets);
     expect(small.every((x) => x.thread === 0)).toBe(true);
+  });
+});
+
+describe("the solves' work, metered", () => {
+  const bw = topology.links.bandwidth;
+  const each = sets.map((x) => solveSet(bw, x).work);
+  const total = each.reduce((a, b) => a + b, 0);
+
+  it("is counted per set the same in every thread, and sums to the call's", () => {
+    expect(each.every((w) => w > 0)).toBe(true);
+    const threaded = solveSets(bw, sets, { threads: 3, minFlows: 0, callerTakes: false });
+    expect(threaded.map((r) => r.work)).toEqual(each);
+    // A budget of exactly the work passes, here and in threads.
+    expect(solveSets(bw, sets, { workLimit: total }).map((r) => r.work)).toEqual(each);
+    expect(solveSets(bw, sets, { workLimit: total, threads: 2, minFlows: 0 }).map((r) => r.work)).toEqual(each);
+  });
+
+  it("stops the sets past the call's budget (over all of them, not each), in this thread and in workers", () => {
+    // Every set fits the budget alone; together they do not.
+    const limit = total - 1;
+    expect(Math.max(...each)).toBeLessThan(limit);
+    for (const o of [{}, { threads: 3, minFlows: 0, callerTakes: false }, { threads: 2, minFlows: 0 }]) {
+      let err: unknown;
+      try {
+        solveSets(bw, sets, { ...o, workLimit: limit });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(SolveWorkExceeded);
+      expect((err as SolveWorkExceeded).limit).toBe(limit);
+    }
+  });
+
+  it("says how far the set got where it stopped", () => {
+    let err: unknown;
+    try {
+      solveSets(bw, [sets[0]!], { workLimit: Math.floor(each[0]! / 2) });
+    } catch (e) {
+      err = e;
+    }
+    const d = (err as SolveWorkExceeded).done!;
+    expect(d.of).toBe(sets[0]!.bytes.length);
+    expect(d.count).toBeGreaterThanOrEqual(0);
+    expect(d.count).toBeLessThan(d.of);
+  });
+
+  it("a call past --solve-budget is refused on either engine, naming the flag, the call and what fits", () => {
+    const a2a = findAlgorithm("alltoall", "pairwise", { op: "test" });
+    const call = makeCall({ collective: "alltoall", size: n, count: n }, a2a);
+    for (const engine of ["exact", "phases"] as const) {
+      const ok = networkTime(a2a, call, { topology, placement, engine });
+      expect(ok.work).toBeGreaterThan(1000);
+      expect(networkTime(a2a, call, { topology, placement, engine, solveWork: ok.work }).time).toBe(ok.time);
+      expect(() => networkTime(a2a, call, { topology, placement, engine, solveWork: Math.floor(ok.work / 3) })).toThrow(
+        new RegExp(
+          `^model: argument '--solve-budget': ${engine}: alltoall/pairwise at n = 128, 128 elements: its rate solves scanned more than the [\\d,]+ link crossings one call may with [\\d,]+ of [\\d,]+ (message copies of its round finished|messages arrived); use fewer ranks .*, the alpha-beta formula \\(no --topology: no links shared\\), or a larger --solve-budget`,
+        ),
+      );
+    }
   });
 });

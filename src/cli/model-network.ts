@@ -145,6 +145,7 @@ export function modelOnNetwork(given: Algorithm, request: NetworkRequest, o: Net
       messages: r.messages,
       operations: r.operations,
       solves: r.solves,
+      work: r.work,
       seconds,
       linksUsed: used,
       bytesByClass: classes,
@@ -172,7 +173,7 @@ export function modelOnNetwork(given: Algorithm, request: NetworkRequest, o: Net
         : " (every operation walked)";
   say(`engine: ${r.engine}${how}${r.note ? `: ${r.note}` : ""}`);
   say(
-    `time ${timeText(r.time)}  algbw ${gbps(bw.algbw)}  busbw ${gbps(bw.busbw)}  last to finish: rank ${r.criticalRank}  (${r.messages} messages, ${r.operations} operations, ${r.solves} rate solves; ${seconds.toFixed(2)} s)`,
+    `time ${timeText(r.time)}  algbw ${gbps(bw.algbw)}  busbw ${gbps(bw.busbw)}  last to finish: rank ${r.criticalRank}  (${r.messages} messages, ${r.operations} operations, ${r.solves} rate solves scanning ${r.work.toLocaleString("en")} link crossings; ${seconds.toFixed(2)} s)`,
   );
   if (links.length === 0) {
     say("no link carried a byte (every message stayed on its host, or there were none)");

@@ -31,6 +31,7 @@ export interface NetworkFlags {
   placement?: string;
   engine?: Engine;
   threads?: number;
+  solveBudget?: number;
 }
 
 const bandwidth = (flag: string) => (v: string) => parseBandwidth(v, flag);
@@ -100,6 +101,12 @@ export function addNetworkOptions(cmd: Command, prefix = "", also = ""): Command
         "--threads <n>",
         `${prefix}network phases engine: threads solving its distinct rounds at once (default: the machine's cores; 1: one)`,
       ).argParser((v: string) => decimal("model", "--threads", v, 1, 1024)),
+    )
+    .addOption(
+      new Option(
+        "--solve-budget <n>",
+        `${prefix}network model: link crossings one call's rate solves may scan before it is refused, saying what fits (default ${n(T.SOLVE_WORK.value)}: about 10 s of solving on 2 cores)`,
+      ).argParser((v: string) => decimal("model", "--solve-budget", v, 1, Number.MAX_SAFE_INTEGER)),
     );
 }
 
@@ -141,9 +148,10 @@ const NETWORK_ONLY: readonly (keyof NetworkFlags)[] = [
   "placement",
   "engine",
   "threads",
+  "solveBudget",
 ];
 
-const FLAG_NAME: Record<string, string> = { hopLatency: "--hop-latency" };
+const FLAG_NAME: Record<string, string> = { hopLatency: "--hop-latency", solveBudget: "--solve-budget" };
 const flagName = (k: string) => FLAG_NAME[k] ?? `--${k}`;
 
 /** The flags given that only the network model reads (all but --topology and --placement), as typed. */
@@ -190,5 +198,6 @@ export function networkRequest(cmd: string, f: NetworkFlags, n: number): Network
     engine: simgrid ? "exact" : f.engine,
     ...(simgrid ? { simgrid: true } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
+    ...(f.solveBudget !== undefined ? { solveBudget: f.solveBudget } : {}),
   };
 }

@@ -175,5 +175,6 @@ export function simgridResult(
     note: `SimGrid's max-min model (CM02 without corrections), ${r.seconds.toFixed(1)} s in SimGrid`,
     linkBytes,
     solves: 0,
+    work: 0,
   };
 }

@@ -53,6 +53,7 @@ export function timeOnMachine(
     gamma,
     engine: m.engine,
     ...(m.request.threads !== undefined ? { threads: m.request.threads } : {}),
+    ...(m.request.solveBudget !== undefined ? { solveWork: m.request.solveBudget } : {}),
     ...(onProgress ? { onProgress } : {}),
   });
 }

@@ -1,6 +1,6 @@
 /**
  * What a command asks of the network model (--topology with its link flags, --placement,
- * --engine, --threads), as parsed once in src/cli/network-options.ts: a type only, so the bench's options
+ * --engine, --threads, --solve-budget), as parsed once in src/cli/network-options.ts: a type only, so the bench's options
  * can carry it without importing the model.
  */
 import type { Engine, LinkOptions } from "./network/index.js";
@@ -14,4 +14,6 @@ export interface NetworkRequest {
   readonly simgrid?: boolean;
   /** Threads solving the phases engine's distinct rounds at once (default: the machine's cores). */
   readonly threads?: number;
+  /** The link crossings one call's rate solves may scan before it is refused (default SOLVE_WORK). */
+  readonly solveBudget?: number;
 }

@@ -16,7 +16,7 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { invariant } from "../../core/assert.js";
-import { FlowNet } from "./flows.js";
+import { FlowNet, SolveBudget, SolveWorkExceeded, type WorkMeter } from "./flows.js";
 import { THRESHOLDS } from "./policy.js";
 
 export interface FlowSet {
@@ -35,8 +35,9 @@ export interface SolvedSet {
   /** The links the set's flows cross (ascending: usedLinks), and the bytes each carried (linkBytes[k] on links[k]). */
   readonly links: Int32Array;
   readonly linkBytes: Float64Array;
-  /** Times rates were solved. */
+  /** Times rates were solved, and the link crossings they scanned. */
   readonly solves: number;
+  readonly work: number;
   /** The thread that solved it: 0 the calling one, k >= 1 worker k. */
   readonly thread: number;
 }
@@ -59,7 +60,7 @@ export function usedLinks(set: FlowSet): Int32Array {
 
 /**
  * Solves one set (into `ends` and `linkBytes` when given); `beat` is called every BEAT_EVERY
- * events. The set is solved on its own links only, renumbered in their order (so every
+ * events, and `meter` each solve's work. The set is solved on its own links only, renumbered in their order (so every
  * comparison of link ids goes as on the whole network's): a FlowNet's per-link state is then the
  * size of the links the round uses, not of the network, which for thousands of small rounds on a
  * network of thousands of links (a 32 B ring on torus:64x64) is what the time and memory went to.
@@ -70,6 +71,7 @@ export function solveSet(
   out?: { ends: Float64Array; linkBytes: Float64Array },
   beat?: () => void,
   links = usedLinks(set),
+  meter?: WorkMeter,
 ): SolvedSet {
   const local = new Map<number, number>();
   const bw = new Float64Array(links.length);
@@ -81,7 +83,7 @@ export function solveSet(
   }
   const path = new Int32Array(set.links.length);
   for (let i = 0; i < path.length; i++) path[i] = local.get(set.links[i] as number) as number;
-  const net = new FlowNet(bw);
+  const net = new FlowNet(bw, undefined, {}, meter);
   const ends = out?.ends ?? new Float64Array(set.tags);
   const flows = set.bytes.length;
   for (let i = 0; i < flows; i++) {
@@ -95,13 +97,23 @@ export function solveSet(
   const done = (tag: number) => {
     if (net.now > (ends[tag] as number)) ends[tag] = net.now;
   };
-  for (let k = 1; net.inFlight > 0; k++) {
-    net.take(done);
-    if (beat && k % BEAT_EVERY === 0) beat();
+  try {
+    for (let k = 1; net.inFlight > 0; k++) {
+      net.take(done);
+      if (beat && k % BEAT_EVERY === 0) beat();
+    }
+  } catch (e) {
+    if (e instanceof SolveWorkExceeded)
+      throw new SolveWorkExceeded(e.limit, {
+        count: flows - net.inFlight,
+        of: flows,
+        what: "message copies of its round finished",
+      });
+    throw e;
   }
   const linkBytes = out?.linkBytes ?? net.linkBytes;
   if (out) linkBytes.set(net.linkBytes);
-  return { ends, links, linkBytes, solves: net.solves, thread: 0 };
+  return { ends, links, linkBytes, solves: net.solves, work: net.work, thread: 0 };
 }
 
 // The shared control words. FAILED: 0, 1 (an error being written), 2 (written: the caller throws it).
@@ -124,8 +136,23 @@ interface Shared {
   readonly links: readonly Int32Array[];
   readonly linkBytes: readonly Float64Array[];
   readonly solves: Int32Array;
+  readonly setWork: Float64Array;
   /** Per set, the thread that solved it. */
   readonly thread: Int32Array;
+  /** The work every thread's solves did, and the most they may do. */
+  readonly work: BigInt64Array;
+  readonly workLimit: number;
+}
+
+/** A meter shared by the threads: each charges the one counter. */
+function sharedMeter(s: Shared): WorkMeter {
+  const limit = BigInt(Math.floor(s.workLimit));
+  return {
+    charge(work: number) {
+      const w = BigInt(work);
+      if (Atomics.add(s.work, 0, w) + w > limit) throw new SolveWorkExceeded(s.workLimit);
+    },
+  };
 }
 
 function sharedCopy<T extends Float64Array | Int32Array>(a: T): T {
@@ -140,6 +167,7 @@ function sharedCopy<T extends Float64Array | Int32Array>(a: T): T {
 function takeSets(s: Shared, thread: number, onDone?: () => void): void {
   const control = new Int32Array(s.control);
   const beat = () => Atomics.add(control, BEAT, 1);
+  const meter = sharedMeter(s);
   for (;;) {
     if (Atomics.load(control, FAILED) !== 0) return;
     const j = Atomics.add(control, NEXT, 1);
@@ -150,8 +178,11 @@ function takeSets(s: Shared, thread: number, onDone?: () => void): void {
       { ends: s.ends[j] as Float64Array, linkBytes: s.linkBytes[j] as Float64Array },
       beat,
       s.links[j] as Int32Array,
+      meter,
     );
     Atomics.store(s.solves, j, r.solves);
+    // Read by the calling thread after DONE, which the Atomics.add below orders after this.
+    s.setWork[j] = r.work;
     Atomics.store(s.thread, j, thread);
     Atomics.add(control, DONE, 1);
     Atomics.notify(control, DONE);
@@ -222,7 +253,8 @@ for (let k = 1; k < threads; k++) {
 /**
  * Solves every set; in `threads` threads (the calling one and threads - 1 workers; default: the
  * machine's cores) where there are several sets of at least PARALLEL_MIN_FLOWS flows in all.
- * `onDone(done, total)` is told as sets finish.
+ * `onDone(done, total)` is told as sets finish. Their solves together may scan `workLimit` link
+ * crossings (default SOLVE_WORK); past that they stop with SolveWorkExceeded.
  */
 export function solveSets(
   bandwidth: Float64Array,
@@ -235,14 +267,17 @@ export function solveSets(
     readonly callerTakes?: boolean;
     /** Tests: the module a worker loads (one that cannot load leaves every set to the calling thread). */
     readonly moduleUrl?: string;
+    readonly workLimit?: number;
   } = {},
 ): SolvedSet[] {
   const total = sets.length;
+  const workLimit = options.workLimit ?? THRESHOLDS.SOLVE_WORK.value;
   const flows = sets.reduce((a, s) => a + s.bytes.length, 0);
   const threads = Math.min(total, options.threads ?? availableParallelism());
   if (threads <= 1 || flows < (options.minFlows ?? PARALLEL_MIN_FLOWS)) {
+    const meter = new SolveBudget(workLimit);
     return sets.map((set, k) => {
-      const r = solveSet(bandwidth, set);
+      const r = solveSet(bandwidth, set, undefined, undefined, undefined, meter);
       options.onDone?.(k + 1, total);
       return r;
     });
@@ -264,7 +299,10 @@ export function solveSets(
     links: used,
     linkBytes: used.map((u) => new Float64Array(new SharedArrayBuffer(Math.max(8, u.length * 8)), 0, u.length)),
     solves: new Int32Array(new SharedArrayBuffer(total * 4)),
+    setWork: new Float64Array(new SharedArrayBuffer(Math.max(8, total * 8)), 0, total),
     thread: new Int32Array(new SharedArrayBuffer(total * 4)),
+    work: new BigInt64Array(new SharedArrayBuffer(8)),
+    workLimit,
   };
   const control = new Int32Array(shared.control);
   const url = options.moduleUrl ?? import.meta.url;
@@ -287,6 +325,8 @@ export function solveSets(
     for (;;) {
       const done = Atomics.load(control, DONE);
       if (Atomics.load(control, FAILED) === 2) {
+        // A worker past the budget: the call's refusal, not a failure.
+        if (Atomics.load(shared.work, 0) > BigInt(Math.floor(workLimit))) throw new SolveWorkExceeded(workLimit);
         const text = Buffer.from(new Uint8Array(shared.error, 0, Atomics.load(control, ERR_LEN))).toString("utf8");
         throw new Error(`network model: a worker thread solving a round failed: ${text}`);
       }
@@ -316,6 +356,7 @@ export function solveSets(
     links: shared.links[j] as Int32Array,
     linkBytes: shared.linkBytes[j] as Float64Array,
     solves: shared.solves[j] as number,
+    work: shared.setWork[j] as number,
     thread: shared.thread[j] as number,
   }));
 }

@@ -16,6 +16,37 @@ import { grow, MinHeap } from "../../core/growable.js";
 import { type MaxMinOptions, MaxMinSolver } from "./maxmin.js";
 import { MaxMinSystem } from "./maxmin-system.js";
 
+/**
+ * What a call's rate solves may cost, charged as they run (FlowNet charges each solve's work): a
+ * meter throws SolveWorkExceeded past its limit, so a call too large to solve in reasonable time
+ * is refused instead of running for minutes. One meter spans every FlowNet of a call.
+ */
+export interface WorkMeter {
+  charge(work: number): void;
+}
+
+/** A call's solves passed their budget (the caller says which call and what to do instead). */
+export class SolveWorkExceeded extends Error {
+  constructor(
+    readonly limit: number,
+    /** How far the call got: so many of its messages (`what`: finished, started) of those it has. */
+    readonly done?: { readonly count: number; readonly of: number; readonly what: string },
+  ) {
+    super(`the rate solves passed their budget of ${limit.toLocaleString("en")} link crossings scanned`);
+    this.name = "SolveWorkExceeded";
+  }
+}
+
+/** A meter in one thread. */
+export class SolveBudget implements WorkMeter {
+  spent = 0;
+  constructor(readonly limit: number) {}
+  charge(work: number): void {
+    this.spent += work;
+    if (this.spent > this.limit) throw new SolveWorkExceeded(this.limit);
+  }
+}
+
 /** Two times closer than this (relative) are one instant: floating-point noise, not an ordering. */
 const EPS = 1e-9;
 
@@ -57,6 +88,8 @@ export class FlowNet {
     bandwidth: Float64Array,
     private readonly compactAbove = 1 << 20,
     options: MaxMinOptions = {},
+    /** Charged each solve's work (none: unbounded). */
+    private readonly meter?: WorkMeter,
   ) {
     this.rates = new MaxMinSystem(bandwidth);
     this.solver = new MaxMinSolver(this.rates, (f, rate) => this.settle(f, rate), options);
@@ -68,9 +101,14 @@ export class FlowNet {
     return this.flows;
   }
 
-  /** How many times rates were solved (the work the model did). */
+  /** How many times rates were solved. */
   get solves(): number {
     return this.solver.solves;
+  }
+
+  /** The solves' work (maxmin.ts): one per solve and one per flow it solved again. */
+  get work(): number {
+    return this.solver.work;
   }
 
   /**
@@ -166,7 +204,9 @@ export class FlowNet {
 
   /** New rates where they can have changed, and new end times for the flows whose rate did. */
   private solve(): void {
+    const before = this.solver.work;
     const flows = this.solver.solve();
+    this.meter?.charge(this.solver.work - before);
     // New ends where the rate changed (the old entries of these flows are now stale); a flow
     // whose rate is what it was still ends when its entry says.
     const { ends, version, now, left } = this;

@@ -6,6 +6,7 @@
 import { InvalidArgumentError } from "../../core/errors.js";
 import type { Algorithm } from "../../schedule/dsl.js";
 import type { CollectiveCall } from "../../specs/types.js";
+import { SolveWorkExceeded } from "./flows.js";
 import { networkTimePhases } from "./phases.js";
 import { chooseEngine, ENGINES, type Engine, THRESHOLDS } from "./policy.js";
 import { type NetworkParams, type NetworkResult, networkTimeExact } from "./simulate.js";
@@ -60,6 +61,39 @@ export function networkTime(
       `must be one of ${ENGINES.join(", ")}, got '${engine}'`,
     );
   }
-  if (chooseEngine(alg, call, params.topology, engine) === "exact") return networkTimeExact(alg, call, params);
-  return networkTimePhases(alg, call, params);
+  const chosen = chooseEngine(alg, call, params.topology, engine);
+  try {
+    return chosen === "exact" ? networkTimeExact(alg, call, params) : networkTimePhases(alg, call, params);
+  } catch (e) {
+    if (e instanceof SolveWorkExceeded) throw solveWorkError(alg, call, chosen, e);
+    throw e;
+  }
+}
+
+/**
+ * The refusal of a call whose rate solves passed their budget (SOLVE_WORK, or --solve-budget),
+ * saying how far it got and what would fit: fewer ranks, the alpha-beta formula, or a larger
+ * budget.
+ */
+function solveWorkError(
+  alg: Algorithm,
+  call: CollectiveCall,
+  engine: "exact" | "phases",
+  e: SolveWorkExceeded,
+): InvalidArgumentError {
+  const n = call.size;
+  const fmt = (x: number) => x.toLocaleString("en");
+  const elements = `${fmt(call.count)} element${call.count === 1 ? "" : "s"}`;
+  const d = e.done;
+  const far = d ? ` with ${fmt(d.count)} of ${fmt(d.of)} ${d.what}` : "";
+  const ways = [
+    // Where every rank's messages share the links at once (an all-to-all), the work grows about as n³.
+    "fewer ranks (where every rank sends to every other at once, half the ranks is about an eighth of the work)",
+    "the alpha-beta formula (no --topology: no links shared)",
+    `or a larger --solve-budget (the default, ${fmt(THRESHOLDS.SOLVE_WORK.value)}, is about 10 s of solving on 2 cores)`,
+  ];
+  return new InvalidArgumentError(
+    { op: "model", arg: "--solve-budget" },
+    `${engine}: ${alg.collective}/${alg.name} at n = ${fmt(n)}, ${elements}: its rate solves scanned more than the ${fmt(e.limit)} link crossings one call may${far}; use ${ways.join(", ")}`,
+  );
 }

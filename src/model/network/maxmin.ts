@@ -76,6 +76,8 @@ export class MaxMinSolver {
    * finished, each solve covering only the components those flows touch.
    */
   solves = 0;
+  /** The solves' work: one per solve and one per link crossing it scanned (what a solve's time grows with). */
+  work = 0;
 
   private readonly localRounds: number;
   private readonly audit: boolean;
@@ -134,6 +136,7 @@ export class MaxMinSolver {
     const flows =
       (8 * touching > this.sys.incidences ? undefined : this.solveLocal(seeds)) ?? this.solveAbove(seeds, keep);
     if (this.audit) this.check();
+    this.work += 1;
     return flows;
   }
 
@@ -189,6 +192,7 @@ export class MaxMinSolver {
       if (linkSeen[l] === epoch) return;
       linkSeen[l] = epoch;
       links.push(l);
+      this.work += crossing[l]?.length ?? 0;
       let n = 0;
       let held = 0;
       for (const f of crossing[l] ?? []) {
@@ -216,7 +220,10 @@ export class MaxMinSolver {
       }
       for (let i = s; i < e; i++) addLink(pool[i] as number);
     };
-    for (const l of seeds) addLink(l);
+    for (const l of seeds) {
+      addLink(l);
+      this.work += crossing[l]?.length ?? 0;
+    }
     // S starts as the flows that started and those on a changed link left with no bottleneck.
     const before = ++this.statEpoch;
     for (const l of seeds) {
@@ -242,18 +249,34 @@ export class MaxMinSolver {
       this.fill(flows, links, epoch, true);
       const stat = ++this.statEpoch;
       const solved = flows.length;
+      // Every flow of S must be no slower than the others on the link that fixed it: each such link
+      // is scanned once, not once per flow it fixed. A flow outside S faster than the slowest flow
+      // of S fixed there joins S; a flow of S is confirmed there (its hint) where no flow outside
+      // was faster. (Where one joins, another round follows and confirms every flow of S again.)
+      const slowest = new Map<number, number>();
       for (let k = 0; k < solved; k++) {
         const f = flows[k] as number;
         const l = fixedBy[f] as number;
-        const most = (rate[f] as number) * (1 + SLACK);
-        let ok = true;
-        for (const g of crossing[l] as number[]) {
-          if (seen[g] !== epoch && (rate[g] as number) > most) {
-            addFlow(g);
-            ok = false;
-          }
+        const low = slowest.get(l);
+        if (low === undefined || (rate[f] as number) < low) slowest.set(l, rate[f] as number);
+      }
+      const fastestOut = new Map<number, number>();
+      for (const [l, low] of slowest) {
+        const on = crossing[l] as number[];
+        this.work += on.length;
+        let fast = 0;
+        for (const g of on) {
+          if (seen[g] === epoch) continue;
+          const rg = rate[g] as number;
+          if (rg > fast) fast = rg;
+          if (rg > low * (1 + SLACK)) addFlow(g);
         }
-        if (ok) hint[f] = l;
+        fastestOut.set(l, fast);
+      }
+      for (let k = 0; k < solved; k++) {
+        const f = flows[k] as number;
+        const l = fixedBy[f] as number;
+        if ((fastestOut.get(l) as number) <= (rate[f] as number) * (1 + SLACK)) hint[f] = l;
       }
       // The links that moved: those of a change (in the first round), and those of a flow of S
       // whose rate is not what it was after the last round (before the first: before this
@@ -275,6 +298,7 @@ export class MaxMinSolver {
         for (let i = s; i < s + (pathLen[f] as number); i++) mark(pool[i] as number);
       }
       for (const l of changed) {
+        this.work += crossing[l]?.length ?? 0;
         for (const g of crossing[l] ?? []) {
           if (seen[g] === epoch) continue;
           const h = hint[g] as number;
@@ -315,7 +339,9 @@ export class MaxMinSolver {
       this.statSeen[m] = stat;
       let sum = 0;
       let most = 0;
-      for (const f of this.sys.crossing[m] as number[]) {
+      const on = this.sys.crossing[m] as number[];
+      this.work += on.length;
+      for (const f of on) {
         const r = rate[f] as number;
         sum += r;
         if (r > most) most = r;
@@ -395,6 +421,7 @@ export class MaxMinSolver {
     };
     for (let k = 0, n = this.rehinted.length; k < n; k++) rehint(this.rehinted[k] as number);
     for (const l of seeds) for (const g of crossing[l] ?? []) rehint(g);
+    for (const l of links) this.work += crossing[l]?.length ?? 0;
     return flows;
   }
 

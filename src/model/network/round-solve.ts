@@ -37,6 +37,8 @@ export interface SolvedRounds {
   /** Messages (every rank's), flow solves, and rounds with messages. */
   readonly messages: number;
   readonly solves: number;
+  /** Link crossings the solves scanned (flows.ts's work). */
+  readonly work: number;
   readonly rounds: number;
 }
 
@@ -110,14 +112,17 @@ export function solveRounds(w: RoundsWalk, n: number, params: NetworkParams): So
   });
   const solved = solveSets(topology.links.bandwidth, sets, {
     ...(params.threads !== undefined ? { threads: params.threads } : {}),
+    ...(params.solveWork !== undefined ? { workLimit: params.solveWork } : {}),
     ...(params.onProgress
       ? { onDone: (done: number, total: number) => params.onProgress?.(done, total, "rounds") }
       : {}),
   });
   let solves = 0;
-  solved.forEach(({ ends, links, linkBytes, solves: k }, j) => {
+  let work = 0;
+  solved.forEach(({ ends, links, linkBytes, solves: k, work: u }, j) => {
     const { key, lats } = solving[j] as (typeof solving)[number];
     solves += k;
+    work += u;
     memo.set(key, { duration: ends, latency: lats, links, bytes: linkBytes, uses: 0 });
   });
   w.rounds.forEach((rd, t) => {
@@ -126,7 +131,7 @@ export function solveRounds(w: RoundsWalk, n: number, params: NetworkParams): So
     phase.uses++;
     phaseOf[t] = phase;
   });
-  return { patterns: memo, byRound: phaseOf, messages, solves, rounds };
+  return { patterns: memo, byRound: phaseOf, messages, solves, work, rounds };
 }
 
 /**

@@ -17,8 +17,8 @@ import { criticalOf, reductions } from "../../schedule/model.js";
 import { compile, type Plan } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
-import { FlowNet } from "./flows.js";
-import { estimateOperations, exactHeapBudget, exactMemory, exactMemoryError } from "./policy.js";
+import { FlowNet, SolveBudget, SolveWorkExceeded, type WorkMeter } from "./flows.js";
+import { estimateOperations, exactHeapBudget, exactMemory, exactMemoryError, THRESHOLDS } from "./policy.js";
 import type { Placement, Topology } from "./types.js";
 
 export interface NetworkParams {
@@ -33,6 +33,8 @@ export interface NetworkParams {
   readonly onProgress?: (done: number, total: number, what: "rounds" | "messages") => void;
   /** Threads solving the phases engine's distinct rounds at once (default: the machine's cores; 1: this thread only). */
   readonly threads?: number;
+  /** The link crossings the call's rate solves may scan before it is refused (default SOLVE_WORK; flows.ts). */
+  readonly solveWork?: number;
 }
 
 /** One link's share of the run, for the report and the heat map. */
@@ -63,8 +65,9 @@ export interface NetworkResult {
   readonly note?: string;
   /** Bytes carried per link (indexed by link id). */
   readonly linkBytes: Float64Array;
-  /** Times the flow rates were solved. */
+  /** Times the flow rates were solved, and the link crossings those solves scanned (what --solve-budget bounds). */
   readonly solves: number;
+  readonly work: number;
 }
 
 /** Routes per host pair, computed once: a ring step reuses the same pairs 2(n-1) times. */
@@ -121,6 +124,8 @@ class FlowTransfers implements Network {
   private readonly pairs = new Map<number, { busy: number; queue: { id: number; at: number }[] }>();
   private pairOf = new Int32Array(1024);
   messages = 0;
+  /** Messages that arrived. */
+  arrived = 0;
   /** Called after each message is started (progress). */
   onMessage?: () => void;
 
@@ -129,8 +134,9 @@ class FlowTransfers implements Network {
     private readonly placement: Placement,
     private readonly elementBytes: number,
     private readonly n: number,
+    meter?: WorkMeter,
   ) {
-    this.net = new FlowNet(topology.links.bandwidth);
+    this.net = new FlowNet(topology.links.bandwidth, undefined, {}, meter);
     this.routes = new RouteCache(topology);
   }
 
@@ -194,6 +200,7 @@ class FlowTransfers implements Network {
         if (next) this.launch(pair, next.id, next.at, this.net.now);
         else pair.busy = -1;
       }
+      this.arrived++;
       done(this.sends[id] as At, this.recvs[id] as At);
     });
   }
@@ -226,7 +233,13 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
   const s = dtypeInfo(call.dtype as DType).bytes;
   const gamma = params.gamma ?? 0;
   const plans = compileAll(alg, call);
-  const network = new FlowTransfers(params.topology, params.placement, s, n);
+  const network = new FlowTransfers(
+    params.topology,
+    params.placement,
+    s,
+    n,
+    new SolveBudget(params.solveWork ?? THRESHOLDS.SOLVE_WORK.value),
+  );
   const report = params.onProgress;
   if (report) {
     // Messages started of those the plans hold, some 200 times over the run.
@@ -238,7 +251,15 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
       if (network.messages % every === 0 || network.messages === total) report(network.messages, total, "messages");
     };
   }
-  const out = interpret(plans, { network, local: reductions(gamma, s, n) }, params.order ?? "dataflow");
+  let out: ReturnType<typeof interpret>;
+  try {
+    out = interpret(plans, { network, local: reductions(gamma, s, n) }, params.order ?? "dataflow");
+  } catch (e) {
+    if (!(e instanceof SolveWorkExceeded)) throw e;
+    let total = 0;
+    for (const p of plans) for (const op of p.ops) if (op.kind === "send" && op.region.count > 0) total++;
+    throw new SolveWorkExceeded(e.limit, { count: network.arrived, of: total, what: "messages arrived" });
+  }
   const criticalRank = criticalOf(alg, n, out);
   let operations = 0;
   for (const p of plans) operations += p.ops.length;
@@ -251,6 +272,7 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
     approximate: false,
     linkBytes: network.net.linkBytes,
     solves: network.net.solves,
+    work: network.net.work,
   };
 }
 
