@@ -250,12 +250,13 @@ function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
     const y = from(j, l);
     return mem(i, k) === mem(j, l) && a.count > 0 && b.count > 0 && x < y + b.count && y < x + a.count;
   };
-  const labelled = new Set<number>();
+  // Each step's label looked at once (at its first operation), not once per operation.
+  const looked = new Uint8Array(plan.steps.length);
   ops.forEach((op, i) => {
     // Labels are what traces, timeouts and deadlock messages show: every step needs one.
-    if (!labelled.has(op.step) && (plan.steps[op.step]?.label ?? "").trim() === "") {
-      labelled.add(op.step);
-      fail(op, "the step has no label");
+    if (looked[op.step] === 0) {
+      looked[op.step] = 1;
+      if ((plan.steps[op.step]?.label ?? "").trim() === "") fail(op, "the step has no label");
     }
     if (op.kind === "copy" && op.src) {
       if (op.region.count > 0 && mem(i, 0) === mem(i, 1) && from(i, 0) === from(i, 1)) {

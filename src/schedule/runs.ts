@@ -12,13 +12,14 @@
  *     `ranks` (sorted intervals, as symbolic.ts's joins) at element index idx + k, or idx = -1
  *     where a contribution is held twice or indices are mixed (then at every k alike: both
  *     operands' indices grow with k together, and their rank sets do not depend on k).
- * A write splits runs only where its boundaries fall; copies, sends and receives move runs; a
- * reduction joins run against run, once per piece where both operands' runs agree; the result
- * is compared with the spec once per run. Neighbouring runs that continue one value are merged,
- * so a memory holds about as many runs as the writes that made it have distinct pieces.
+ * A memory starts split where the plan's regions begin and end, and a write splits runs only
+ * where its boundaries or its pieces' fall, so most writes change whole runs in place (splitting
+ * a memory of many runs on every write made the proof cubic in n); copies, sends and receives
+ * move runs; a reduction joins run against run, once per piece where both operands' runs agree;
+ * the result is compared with the spec once per run.
  *
  * The obligations are symbolic.ts's, element for element: a reduction reads nothing unwritten,
- * sends and receives agree in size, and cellAt() gives any element's contributions, flattened,
+ * sends and receives agree in size, and flattenAt() gives any element's contributions, flattened,
  * for messages.
  */
 import { invariant } from "../core/assert.js";
@@ -102,12 +103,19 @@ export class RunMem {
   val: (RunVal | null)[] = [];
   off: number[] = [];
 
-  constructor(readonly length: number) {
-    if (length > 0) {
-      this.start.push(0);
-      this.val.push(null);
-      this.off.push(0);
+  /** Unwritten, split at `cuts` (sorted, each inside (0, length)): where the plan's regions begin and end. */
+  constructor(
+    readonly length: number,
+    cuts: ArrayLike<number> = [],
+  ) {
+    if (length === 0) return;
+    this.start.push(0);
+    for (let i = 0; i < cuts.length; i++) {
+      const c = cuts[i] as number;
+      if (c > (this.start[this.start.length - 1] as number) && c < length) this.start.push(c);
     }
+    this.val = new Array(this.start.length).fill(null);
+    this.off = new Array(this.start.length).fill(0);
   }
 
   get runs(): number {
@@ -143,90 +151,78 @@ export class RunMem {
     }
   }
 
-  /** Whether one piece written over run i would continue the value of the run before or after it. */
-  private continues(i: number, p: Pieces): boolean {
-    const v = p.val[0] as RunVal | null;
-    const o = v === null ? 0 : (p.off[0] as number);
+  /** Splits so that a run starts at `at` (0 < at < length); returns that run. */
+  private splitAt(at: number): number {
+    const i = this.find(at);
     const st = this.start[i] as number;
-    if (
-      i > 0 &&
-      this.val[i - 1] === v &&
-      (v === null || (this.off[i - 1] as number) + st - (this.start[i - 1] as number) === o)
-    )
-      return true;
-    return (
-      i + 1 < this.start.length && this.val[i + 1] === v && (v === null || o + this.end(i) - st === this.off[i + 1])
-    );
+    if (st === at) return i;
+    const v = this.val[i] as RunVal | null;
+    this.start.splice(i + 1, 0, at);
+    this.val.splice(i + 1, 0, v);
+    this.off.splice(i + 1, 0, v === null ? 0 : (this.off[i] as number) + at - st);
+    return i + 1;
   }
 
-  /** Writes the pieces at `from` (they cover count elements). */
+  /**
+   * Writes the pieces at `from` (they cover count elements). Runs are split where the write's
+   * boundaries and its pieces' fall, and kept split (the memory starts split where the plan's
+   * regions fall, so most writes land on whole runs and change them in place).
+   */
   write(from: number, count: number, p: Pieces): void {
     if (count === 0) return;
     const to = from + count;
     if (from < 0 || to > this.length) invariant(false, `write [${from}, ${to}) of ${this.length}`);
-    const at = this.find(from);
-    if (p.size === 1 && this.start[at] === from && this.end(at) === to && !this.continues(at, p)) {
-      // The write replaces one run exactly (most writes after the first few): no split.
-      this.val[at] = p.val[0] as RunVal | null;
-      this.off[at] = p.val[0] === null ? 0 : (p.off[0] as number);
-      return;
-    }
-    // Rebuild the runs from the one before the first touched to the one after the last touched,
-    // merging neighbours that continue one value.
-    const lo = Math.max(0, at - 1);
-    const hi = Math.min(this.start.length - 1, this.find(to - 1) + 1);
+    const i0 = this.splitAt(from);
+    const i1 = to < this.length ? this.splitAt(to) : this.start.length;
+    // The runs of [from, to): the existing boundaries and the pieces' together.
     const r = rebuilt;
     r.size = 0;
-    for (let i = lo; i <= hi && (this.start[i] as number) < from; i++) {
-      r.add(this.start[i] as number, this.val[i] as RunVal | null, this.off[i] as number);
+    for (let j = i0, k = 0, pk = 0, at = from; at < to; ) {
+      const e = Math.min(this.end(j), at + (p.len[k] as number) - pk);
+      const v = p.val[k] as RunVal | null;
+      r.start[r.size] = at;
+      r.val[r.size] = v;
+      r.off[r.size++] = v === null ? 0 : (p.off[k] as number) + pk;
+      pk += e - at;
+      if (pk === p.len[k]) {
+        k++;
+        pk = 0;
+      }
+      if (e === this.end(j)) j++;
+      at = e;
     }
-    for (let k = 0, at = from; k < p.size; k++) {
-      r.add(at, p.val[k] as RunVal | null, p.off[k] as number);
-      at += p.len[k] as number;
-    }
-    for (let i = lo; i <= hi; i++) {
-      const st = this.start[i] as number;
-      if (this.end(i) <= to) continue;
-      const at = Math.max(st, to);
-      r.add(at, this.val[i] as RunVal | null, (this.off[i] as number) + at - st);
-    }
-    // Runs lo..hi become the rebuilt ones.
-    const k = hi - lo + 1;
+    const k = i1 - i0;
     if (r.size !== k) {
-      this.start.splice(lo, k, ...r.start.slice(0, r.size));
-      this.val.splice(lo, k, ...r.val.slice(0, r.size));
-      this.off.splice(lo, k, ...r.off.slice(0, r.size));
+      this.start.splice(i0, k, ...r.start.slice(0, r.size));
+      this.val.splice(i0, k, ...r.val.slice(0, r.size));
+      this.off.splice(i0, k, ...r.off.slice(0, r.size));
       return;
     }
     for (let j = 0; j < k; j++) {
-      this.start[lo + j] = r.start[j] as number;
-      this.val[lo + j] = r.val[j] as RunVal | null;
-      this.off[lo + j] = r.off[j] as number;
+      this.start[i0 + j] = r.start[j] as number;
+      this.val[i0 + j] = r.val[j] as RunVal | null;
+      this.off[i0 + j] = r.off[j] as number;
     }
   }
 }
 
-/** Runs being rebuilt by a write, merging a run into the one before where it continues its value. */
-class Rebuilt {
-  start: number[] = [];
-  val: (RunVal | null)[] = [];
-  off: number[] = [];
-  size = 0;
-  add(at: number, val: RunVal | null, off: number): void {
-    const k = this.size - 1;
-    if (
-      k >= 0 &&
-      this.val[k] === val &&
-      (val === null || (this.off[k] as number) + at - (this.start[k] as number) === off)
-    )
-      return;
-    this.start[k + 1] = at;
-    this.val[k + 1] = val;
-    this.off[k + 1] = val === null ? 0 : off;
-    this.size = k + 2;
+/** The runs a write makes, before they replace the ones it covers. */
+const rebuilt = { start: [] as number[], val: [] as (RunVal | null)[], off: [] as number[], size: 0 };
+
+/** Where rank `p`'s plan's regions begin and end, per memory (sorted, with repeats). */
+function cutsOf(p: FlatPlan): Int32Array[] {
+  const cuts: number[][] = [[], [], []];
+  for (let i = 0; i < p.m; i++) {
+    const n = p.count[i] as number;
+    for (let k = 0; k < 3; k++) {
+      const m = p.places[6 * i + 2 * k] as number;
+      if (m < 0) continue;
+      const from = p.places[6 * i + 2 * k + 1] as number;
+      (cuts[m] as number[]).push(from, from + n);
+    }
   }
+  return cuts.map((c) => Int32Array.from(c).sort());
 }
-const rebuilt = new Rebuilt();
 
 /**
  * A rank's memories 0 (input), 1 (output), 2 (scratch) before its plan runs, as symbolic.ts's
@@ -236,16 +232,17 @@ const rebuilt = new Rebuilt();
 function initialRuns(p: FlatPlan, rank: number, stride: number): RunMem[] {
   const l: Layout = p.layout;
   const a = p.call.inPlace ? l.alias : undefined;
-  const input = new RunMem(l.inputCount);
+  const cuts = cutsOf(p);
+  const input = new RunMem(l.inputCount, cuts[0]);
   const mine = new Pieces();
   if (l.inputCount > 0) {
     mine.push(l.inputCount, leaf(rank, stride), 0);
     input.write(0, l.inputCount, mine);
   }
-  const output = new RunMem(Math.max(l.outputCount, a?.kind === "same" ? l.inputCount : 0));
+  const output = new RunMem(Math.max(l.outputCount, a?.kind === "same" ? l.inputCount : 0), cuts[1]);
   if (a?.kind === "same") output.write(0, l.inputCount, mine);
   if (a?.kind === "input-in-output") output.write(a.offset, l.inputCount, mine);
-  return [input, output, new RunMem(p.scratch)];
+  return [input, output, new RunMem(p.scratch, cuts[2])];
 }
 
 /**
