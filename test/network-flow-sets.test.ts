@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type FlowSet, solveSet, solveSets } from "../src/model/network/flow-sets.js";
-import { SolveWorkExceeded } from "../src/model/network/flows.js";
+import { SolveBudget, SolveWorkExceeded } from "../src/model/network/flows.js";
 import { networkTime } from "../src/model/network/index.js";
 import { RouteCache } from "../src/model/network/simulate.js";
 import { parseTopology, placeRanks } from "../src/model/network/topology.js";
@@ -160,7 +160,7 @@ describe("the solves' work, metered", () => {
     expect(solveSets(bw, sets, { workLimit: total, threads: 2, minFlows: 0 }).map((r) => r.work)).toEqual(each);
   });
 
-  it("stops the sets past the call's budget (over all of them, not each), in this thread and in workers", () => {
+  it("stops the sets past the call's budget (over all of them, not each), in this thread and in workers, saying how many were solved", () => {
     // Every set fits the budget alone; together they do not.
     const limit = total - 1;
     expect(Math.max(...each)).toBeLessThan(limit);
@@ -172,7 +172,23 @@ describe("the solves' work, metered", () => {
         err = e;
       }
       expect(err).toBeInstanceOf(SolveWorkExceeded);
-      expect((err as SolveWorkExceeded).limit).toBe(limit);
+      const e = err as SolveWorkExceeded;
+      expect(e.limit).toBe(limit);
+      expect(e.done?.what).toBe("distinct rounds solved");
+      expect(e.done?.of).toBe(sets.length);
+      expect(e.done?.count).toBeLessThan(sets.length);
+    }
+  });
+
+  it("one budget spans several solves of a call, in this thread and in workers", () => {
+    for (const o of [{}, { threads: 2, minFlows: 0 }]) {
+      const budget = new SolveBudget(total + each[0]!);
+      solveSets(bw, sets, { ...o, budget });
+      expect(budget.spent).toBe(total);
+      // What is left covers the first set again, not the rest.
+      solveSets(bw, [sets[0]!], { ...o, budget });
+      expect(budget.spent).toBe(total + each[0]!);
+      expect(() => solveSets(bw, [sets[1]!], { ...o, budget })).toThrow(SolveWorkExceeded);
     }
   });
 
@@ -196,11 +212,15 @@ describe("the solves' work, metered", () => {
       const ok = networkTime(a2a, call, { topology, placement, engine });
       expect(ok.work).toBeGreaterThan(1000);
       expect(networkTime(a2a, call, { topology, placement, engine, solveWork: ok.work }).time).toBe(ok.time);
-      expect(() => networkTime(a2a, call, { topology, placement, engine, solveWork: Math.floor(ok.work / 3) })).toThrow(
-        new RegExp(
-          `^model: argument '--solve-budget': ${engine}: alltoall/pairwise at n = 128, 128 elements: its rate solves scanned more than the [\\d,]+ link crossings one call may with [\\d,]+ of [\\d,]+ (message copies of its round finished|messages arrived); use fewer ranks .*, the alpha-beta formula \\(no --topology: no links shared\\), or a larger --solve-budget`,
-        ),
-      );
+      for (const threads of [1, 2]) {
+        expect(() =>
+          networkTime(a2a, call, { topology, placement, engine, threads, solveWork: Math.floor(ok.work / 3) }),
+        ).toThrow(
+          new RegExp(
+            `^model: argument '--solve-budget': ${engine}: alltoall/pairwise at n = 128, 128 elements: its rate solves would scan more than the [\\d,]+ link crossings one call may \\(they stopped with [\\d,]+ of [\\d,]+ (flows of its one round finished, a flow per message path|messages arrived)\\); use fewer ranks \\(every rank sends to every other at once: half the ranks is about an eighth of the work\\), ${engine === "exact" ? "--engine phases \\(each distinct round solved once\\), " : ""}the alpha-beta formula \\(no --topology: no links shared\\), or a larger --solve-budget`,
+          ),
+        );
+      }
     }
   });
 });

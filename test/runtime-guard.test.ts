@@ -130,6 +130,16 @@ describe("guard: timeouts and aborts", () => {
         };
         const comm = new GuardedComm(slow, { store, rank: 0, timeoutMs: 5, watch });
         errors.push((await outcome(comm.synchronize())).error);
+        // A split that ends past its deadline fails the same way, and the communicator it made is released.
+        let destroyed = 0;
+        slow.split = () => {
+          const until = performance.now() + 20;
+          while (performance.now() < until);
+          return Promise.resolve({ destroy: () => destroyed++ } as unknown as Comm);
+        };
+        const late = new GuardedComm(slow, { store: new MemoryStore(), rank: 0, timeoutMs: 5 });
+        errors.push((await outcome(late.split([0]))).error);
+        errors.push(destroyed);
         // A quick call under a long deadline still passes.
         const quick = new GuardedComm(raw, { store: new MemoryStore(), rank: 0, timeoutMs: 60_000 });
         errors.push((await outcome(quick.synchronize())).error);
@@ -140,7 +150,10 @@ describe("guard: timeouts and aborts", () => {
       "rank 0: synchronize timed out after 0.005 s; the communicator is aborted",
     );
     expect(watch.aborted?.rank).toBe(0);
-    expect(errors[1]).toBeUndefined();
+    expect(errors[1]).toBeInstanceOf(TimeoutError);
+    expect((errors[1] as Error).message).toBe("rank 0: split [0] timed out after 0.005 s; the communicator is aborted");
+    expect(errors[2]).toBe(1);
+    expect(errors[3]).toBeUndefined();
   });
 
   it("reads CCLAB_TIMEOUT in seconds and rejects nonsense", () => {

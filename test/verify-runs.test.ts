@@ -1,6 +1,7 @@
 /**
  * The proof's symbolic memory in runs (src/schedule/runs.ts): a memory is a list of runs whose
- * value is affine in the element index, split only where a write's boundary falls.
+ * value is affine in the element index, split where the plan's regions fall (the cuts it starts
+ * with) and where a write's boundaries and pieces fall, never merged.
  *   - Runs against one cell per element: after any sequence of writes (of values, of nothing,
  *     of what another region of the memory holds), every element holds what the cells hold.
  *   - Memory: the proof of an all-gather at 512 ranks and count n + 3 (n² elements a rank, n³
@@ -46,9 +47,11 @@ const write = fc.record({
 
 describe("symbolic memory in runs", () => {
   it("holds, element for element, what one cell per element holds after any writes", () => {
+    // Cuts as the plan's regions give them: sorted, with repeats, 0 and L among them.
+    const cuts = fc.array(fc.nat(L), { maxLength: 12 }).map((c) => Int32Array.from(c).sort());
     fc.assert(
-      fc.property(fc.array(write, { maxLength: 30 }), (writes) => {
-        const mem = new RunMem(L);
+      fc.property(fc.array(write, { maxLength: 30 }), cuts, (writes, cut) => {
+        const mem = new RunMem(L, cut);
         const cells: (number | null)[] = new Array(L).fill(null);
         for (const w of writes) {
           const count = Math.min(w.count, L - w.from);

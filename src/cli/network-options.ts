@@ -105,7 +105,7 @@ export function addNetworkOptions(cmd: Command, prefix = "", also = ""): Command
     .addOption(
       new Option(
         "--solve-budget <n>",
-        `${prefix}network model: link crossings one call's rate solves may scan before it is refused, saying what fits (default ${n(T.SOLVE_WORK.value)}: about 10 s of solving on 2 cores)`,
+        `${prefix}network model: link crossings one call's rate solves may scan before it is refused, saying what fits (default ${n(T.SOLVE_WORK.value)}: about 15 s of solving on 2 cores)`,
       ).argParser((v: string) => decimal("model", "--solve-budget", v, 1, Number.MAX_SAFE_INTEGER)),
     );
 }

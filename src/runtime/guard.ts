@@ -176,8 +176,11 @@ export class GuardedComm extends CommLayer {
     return `${dir} peer ${peer}${w !== undefined && w !== peer ? ` (world rank ${w})` : ""}`;
   }
 
-  /** Races `work` against the deadline and the abort; the loser's outcome is ignored. */
-  private run<T>(site: Site, work: () => Promise<T>): Promise<T> {
+  /**
+   * Races `work` against the deadline and the abort; the loser's outcome is ignored, but for a
+   * value the work gave too late, which `discard` releases (a communicator split past its deadline).
+   */
+  private run<T>(site: Site, work: () => Promise<T>, discard?: (v: T) => void): Promise<T> {
     const me = this.options.rank;
     const already = this.watch.aborted;
     if (already) return Promise.reject(new AbortError(`${describe(me, site)}: aborted: ${whoAborted(already)}`));
@@ -215,7 +218,11 @@ export class GuardedComm extends CommLayer {
       p.then(
         // A call that ran past its deadline fails though its timer has not fired yet (timers are
         // coarser than a short timeout): whether it fails never depends on which one came first.
-        (v) => (performance.now() - started > this.timeoutMs ? timedOut() : finish(() => resolve(v))),
+        (v) => {
+          if (!settled && performance.now() - started <= this.timeoutMs) return finish(() => resolve(v));
+          discard?.(v);
+          if (!settled) timedOut();
+        },
         (e: unknown) => finish(() => reject(e)),
       );
     });
@@ -280,7 +287,11 @@ export class GuardedComm extends CommLayer {
     );
   }
   async split(ranks: readonly number[]): Promise<Comm> {
-    const sub = await this.run({ op: "split", peer: `[${ranks.join(", ")}]` }, () => this.inner.split(ranks));
+    const sub = await this.run(
+      { op: "split", peer: `[${ranks.join(", ")}]` },
+      () => this.inner.split(ranks),
+      (late) => late.destroy(),
+    );
     return new GuardedComm(sub, { ...this.options, watch: this.watch, timeoutMs: this.timeoutMs });
   }
   override synchronize(): Promise<void> {

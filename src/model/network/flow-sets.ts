@@ -107,7 +107,7 @@ export function solveSet(
       throw new SolveWorkExceeded(e.limit, {
         count: flows - net.inFlight,
         of: flows,
-        what: "message copies of its round finished",
+        what: "flows of its one round finished, a flow per message path",
       });
     throw e;
   }
@@ -139,7 +139,7 @@ interface Shared {
   readonly setWork: Float64Array;
   /** Per set, the thread that solved it. */
   readonly thread: Int32Array;
-  /** The work every thread's solves did, and the most they may do. */
+  /** The work the call's solves did (every thread's, and any before these sets), and the most they may do. */
   readonly work: BigInt64Array;
   readonly workLimit: number;
 }
@@ -253,8 +253,9 @@ for (let k = 1; k < threads; k++) {
 /**
  * Solves every set; in `threads` threads (the calling one and threads - 1 workers; default: the
  * machine's cores) where there are several sets of at least PARALLEL_MIN_FLOWS flows in all.
- * `onDone(done, total)` is told as sets finish. Their solves together may scan `workLimit` link
- * crossings (default SOLVE_WORK); past that they stop with SolveWorkExceeded.
+ * `onDone(done, total)` is told as sets finish. Their solves are charged to the call's `budget`
+ * (default: a new one of `workLimit`, else SOLVE_WORK link crossings), across threads; past it
+ * they stop with SolveWorkExceeded, saying how far they got.
  */
 export function solveSets(
   bandwidth: Float64Array,
@@ -268,19 +269,29 @@ export function solveSets(
     /** Tests: the module a worker loads (one that cannot load leaves every set to the calling thread). */
     readonly moduleUrl?: string;
     readonly workLimit?: number;
+    readonly budget?: SolveBudget;
   } = {},
 ): SolvedSet[] {
   const total = sets.length;
-  const workLimit = options.workLimit ?? THRESHOLDS.SOLVE_WORK.value;
+  const budget = options.budget ?? new SolveBudget(options.workLimit ?? THRESHOLDS.SOLVE_WORK.value);
+  // Past the budget: with several sets, how many were solved (one set says how far it got itself).
+  const stopped = (e: unknown, done: number): unknown =>
+    e instanceof SolveWorkExceeded && total > 1
+      ? new SolveWorkExceeded(e.limit, { count: done, of: total, what: "distinct rounds solved" })
+      : e;
   const flows = sets.reduce((a, s) => a + s.bytes.length, 0);
   const threads = Math.min(total, options.threads ?? availableParallelism());
   if (threads <= 1 || flows < (options.minFlows ?? PARALLEL_MIN_FLOWS)) {
-    const meter = new SolveBudget(workLimit);
-    return sets.map((set, k) => {
-      const r = solveSet(bandwidth, set, undefined, undefined, undefined, meter);
-      options.onDone?.(k + 1, total);
-      return r;
-    });
+    let k = 0;
+    try {
+      return sets.map((set) => {
+        const r = solveSet(bandwidth, set, undefined, undefined, undefined, budget);
+        options.onDone?.(++k, total);
+        return r;
+      });
+    } catch (e) {
+      throw stopped(e, k);
+    }
   }
   const used = sets.map((set) => sharedCopy(usedLinks(set)));
   const shared: Shared = {
@@ -302,8 +313,9 @@ export function solveSets(
     setWork: new Float64Array(new SharedArrayBuffer(Math.max(8, total * 8)), 0, total),
     thread: new Int32Array(new SharedArrayBuffer(total * 4)),
     work: new BigInt64Array(new SharedArrayBuffer(8)),
-    workLimit,
+    workLimit: budget.limit,
   };
+  shared.work[0] = BigInt(Math.floor(budget.spent));
   const control = new Int32Array(shared.control);
   const url = options.moduleUrl ?? import.meta.url;
   const boot = { url, tsx: /\.(c|m)?ts$/.test(new URL(url).pathname) ? import.meta.resolve("tsx/esm/api") : undefined };
@@ -326,7 +338,7 @@ export function solveSets(
       const done = Atomics.load(control, DONE);
       if (Atomics.load(control, FAILED) === 2) {
         // A worker past the budget: the call's refusal, not a failure.
-        if (Atomics.load(shared.work, 0) > BigInt(Math.floor(workLimit))) throw new SolveWorkExceeded(workLimit);
+        if (Atomics.load(shared.work, 0) > BigInt(Math.floor(budget.limit))) throw new SolveWorkExceeded(budget.limit);
         const text = Buffer.from(new Uint8Array(shared.error, 0, Atomics.load(control, ERR_LEN))).toString("utf8");
         throw new Error(`network model: a worker thread solving a round failed: ${text}`);
       }
@@ -345,9 +357,12 @@ export function solveSets(
       }
       Atomics.wait(control, DONE, done, 1000);
     }
+  } catch (e) {
+    throw stopped(e, Atomics.load(control, DONE));
   } finally {
-    // Its workers end with it.
+    // Its workers end with it; the call's budget has what every thread spent.
     void supervisor.terminate();
+    budget.spent = Number(Atomics.load(shared.work, 0));
   }
   tell();
   invariant(Atomics.load(control, DONE) === total, "solveSets: every set solved");

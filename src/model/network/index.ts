@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from "../../core/errors.js";
 import type { Algorithm } from "../../schedule/dsl.js";
 import type { CollectiveCall } from "../../specs/types.js";
-import { SolveWorkExceeded } from "./flows.js";
+import { SolveBudget, SolveWorkExceeded } from "./flows.js";
 import { networkTimePhases } from "./phases.js";
 import { chooseEngine, ENGINES, type Engine, THRESHOLDS } from "./policy.js";
 import { type NetworkParams, type NetworkResult, networkTimeExact } from "./simulate.js";
@@ -62,8 +62,12 @@ export function networkTime(
     );
   }
   const chosen = chooseEngine(alg, call, params.topology, engine);
+  // One meter for the call: every solve of either engine (the phases engine may solve its rounds
+  // more than once) is charged to it.
+  const budget = params.budget ?? new SolveBudget(params.solveWork ?? THRESHOLDS.SOLVE_WORK.value);
+  const withBudget = { ...params, budget };
   try {
-    return chosen === "exact" ? networkTimeExact(alg, call, params) : networkTimePhases(alg, call, params);
+    return chosen === "exact" ? networkTimeExact(alg, call, withBudget) : networkTimePhases(alg, call, withBudget);
   } catch (e) {
     if (e instanceof SolveWorkExceeded) throw solveWorkError(alg, call, chosen, e);
     throw e;
@@ -85,15 +89,17 @@ function solveWorkError(
   const fmt = (x: number) => x.toLocaleString("en");
   const elements = `${fmt(call.count)} element${call.count === 1 ? "" : "s"}`;
   const d = e.done;
-  const far = d ? ` with ${fmt(d.count)} of ${fmt(d.of)} ${d.what}` : "";
+  const far = d ? ` (they stopped with ${fmt(d.count)} of ${fmt(d.of)} ${d.what})` : "";
   const ways = [
-    // Where every rank's messages share the links at once (an all-to-all), the work grows about as n³.
-    "fewer ranks (where every rank sends to every other at once, half the ranks is about an eighth of the work)",
+    alg.collective.startsWith("alltoall")
+      ? "fewer ranks (every rank sends to every other at once: half the ranks is about an eighth of the work)"
+      : "fewer ranks",
+    ...(engine === "exact" ? ["--engine phases (each distinct round solved once)"] : []),
     "the alpha-beta formula (no --topology: no links shared)",
-    `or a larger --solve-budget (the default, ${fmt(THRESHOLDS.SOLVE_WORK.value)}, is about 10 s of solving on 2 cores)`,
+    `or a larger --solve-budget (the default, ${fmt(THRESHOLDS.SOLVE_WORK.value)}, is about 15 s of solving on 2 cores)`,
   ];
   return new InvalidArgumentError(
     { op: "model", arg: "--solve-budget" },
-    `${engine}: ${alg.collective}/${alg.name} at n = ${fmt(n)}, ${elements}: its rate solves scanned more than the ${fmt(e.limit)} link crossings one call may${far}; use ${ways.join(", ")}`,
+    `${engine}: ${alg.collective}/${alg.name} at n = ${fmt(n)}, ${elements}: its rate solves would scan more than the ${fmt(e.limit)} link crossings one call may${far}; use ${ways.join(", ")}`,
   );
 }

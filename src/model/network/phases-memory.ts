@@ -107,7 +107,7 @@ export function phasesMemoryError(
   ways.push(`or give node more heap (NODE_OPTIONS=--max-old-space-size=${need.toLocaleString("en")} or more)`);
   return new InvalidArgumentError(
     { op: "model", arg: "-n" },
-    `phases: ${alg.collective}/${alg.name} at n = ${n.toLocaleString("en")}, ${call.count.toLocaleString("en")} elements in segments of ${call.segment.toLocaleString("en")}: about ${m.walked.toLocaleString("en")} operations to walk and ${m.copies.toLocaleString("en")} message copies to solve, about ${Math.ceil(m.bytes / MiB).toLocaleString("en")} MiB at its peak, more than the ${Math.floor(budget / MiB).toLocaleString("en")} MiB of heap it may use; use ${ways.join(", ")}`,
+    `phases: ${alg.collective}/${alg.name} at n = ${n.toLocaleString("en")}, ${call.count.toLocaleString("en")} element${call.count === 1 ? "" : "s"} in segments of ${call.segment.toLocaleString("en")}: about ${m.walked.toLocaleString("en")} operations to walk and ${m.copies.toLocaleString("en")} message copies to solve, about ${Math.ceil(m.bytes / MiB).toLocaleString("en")} MiB at its peak, more than the ${Math.floor(budget / MiB).toLocaleString("en")} MiB of heap it may use; use ${ways.join(", ")}`,
   );
 }
 

@@ -205,6 +205,6 @@ export function networkTimePhases(
     note: `approximate: ${Number(rounds.toFixed(2))} logical rounds, each round's messages sharing the links as if started together (${solved.patterns.size} distinct), then timed in dataflow order${symText}${folded}${params.topology.hashed ? HASHED_CAVEAT : ""}`,
     linkBytes,
     solves: solved.solves,
-    work: solved.work,
+    work: params.budget ? params.budget.spent : solved.work,
   };
 }

@@ -63,7 +63,7 @@ export const THRESHOLDS = {
   SOLVE_WORK: {
     value: 600_000_000,
     unit: "link crossings scanned",
-    rule: "the rate solves of one call (either engine) may scan this many link crossings before the call is refused (--solve-budget): about 10 s on 2 cores",
+    rule: "the rate solves of one call (either engine) may scan this many link crossings before the call is refused (--solve-budget): about 15 s on 2 cores",
   },
   MAX_PERIOD: { value: 256, unit: "ranks", rule: "the largest symmetry period the phases engine looks for" },
   MOVED_OPERATIONS: {

@@ -112,7 +112,11 @@ export function solveRounds(w: RoundsWalk, n: number, params: NetworkParams): So
   });
   const solved = solveSets(topology.links.bandwidth, sets, {
     ...(params.threads !== undefined ? { threads: params.threads } : {}),
-    ...(params.solveWork !== undefined ? { workLimit: params.solveWork } : {}),
+    ...(params.budget
+      ? { budget: params.budget }
+      : params.solveWork !== undefined
+        ? { workLimit: params.solveWork }
+        : {}),
     ...(params.onProgress
       ? { onDone: (done: number, total: number) => params.onProgress?.(done, total, "rounds") }
       : {}),

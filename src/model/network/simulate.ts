@@ -35,6 +35,8 @@ export interface NetworkParams {
   readonly threads?: number;
   /** The link crossings the call's rate solves may scan before it is refused (default SOLVE_WORK; flows.ts). */
   readonly solveWork?: number;
+  /** The call's meter of that work, made once by networkTime so that every solve of the call is charged to it. */
+  readonly budget?: SolveBudget;
 }
 
 /** One link's share of the run, for the report and the heat map. */
@@ -152,7 +154,10 @@ class FlowTransfers implements Network {
     const a = this.placement[send.rank] as number;
     const b = this.placement[recv.rank] as number;
     // Ranks sharing a host exchange through its memory: no link, no latency.
-    if (a === b) return start;
+    if (a === b) {
+      this.arrived++;
+      return start;
+    }
     const id = this.freeIds.pop() ?? this.sends.length;
     this.sends[id] = send;
     this.recvs[id] = recv;
@@ -238,7 +243,7 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
     params.placement,
     s,
     n,
-    new SolveBudget(params.solveWork ?? THRESHOLDS.SOLVE_WORK.value),
+    params.budget ?? new SolveBudget(params.solveWork ?? THRESHOLDS.SOLVE_WORK.value),
   );
   const report = params.onProgress;
   if (report) {
