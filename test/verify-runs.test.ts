@@ -1,7 +1,8 @@
 /**
  * The proof's symbolic memory in runs (src/schedule/runs.ts): a memory is a list of runs whose
- * value is affine in the element index, split where the plan's regions fall (the cuts it starts
- * with) and where a write's boundaries and pieces fall, never merged.
+ * value is affine in the element index, split where the plan's written regions fall (the cuts it
+ * starts with) and where a write's boundaries and pieces fall, merged where one value continues
+ * across runs within a write.
  *   - Runs against one cell per element: after any sequence of writes (of values, of nothing,
  *     of what another region of the memory holds), every element holds what the cells hold.
  *   - Memory: the proof of an all-gather at 512 ranks and count n + 3 (n² elements a rank, n³
@@ -95,13 +96,20 @@ describe("symbolic memory in runs", () => {
     expect(got.len.slice(0, 4)).toEqual([2, 4, 3, 1]);
     expect(got.val.slice(0, 4)).toEqual([null, leaves[1], leaves[2], null]);
     expect(got.off.slice(1, 3)).toEqual([2, 0]);
-    // A memory split where a plan's regions fall: a write over whole runs keeps them (no merge, no split).
+    // A memory split where a plan's regions fall: a write over whole runs changes them in place,
+    // and one value continued across runs within a write is one run (the run after it stays).
     const cut = new RunMem(10, [0, 3, 3, 6, 10]);
+    const part = new Pieces();
+    part.push(3, leaves[0] as RunVal, 1);
+    part.push(3, leaves[1] as RunVal, 0);
+    cut.write(0, 6, part);
+    expect(cut.start).toEqual([0, 3, 6]);
+    expect(cut.off).toEqual([1, 0, 0]);
     const whole = new Pieces();
     whole.push(6, leaves[0] as RunVal, 1);
     cut.write(0, 6, whole);
-    expect(cut.start).toEqual([0, 3, 6]);
-    expect(cut.off).toEqual([1, 4, 0]);
+    expect(cut.start).toEqual([0, 6]);
+    expect(cut.off).toEqual([1, 0]);
   });
 
   it("proves an all-gather at 512 ranks and count n + 3 within a 512 MiB heap", { timeout: 600_000 }, () => {

@@ -12,10 +12,10 @@
  *     `ranks` (sorted intervals, as symbolic.ts's joins) at element index idx + k, or idx = -1
  *     where a contribution is held twice or indices are mixed (then at every k alike: both
  *     operands' indices grow with k together, and their rank sets do not depend on k).
- * A memory starts split where the plan's regions begin and end, and a write splits runs only
- * where its boundaries or its pieces' fall, so most writes change whole runs in place (splitting
- * a memory of many runs on every write made the proof cubic in n); copies, sends and receives
- * move runs; a reduction joins run against run, once per piece where both operands' runs agree;
+ * A memory starts split where the plan's written regions begin and end, and a write splits runs
+ * only where its boundaries or its pieces' fall, so most writes change whole runs in place
+ * (splitting a memory of many runs on every write made the proof cubic in n); within a write, a
+ * value that continues across runs is one run; copies, sends and receives move runs; a reduction joins run against run, once per piece where both operands' runs agree;
  * the result is compared with the spec once per run.
  *
  * The obligations are symbolic.ts's, element for element: a reduction reads nothing unwritten,
@@ -25,7 +25,7 @@
 import { invariant } from "../core/assert.js";
 import type { Layout } from "../specs/types.js";
 import { type Region, regionText } from "./dsl.js";
-import { type FlatEffects, type FlatPlan, REDUCE } from "./flat.js";
+import { type FlatEffects, type FlatPlan, REDUCE, SEND } from "./flat.js";
 import { type PlanOp, placer } from "./plan.js";
 import { type Cell, unionOfDisjoint } from "./symbolic.js";
 
@@ -165,8 +165,9 @@ export class RunMem {
 
   /**
    * Writes the pieces at `from` (they cover count elements). Runs are split where the write's
-   * boundaries and its pieces' fall, and kept split (the memory starts split where the plan's
-   * regions fall, so most writes land on whole runs and change them in place).
+   * boundaries and its pieces' fall (the memory starts split where the plan's written regions
+   * fall, so most writes land on whole runs and change them in place); within the write, a value
+   * that continues across runs is one run.
    */
   write(from: number, count: number, p: Pieces): void {
     if (count === 0) return;
@@ -180,9 +181,20 @@ export class RunMem {
     for (let j = i0, k = 0, pk = 0, at = from; at < to; ) {
       const e = Math.min(this.end(j), at + (p.len[k] as number) - pk);
       const v = p.val[k] as RunVal | null;
-      r.start[r.size] = at;
-      r.val[r.size] = v;
-      r.off[r.size++] = v === null ? 0 : (p.off[k] as number) + pk;
+      const o = v === null ? 0 : (p.off[k] as number) + pk;
+      const last = r.size - 1;
+      // A run that continues the one before it within this write is one run with it.
+      if (
+        !(
+          last >= 0 &&
+          r.val[last] === v &&
+          (v === null || (r.off[last] as number) + at - (r.start[last] as number) === o)
+        )
+      ) {
+        r.start[r.size] = at;
+        r.val[r.size] = v;
+        r.off[r.size++] = o;
+      }
       pk += e - at;
       if (pk === p.len[k]) {
         k++;
@@ -209,17 +221,17 @@ export class RunMem {
 /** The runs a write makes, before they replace the ones it covers. */
 const rebuilt = { start: [] as number[], val: [] as (RunVal | null)[], off: [] as number[], size: 0 };
 
-/** Where rank `p`'s plan's regions begin and end, per memory (sorted, with repeats). */
+/** Where rank `p`'s plan's written regions begin and end, per memory (sorted, with repeats). */
 function cutsOf(p: FlatPlan): Int32Array[] {
   const cuts: number[][] = [[], [], []];
   for (let i = 0; i < p.m; i++) {
-    const n = p.count[i] as number;
-    for (let k = 0; k < 3; k++) {
-      const m = p.places[6 * i + 2 * k] as number;
-      if (m < 0) continue;
-      const from = p.places[6 * i + 2 * k + 1] as number;
-      (cuts[m] as number[]).push(from, from + n);
-    }
+    // Only where operations write (a receive's, copy's or reduction's region): a memory only read
+    // (the input, most often) stays one run, and reads split nothing.
+    if (p.kind[i] === SEND) continue;
+    const m = p.places[6 * i] as number;
+    if (m < 0) continue;
+    const from = p.places[6 * i + 1] as number;
+    (cuts[m] as number[]).push(from, from + (p.count[i] as number));
   }
   return cuts.map((c) => Int32Array.from(c).sort());
 }
