@@ -176,19 +176,17 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
   };
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) process.on(s, interrupted);
-  // Stopped (SIGSTOP, Ctrl-Z) and resumed: the ranks may have given up meanwhile (watchdog.ts), and
-  // then that is why the job failed. A SIGCONT alone (fg, timeout(1), Slurm, kill -CONT) says
-  // nothing: only a rank whose watchdog wrote that it gave up makes the stop the reason.
-  const resumed = () => {
-    stoppedOnce = true;
-  };
-  let stoppedOnce = false;
+  // Stopped (SIGSTOP, Ctrl-Z) and resumed: the ranks may have given up meanwhile, and then that is
+  // why the job failed. The evidence is a rank's watchdog line saying this very process (its pid)
+  // was stopped past the timeout (watchdog.ts), not this process's own SIGCONT: a SIGCONT alone
+  // (fg, timeout(1), Slurm, kill -CONT) says nothing, and its handler may run only after the
+  // children's exits have been seen.
+  const stoppedHere = `(pid ${process.pid}) has been stopped for`;
   let gaveUp = false;
-  process.on("SIGCONT", resumed);
   // A rank whose own code never came back to its event loop says so before it ends itself (init.ts).
   let held: AbortInfo | undefined;
   const errLines = (t: string) => {
-    if (t.includes(STOPPED_PAST_TIMEOUT)) gaveUp = true;
+    if (t.includes(stoppedHere) && t.includes(STOPPED_PAST_TIMEOUT)) gaveUp = true;
     const m = held ? null : new RegExp(`cclab: rank (\\d+): (${HELD_THREAD}[^\n]*)`).exec(t);
     if (m) held = { rank: Number(m[1]), reason: m[2]!.replace(/ stopping this rank$/, "") };
     err(t);
@@ -309,7 +307,7 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     // The stop explains only deaths (the watchdog's SIGKILL, mpirun ending), never an interrupt or a rank's own error.
     const death = !failure || /died|was killed by|^mpirun /.test(failure.reason);
     if (held && death) failure = held;
-    else if (stoppedOnce && gaveUp && death) {
+    else if (gaveUp && death) {
       failure = {
         rank: -1,
         reason:
@@ -318,7 +316,6 @@ export async function launchProcesses(o: LaunchOptions): Promise<LaunchResult> {
     }
   } finally {
     for (const s of signals) process.off(s, interrupted);
-    process.off("SIGCONT", resumed);
     for (const cancel of timers) cancel();
     signalAll("SIGKILL");
     await client?.close();
