@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
+import { underLoad } from "../support/load.js";
 
 export type Backend = "sim" | "mpi";
 
@@ -60,7 +61,8 @@ export function reap(marker: string): void {
 
 /** Polls until no marked process is left (there is no event for an unrelated process's exit), up to ms. */
 export async function gone(marker: string, ms: number, except: readonly number[] = []): Promise<string[]> {
-  const end = Date.now() + ms;
+  // Processes ending is a verdict like any other: its bound grows with the load (test/support/load.ts).
+  const end = Date.now() + underLoad(ms);
   for (;;) {
     const left = marked(marker, except);
     if (left.length === 0 || Date.now() > end) return left;
