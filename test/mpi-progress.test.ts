@@ -15,6 +15,7 @@ import {
   SPIN_US,
   sleepFor,
 } from "../src/backends/mpi/progress.js";
+import { underLoad } from "./support/load.js";
 
 describe("sleepFor: how long a wait sleeps between tests", () => {
   it("not at all for the first 2 ms, then 1/16 of the time waited, 50 µs to 1 ms", () => {
@@ -88,9 +89,14 @@ function drive(completeAt: readonly number[], yieldCpu = false, timeoutMs?: numb
 
 describe("ProgressLoop", () => {
   it("a wait spins its first 2 ms with the short budget, then sleeps, never more than 1 ms at a time", async () => {
-    const d = await drive([30]);
+    const end = underLoad(30);
+    const d = await drive([end]);
+    // The wait's age is the loop's: from the end of its first turn, which ends right after the
+    // first pump unless the process is descheduled there (a loaded machine), so the window of an
+    // old wait starts that much later (test/support/load.ts).
+    const first = d.pumps[0]?.at ?? 0;
     const young = d.pumps.filter((p) => p.at < 1.9);
-    const old = d.pumps.filter((p) => p.at > 4 && p.at < 29);
+    const old = d.pumps.filter((p) => p.at > first + underLoad(4) && p.at < end - 1);
     expect(young.length).toBeGreaterThan(0);
     for (const p of young) expect(p).toMatchObject({ budgetUs: BUDGET_US, sleepUs: 0 });
     expect(old.length).toBeGreaterThan(0);
@@ -103,8 +109,10 @@ describe("ProgressLoop", () => {
   });
 
   it("a completion makes the wait young again: no sleep right after one", async () => {
-    const d = await drive([5, 5.01]);
-    const after = d.pumps.find((p) => p.at >= 5);
+    // Completions late enough that the wait is old by then, even where the first turn ran late.
+    const at = underLoad(5);
+    const d = await drive([at, at + 0.01]);
+    const after = d.pumps.find((p) => p.at >= at);
     const next = d.pumps[d.pumps.indexOf(after as Pumped) + 1];
     expect(after?.sleepUs).toBeGreaterThan(0);
     expect(next?.sleepUs).toBe(0);
@@ -122,7 +130,7 @@ describe("ProgressLoop", () => {
     setTimeout(() => {
       timerAt = performance.now() - t0;
     }, 2);
-    const d = await drive([20]);
+    const d = await drive([underLoad(20)]);
     expect(timerAt).toBeGreaterThan(0);
     expect(timerAt).toBeLessThan(d.pumps[d.pumps.length - 1]?.at ?? 0);
   });
