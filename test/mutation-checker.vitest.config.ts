@@ -1,6 +1,6 @@
 /**
  * Vitest configuration for mutation testing the static checker itself (npm run
- * test:mutation:checker, stryker.checker.config.json): the tests that hold the proof to rejecting
+ * test:mutation:checker, test/stryker.checker.config.json): the tests that hold the proof to rejecting
  * what is wrong (broken schedules, mutants, MSCCL's broken controls, runs against cells) and to
  * accepting what is right (every registered algorithm), on the mutation run's smaller matrix.
  */
