@@ -26,9 +26,11 @@
  */
 import type { CallTag } from "../comm.js";
 import { invariant } from "../core/assert.js";
+import { grow } from "../core/growable.js";
 import { sumScaling } from "../core/op.js";
 import { specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
+import { Deps, Intervals } from "./deps.js";
 import {
   type Algorithm,
   type BufferName,
@@ -93,6 +95,7 @@ export interface Plan {
 }
 
 const LIMIT_STEPS = 1_000_000;
+const NO_DEPS: readonly number[] = Object.freeze([]);
 
 /** The scaling the op needs around a sum, per docs/semantics.md: before (each input), after (the result). */
 export function opScaling(c: RankCall): { pre?: { mul: number; div: number }; post?: { mul: number; div: number } } {
@@ -135,89 +138,6 @@ export function placer(layout: Layout, inPlace: boolean): (r: Region) => Place {
     }
     return { mem, from: off, to: off + r.count };
   };
-}
-
-/**
- * Last writer and readers since, per interval of one memory (split at every boundary an
- * operation names). Dependencies are collected into a Deps, which drops repeats by stamp.
- */
-class Intervals {
-  private starts: number[] = [0];
-  private writer: number[] = [-1];
-  private readers: number[][] = [[]];
-
-  /** Splits so that `at` starts an interval; returns its index. */
-  private split(at: number): number {
-    const starts = this.starts;
-    let lo = 0;
-    let hi = starts.length - 1;
-    if ((starts[hi] as number) <= at) lo = hi;
-    else {
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if ((starts[mid] as number) <= at) lo = mid;
-        else hi = mid - 1;
-      }
-    }
-    if (starts[lo] === at) return lo;
-    const rs = this.readers[lo] as number[];
-    if (lo === starts.length - 1) {
-      starts.push(at);
-      this.writer.push(this.writer[lo] as number);
-      this.readers.push(rs.length === 0 ? [] : rs.slice());
-    } else {
-      starts.splice(lo + 1, 0, at);
-      this.writer.splice(lo + 1, 0, this.writer[lo] as number);
-      this.readers.splice(lo + 1, 0, rs.length === 0 ? [] : rs.slice());
-    }
-    return lo + 1;
-  }
-
-  /** Operations [from, to) depends on: the last writer, and also the readers when it writes. */
-  depsOf(from: number, to: number, writes: boolean, into: Deps): void {
-    if (from >= to) return;
-    const i0 = this.split(from);
-    const i1 = this.split(to);
-    for (let i = i0; i < i1; i++) {
-      const w = this.writer[i] as number;
-      if (w >= 0) into.add(w);
-      if (writes) for (const r of this.readers[i] as number[]) into.add(r);
-    }
-  }
-
-  record(from: number, to: number, op: number, writes: boolean): void {
-    if (from >= to) return;
-    const i0 = this.split(from);
-    const i1 = this.split(to);
-    for (let i = i0; i < i1; i++) {
-      if (writes) {
-        this.writer[i] = op;
-        this.readers[i] = [];
-      } else (this.readers[i] as number[]).push(op);
-    }
-  }
-}
-
-/** One operation's dependencies, each once: seen[op] holds the stamp of the operation that last added it. */
-class Deps {
-  private seen = new Int32Array(64);
-  private stamp = 0;
-  list: number[] = [];
-  /** Starts a new operation's set. */
-  reset(): void {
-    this.stamp++;
-    this.list = [];
-  }
-  add(op: number): void {
-    if (op >= this.seen.length) {
-      const grown = new Int32Array(Math.max(op + 1, 2 * this.seen.length));
-      grown.set(this.seen);
-      this.seen = grown;
-    }
-    if (this.seen[op] === this.stamp) return;
-    this.seen[op] = this.stamp;
-    this.list.push(op);
-  }
 }
 
 /**
@@ -328,32 +248,28 @@ function finish(
     }
   };
   const place = placer(layout, call.inPlace);
-  const mems = [new Intervals(), new Intervals(), new Intervals()];
-  const ops: PlanOp[] = [];
+  // First every operation is validated and placed (and its memory's boundaries noted), then its
+  // dependencies are worked out in program order over intervals cut at all of those boundaries.
+  // Each operation's dependencies are filled in by the second pass.
+  const ops: { -readonly [K in keyof PlanOp]: PlanOp[K] }[] = [];
+  const bounds: number[][] = [[], [], []];
   // places[6i..6i+5]: memory and first element of op i's region, src and with (grown as ops come).
   let places = new Int32Array(256);
-  const deps = new Deps();
-  /** Records where op `index`'s k-th region lives, and returns it. */
-  const at = (index: number, k: number, r: Region): Place => {
+  /** Records where op `index`'s k-th region lives. */
+  const at = (index: number, k: number, r: Region): void => {
     const p = place(r);
-    if (6 * index + 6 > places.length) {
-      const grown = new Int32Array(2 * places.length + 6);
-      grown.set(places);
-      places = grown;
-    }
+    if (6 * index + 6 > places.length) places = grow(places, 2 * places.length + 6);
     places[6 * index + 2 * k] = p.mem;
     places[6 * index + 2 * k + 1] = p.from;
-    return p;
+    (bounds[p.mem] as number[]).push(p.from, p.to);
   };
   const none = (index: number, k: number) => {
+    if (6 * index + 6 > places.length) places = grow(places, 2 * places.length + 6);
     places[6 * index + 2 * k] = -1;
     places[6 * index + 2 * k + 1] = 0;
   };
 
   steps.forEach((s, i) => {
-    // The step's transfers are posted together: their dependencies come from before the step,
-    // so all are worked out before any is recorded.
-    const base = ops.length;
     for (const t of s.transfers) {
       if (!Number.isInteger(t.peer) || t.peer < 0 || t.peer >= call.size) {
         throw new ScheduleError(`${where(i)}: ${t.kind} peer ${t.peer} is not a rank of ${call.size}`);
@@ -366,18 +282,10 @@ function finish(
       // ends drop it and the peers' other messages still pair in order.
       if (t.region.count === 0) continue;
       const index = ops.length;
-      const p = at(index, 0, t.region);
+      at(index, 0, t.region);
       none(index, 1);
       none(index, 2);
-      deps.reset();
-      mems[p.mem]!.depsOf(p.from, p.to, t.kind === "recv", deps);
-      ops.push({ kind: t.kind, step: i, peer: t.peer, channel: t.channel ?? 0, region: t.region, deps: deps.list });
-    }
-    for (let index = base; index < ops.length; index++) {
-      const op = ops[index] as PlanOp;
-      const mem = places[6 * index] as number;
-      const from = places[6 * index + 1] as number;
-      mems[mem]!.record(from, from + op.region.count, index, op.kind === "recv");
+      ops.push({ kind: t.kind, step: i, peer: t.peer, channel: t.channel ?? 0, region: t.region, deps: NO_DEPS });
     }
     for (const l of s.local) {
       check(l.dst, i, `${l.kind} destination`);
@@ -391,19 +299,10 @@ function finish(
       }
       if (l.dst.count === 0) continue;
       const index = ops.length;
-      const pd = at(index, 0, l.dst);
-      const ps = at(index, 1, l.src);
-      // reduce's first operand: `with`, or the destination itself.
-      let pw: Place | undefined;
-      if (l.kind === "reduce" && l.with) pw = at(index, 2, l.with);
-      else {
-        none(index, 2);
-        if (operand) pw = pd;
-      }
-      deps.reset();
-      mems[ps.mem]!.depsOf(ps.from, ps.to, false, deps);
-      if (pw) mems[pw.mem]!.depsOf(pw.from, pw.to, false, deps);
-      mems[pd.mem]!.depsOf(pd.from, pd.to, true, deps);
+      at(index, 0, l.dst);
+      at(index, 1, l.src);
+      if (l.kind === "reduce" && l.with) at(index, 2, l.with);
+      else none(index, 2);
       ops.push({
         kind: l.kind,
         step: i,
@@ -413,13 +312,49 @@ function finish(
         src: l.src,
         ...(l.kind === "reduce" && l.with ? { with: l.with } : {}),
         ...(l.kind === "scale" ? { mul: l.mul, div: l.div } : {}),
-        deps: deps.list,
+        deps: NO_DEPS,
       });
-      mems[ps.mem]!.record(ps.from, ps.to, index, false);
-      if (pw) mems[pw.mem]!.record(pw.from, pw.to, index, false);
-      mems[pd.mem]!.record(pd.from, pd.to, index, true);
     }
   });
+
+  const mems = bounds.map((b) => new Intervals(b));
+  const deps = new Deps();
+  /** Op j's k-th region: memory, first and end element (its region's count; -1 memory when it has none). */
+  const mem = (j: number, k: number) => places[6 * j + 2 * k] as number;
+  const from = (j: number, k: number) => places[6 * j + 2 * k + 1] as number;
+  for (let j = 0; j < ops.length; ) {
+    const op = ops[j] as (typeof ops)[number];
+    const count = op.region.count;
+    if (op.kind === "send" || op.kind === "recv") {
+      // The step's transfers are posted together: their dependencies come from before the step,
+      // so all are worked out before any is recorded.
+      let end = j;
+      for (; end < ops.length; end++) {
+        const t = ops[end] as (typeof ops)[number];
+        if (t.step !== op.step || !(t.kind === "send" || t.kind === "recv")) break;
+        deps.reset();
+        mems[mem(end, 0)]!.depsOf(from(end, 0), from(end, 0) + t.region.count, t.kind === "recv", deps);
+        t.deps = deps.list;
+      }
+      for (let k = j; k < end; k++) {
+        const t = ops[k] as (typeof ops)[number];
+        mems[mem(k, 0)]!.record(from(k, 0), from(k, 0) + t.region.count, k, t.kind === "recv");
+      }
+      j = end;
+      continue;
+    }
+    // reduce's first operand: `with` (place 2), or the destination itself.
+    const withAt = mem(j, 2) >= 0 ? 2 : op.kind === "reduce" ? 0 : -1;
+    deps.reset();
+    mems[mem(j, 1)]!.depsOf(from(j, 1), from(j, 1) + count, false, deps);
+    if (withAt >= 0) mems[mem(j, withAt)]!.depsOf(from(j, withAt), from(j, withAt) + count, false, deps);
+    mems[mem(j, 0)]!.depsOf(from(j, 0), from(j, 0) + count, true, deps);
+    op.deps = deps.list;
+    mems[mem(j, 1)]!.record(from(j, 1), from(j, 1) + count, j, false);
+    if (withAt >= 0) mems[mem(j, withAt)]!.record(from(j, withAt), from(j, withAt) + count, j, false);
+    mems[mem(j, 0)]!.record(from(j, 0), from(j, 0) + count, j, true);
+    j++;
+  }
 
   // Out of place the whole input is the caller's; in place, what the output does not cover.
   const a = call.inPlace ? layout.alias : undefined;
