@@ -32,31 +32,55 @@ export class Growable<T extends GrowableArray> {
   }
 }
 
-/** A binary min-heap of (key, id, version); the version lets a caller skip entries it has superseded. Equal keys come out in no set order. */
+/**
+ * A binary min-heap of (key, id, version); the version lets a caller skip entries it has
+ * superseded. Equal keys come out in no set order, or, made with `fifo`, in the order they were
+ * pushed (the schedule walk's events: same time, scheduling order).
+ */
 export class MinHeap {
   private k = new Float64Array(64);
   private i = new Int32Array(64);
   private v = new Int32Array(64);
+  /** fifo: each entry's push number, compared where keys are equal. */
+  private s: Float64Array | undefined;
+  private pushed = 0;
   size = 0;
+  constructor(fifo = false) {
+    if (fifo) this.s = new Float64Array(64);
+  }
+  /** Whether entry a comes out strictly before an entry of key `key` and push number `seq`. */
+  private before(a: number, key: number, seq: number): boolean {
+    const ka = this.k[a] as number;
+    return ka < key || (ka === key && this.s !== undefined && (this.s[a] as number) < seq);
+  }
+  private move(from: number, to: number): void {
+    this.k[to] = this.k[from] as number;
+    this.i[to] = this.i[from] as number;
+    this.v[to] = this.v[from] as number;
+    if (this.s) this.s[to] = this.s[from] as number;
+  }
+  private put(at: number, key: number, id: number, version: number, seq: number): void {
+    this.k[at] = key;
+    this.i[at] = id;
+    this.v[at] = version;
+    if (this.s) this.s[at] = seq;
+  }
   push(key: number, id: number, version = 0): void {
     if (this.size === this.k.length) {
       this.k = grow(this.k, this.size * 2);
       this.i = grow(this.i, this.size * 2);
       this.v = grow(this.v, this.size * 2);
+      if (this.s) this.s = grow(this.s, this.size * 2);
     }
-    const { k, i: ids, v } = this;
+    const seq = this.pushed++;
     let at = this.size++;
     while (at > 0) {
       const p = (at - 1) >> 1;
-      if ((k[p] as number) <= key) break;
-      k[at] = k[p] as number;
-      ids[at] = ids[p] as number;
-      v[at] = v[p] as number;
+      if (this.s ? this.before(p, key, seq) : (this.k[p] as number) <= key) break;
+      this.move(p, at);
       at = p;
     }
-    k[at] = key;
-    ids[at] = id;
-    v[at] = version;
+    this.put(at, key, id, version, seq);
   }
   /** The smallest key (Infinity when empty). */
   peek(): number {
@@ -78,27 +102,23 @@ export class MinHeap {
   }
   /** Removes the smallest key; returns its id. */
   pop(): number {
-    const { k, i: ids, v } = this;
-    const top = ids[0] as number;
+    const top = this.i[0] as number;
     const last = --this.size;
     if (last > 0) {
-      const key = k[last] as number;
-      const id = ids[last] as number;
-      const ver = v[last] as number;
+      const key = this.k[last] as number;
+      const id = this.i[last] as number;
+      const ver = this.v[last] as number;
+      const seq = this.s ? (this.s[last] as number) : 0;
       let at = 0;
       for (;;) {
         let c = 2 * at + 1;
         if (c >= last) break;
-        if (c + 1 < last && (k[c + 1] as number) < (k[c] as number)) c++;
-        if (key <= (k[c] as number)) break;
-        k[at] = k[c] as number;
-        ids[at] = ids[c] as number;
-        v[at] = v[c] as number;
+        if (c + 1 < last && this.before(c + 1, this.k[c] as number, this.s ? (this.s[c] as number) : 0)) c++;
+        if (!this.before(c, key, seq)) break;
+        this.move(c, at);
         at = c;
       }
-      k[at] = key;
-      ids[at] = id;
-      v[at] = ver;
+      this.put(at, key, id, ver, seq);
     }
     return top;
   }

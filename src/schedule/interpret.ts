@@ -15,6 +15,7 @@
  * simulator models, so a schedule that completes here completes under eager and buffered sends.
  * Time: a transfer takes 1 and a local operation 0 unless the effect says otherwise.
  */
+import { MinHeap } from "../core/growable.js";
 import { Matcher } from "../core/match.js";
 import { scheduling } from "./dataflow.js";
 import type { Plan, PlanOp } from "./plan.js";
@@ -66,75 +67,6 @@ export interface Outcome {
   readonly stuck: readonly (At & { readonly posted: boolean })[];
 }
 
-/** A binary min-heap of (time, sequence) -> (rank, op) events. */
-class Events {
-  private time: number[] = [];
-  private seq: number[] = [];
-  private rank: number[] = [];
-  private index: number[] = [];
-  private n = 0;
-  private counter = 0;
-  get size(): number {
-    return this.n;
-  }
-  /** The earliest event's time (Infinity when empty). */
-  peekTime(): number {
-    return this.n > 0 ? (this.time[0] as number) : Number.POSITIVE_INFINITY;
-  }
-  push(time: number, rank: number, index: number): void {
-    let i = this.n++;
-    const seq = this.counter++;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      const tp = this.time[p] as number;
-      if (tp < time || (tp === time && (this.seq[p] as number) < seq)) break;
-      this.move(p, i);
-      i = p;
-    }
-    this.set(i, time, seq, rank, index);
-  }
-  /** Pops the earliest event into out. */
-  pop(out: { time: number; rank: number; index: number }): void {
-    out.time = this.time[0] as number;
-    out.rank = this.rank[0] as number;
-    out.index = this.index[0] as number;
-    const last = --this.n;
-    if (last === 0) return;
-    const time = this.time[last] as number;
-    const seq = this.seq[last] as number;
-    const rank = this.rank[last] as number;
-    const index = this.index[last] as number;
-    let i = 0;
-    for (;;) {
-      let c = 2 * i + 1;
-      if (c >= last) break;
-      if (c + 1 < last && this.before(c + 1, c)) c++;
-      const tc = this.time[c] as number;
-      if (time < tc || (time === tc && seq < (this.seq[c] as number))) break;
-      this.move(c, i);
-      i = c;
-    }
-    this.set(i, time, seq, rank, index);
-  }
-  private before(a: number, b: number): boolean {
-    const ta = this.time[a] as number;
-    const tb = this.time[b] as number;
-    return ta < tb || (ta === tb && (this.seq[a] as number) < (this.seq[b] as number));
-  }
-  private move(from: number, to: number): void {
-    this.time[to] = this.time[from] as number;
-    this.seq[to] = this.seq[from] as number;
-    this.rank[to] = this.rank[from] as number;
-    this.index[to] = this.index[from] as number;
-  }
-  private set(i: number, time: number, seq: number, rank: number, index: number): void {
-    this.time[i] = time;
-    this.seq[i] = seq;
-    this.rank[i] = rank;
-    this.index[i] = index;
-  }
-}
-
 /** A plan's steps as operation ranges: step k of the walk is ops [start[k], start[k+1]). */
 interface StepRanges {
   readonly start: Int32Array;
@@ -179,7 +111,8 @@ const isTransfer = (op: PlanOp): boolean => op.kind === "send" || op.kind === "r
 /** Runs every rank's plan (plans[r] is rank r's) and reports what completed and when. */
 export function interpret(plans: readonly Plan[], effects: Effects = {}, order: Order = "dataflow"): Outcome {
   const n = plans.length;
-  const events = new Events();
+  // Events by time, ties in the order they were scheduled: id the rank, version the operation.
+  const events = new MinHeap(true);
   const matcher = new Matcher<At, At>();
   const key = (src: number, dst: number, channel: number) => (channel * n + src) * n + dst;
 
@@ -288,7 +221,6 @@ export function interpret(plans: readonly Plan[], effects: Effects = {}, order: 
     else for (let i = 0; i < st.plan.ops.length; i++) if (st.pending[i] === 0) ready(st, i, 0);
   }
 
-  const ev = { time: 0, rank: 0, index: 0 };
   let last = 0;
   const net = effects.network;
   const arrived = (s: At, r: At, time: number) => {
@@ -299,16 +231,16 @@ export function interpret(plans: readonly Plan[], effects: Effects = {}, order: 
     // A transfer the network ends before the next event is an event of its own.
     // Events up to the network's clock go first (what they start cannot end before it); only
     // then is it asked when its next transfer ends, so one instant's transfers are solved once.
-    const te = events.peekTime();
+    const te = events.peek();
     const t = net && te > net.now ? net.next() : Number.POSITIVE_INFINITY;
     if (t < Number.POSITIVE_INFINITY && t <= te) {
       net?.take((s, r) => arrived(s, r, t));
       continue;
     }
     if (events.size === 0) break;
-    events.pop(ev);
-    const { time, index } = ev;
-    const st = ranks[ev.rank] as RankState;
+    const time = events.peek();
+    const index = events.topVersion();
+    const st = ranks[events.pop()] as RankState;
     st.doneOp[index] = 1;
     if (time > st.finish) st.finish = time;
     if (time > last) last = time;
