@@ -2,6 +2,7 @@
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../core/errors.js";
 import type { Shape } from "../specs/types.js";
+import { PROOF_HEAP_MIB } from "../verify/proofs.js";
 import { type VerifyOptions, verify } from "../verify/run.js";
 import { jsonOption, npOption, nranksOption, parsers, ranksOf, TOOL_MAX_RANKS } from "./options.js";
 import { absolutePlacement, shapeOfFlags, topologyHosts } from "./topology-shape.js";
@@ -20,6 +21,7 @@ interface VerifyFlags {
   size?: string;
   topology?: string;
   placement?: string;
+  proofMemory?: number;
 }
 
 /** --topology's shape for the one rank count verify then runs at (-n's single value, else the topology's hosts). */
@@ -79,6 +81,11 @@ export function registerVerify(program: Command): void {
       "the machine, as cclab model takes it (torus:4x4, mesh:2x4x2, ring:8, rail:2x4, ...): every algorithm is verified at its rank count (-n, else its hosts; on mpi and nccl the one world launched) and an algorithm that reads the shape (Swing on a torus or mesh) gets it",
     )
     .option("--placement <how>", "with --topology: ranks on hosts, block (default), round-robin or file:PATH")
+    .option(
+      "--proof-memory <MiB>",
+      `sim: the heap one proof of 128 ranks or more may use, in its own thread (default ${PROOF_HEAP_MIB}); past it the proof stops with an error naming the call`,
+      p.int("--proof-memory", 64, 1 << 20),
+    )
     .addOption(jsonOption())
     .action(async (f: VerifyFlags) => {
       if (f.size !== undefined) {
@@ -109,6 +116,7 @@ export function registerVerify(program: Command): void {
         np: f.backend !== "sim" && ranks ? ranks.join(",") : undefined,
         sizes: f.backend === "sim" ? ranks : undefined,
         json: f.json,
+        ...(f.proofMemory !== undefined ? { proofMemory: f.proofMemory } : {}),
         ...(shape && !machine ? { shape } : {}),
         ...(machine ? { machine } : {}),
       };

@@ -20,6 +20,8 @@ export interface VerifyOptions {
   sizes?: readonly number[];
   /** sim: how long shrinking a failing property case may take (default run.ts SHRINK_SECONDS; 0: no shrinking). */
   shrinkSeconds?: number;
+  /** sim: the heap one proof at 128 ranks or more may use, in MiB (`--proof-memory`; default proofs.ts PROOF_HEAP_MIB). */
+  proofMemory?: number;
   /** Print a VerifyReport as JSON on stdout instead of the table. */
   json?: boolean;
   /** `--topology`: the machine every algorithm is bound to (src/schedule/shape.ts), at its rank count only. */

@@ -7,12 +7,11 @@
 import { SingleBar } from "cli-progress";
 import Table from "cli-table3";
 import fc from "fast-check";
-import { checkAlgorithm } from "../schedule/check.js";
 import type { Algorithm } from "../schedule/dsl.js";
 import { withShape } from "../schedule/shape.js";
 import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "./load.js";
-import { checkCases } from "./matrix.js";
+import { PROOF_HEAP_MIB, proveCases } from "./proofs.js";
 import { caseArb, describeCase, runCase } from "./property.js";
 import { printReport, type VerifyOptions } from "./report.js";
 
@@ -26,35 +25,52 @@ export interface VerifyRow {
   readonly replay?: string;
 }
 
-export async function verifyOne(alg: Algorithm, o: VerifyOptions, seed: number): Promise<VerifyRow> {
+/**
+ * One algorithm's row: the static proof over checkCases, then the property tests. With
+ * `fromOptions` (verify's own algorithms, which a worker finds again from o), its calls of 128
+ * ranks or more are proved in worker threads (proofs.ts); without, all in this thread.
+ */
+export async function verifyOne(
+  alg: Algorithm,
+  o: VerifyOptions,
+  seed: number,
+  fromOptions = false,
+): Promise<VerifyRow> {
   const file = o.algorithmFile ? ` --algorithm-file ${o.algorithmFile}` : "";
   // The proof covers 1..--max-n and every n the property tests run at (-n).
-  const cases = checkCases(alg, o.size, o.sizes);
-  for (const args of cases) {
-    const report = checkAlgorithm(alg, args);
-    if (report.errors.length > 0) {
-      // The static proof is deterministic: explain shows the failing call's steps and the checker's verdict.
-      const call = `-n ${args.size} --count ${args.count} --segment ${args.segment ?? 1}${args.root ? ` --root ${args.root}` : ""}${args.inPlace ? " --in-place" : ""}`;
-      return {
-        algorithm: alg,
-        staticCases: cases.length,
-        propertyCases: 0,
-        failure: report.errors.join("\n"),
-        replay: args.splits ? undefined : `cclab explain ${alg.collective} --algorithm ${alg.name}${file} ${call}`,
-      };
-    }
+  const source = {
+    collective: alg.collective,
+    algorithm: alg.name,
+    ...(o.algorithmFile !== undefined ? { algorithmFile: o.algorithmFile } : {}),
+    ...(o.shape ? { shape: o.shape } : {}),
+    maxN: o.size,
+    sizes: o.sizes ?? [],
+    heapMiB: o.proofMemory ?? PROOF_HEAP_MIB,
+  };
+  const { cases, failure: failed } = await proveCases(alg, source, fromOptions ? undefined : 0);
+  if (failed) {
+    const args = failed.call;
+    // The static proof is deterministic: explain shows the failing call's steps and the checker's verdict.
+    const call = `-n ${args.size} --count ${args.count} --segment ${args.segment ?? 1}${args.root ? ` --root ${args.root}` : ""}${args.inPlace ? " --in-place" : ""}`;
+    return {
+      algorithm: alg,
+      staticCases: cases,
+      propertyCases: 0,
+      failure: failed.errors.join("\n"),
+      replay: args.splits ? undefined : `cclab explain ${alg.collective} --algorithm ${alg.name}${file} ${call}`,
+    };
   }
   const p = await propertyCheck(alg, o, seed);
   if (p.failure) {
     return {
       algorithm: alg,
-      staticCases: cases.length,
+      staticCases: cases,
       propertyCases: p.cases,
       failure: p.failure,
       replay: `cclab verify --collective ${alg.collective} --algorithm ${alg.name}${file} --max-n ${o.size}${o.sizes?.length ? ` -n ${o.sizes.join(",")}` : ""} --seed ${seed} --runs ${o.runs}`,
     };
   }
-  return { algorithm: alg, staticCases: cases.length, propertyCases: p.cases };
+  return { algorithm: alg, staticCases: cases, propertyCases: p.cases };
 }
 
 /** How long shrinking a counterexample may take by default: past it, the smallest case found so far is reported. */
@@ -142,7 +158,7 @@ export async function verify(o: VerifyOptions): Promise<number> {
   const rows: VerifyRow[] = [];
   for (const alg of algs) {
     bar?.update(rows.length, { name: `${alg.collective}/${alg.name}` });
-    rows.push(await verifyOne(alg, o, seed));
+    rows.push(await verifyOne(alg, o, seed, true));
   }
   bar?.update(rows.length, { name: "" });
   bar?.stop();

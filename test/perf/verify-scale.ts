@@ -7,7 +7,8 @@
  * For each algorithm (allreduce/ring by default; --all: every registered one) at each n: the
  * proof of `cclab verify -n N` at that n (src/verify/matrix.ts casesAt: counts 0, n - 1, n + 3,
  * each root kind, in and out of place; --cases one: count n + 3 out of place only), in a child
- * process of its own with a 4 GiB heap, timed wall-clock and in CPU seconds (the machine is
+ * process of its own with the heap verify's proof workers have (4 GiB, a 192 MiB young
+ * generation; src/verify/proofs.ts), one call after another, timed wall-clock and in CPU seconds (the machine is
  * shared: CPU time is what the proof costs, wall time what it took under the load), with the
  * child's peak resident memory (getrusage maxRSS). Prints a markdown table and the load before
  * and after.
@@ -76,6 +77,8 @@ function main(): void {
         process.execPath,
         [
           "--max-old-space-size=4096",
+          // The young generation verify's proof workers get (src/verify/proofs.ts: 192 MiB).
+          "--max-semi-space-size=64",
           "--import",
           "tsx",
           new URL(import.meta.url).pathname,
