@@ -3,6 +3,7 @@
  * from the intervals of memory each reads and writes (plan.ts's compiler uses it).
  */
 import { invariant } from "../core/assert.js";
+import { lastAtMost } from "../core/extent.js";
 import { grow } from "../core/growable.js";
 
 /**
@@ -38,15 +39,8 @@ export class Intervals {
 
   /** The interval that starts at `at` (a boundary the constructor was given). */
   private find(at: number): number {
-    const starts = this.starts;
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if ((starts[mid] as number) <= at) lo = mid;
-      else hi = mid - 1;
-    }
-    invariant(starts[lo] === at, () => `interval boundary ${at} was not announced`);
+    const lo = lastAtMost(this.starts, at);
+    invariant(this.starts[lo] === at, () => `interval boundary ${at} was not announced`);
     return lo;
   }
 

@@ -23,6 +23,7 @@
  * for messages.
  */
 import { invariant } from "../core/assert.js";
+import { lastAtMost } from "../core/extent.js";
 import type { Layout } from "../specs/types.js";
 import { type Region, regionText } from "./dsl.js";
 import { type FlatEffects, type FlatPlan, REDUCE, SEND } from "./flat.js";
@@ -128,15 +129,7 @@ export class RunMem {
 
   /** The run holding element `at` (0 <= at < length). */
   find(at: number): number {
-    const s = this.start;
-    let lo = 0;
-    let hi = s.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if ((s[mid] as number) <= at) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
+    return lastAtMost(this.start, at);
   }
 
   /** Appends elements [from, from + count) to `out` as pieces. */
