@@ -1,7 +1,8 @@
 /**
  * The static proof's calls at large n (`cclab verify -n 1024`), run in worker threads: each call
  * is proved on its own (checkAlgorithm), so the calls of the matrix at one n, and the n's asked
- * for, go to as many workers as the machine has cores, each with a bounded heap. A worker's heap
+ * for, go to as many workers as the machine has cores (and as half its memory holds at their
+ * heap's cap), each with a bounded heap. A worker's heap
  * is capped at `heapMiB` (`--proof-memory`, default 4,096), so a proof that would take more ends
  * with an error naming the call and the bound, not with the process killed by the system. Its
  * young generation is larger than node's default: every rank's plan, compiled in its turn and
@@ -13,7 +14,7 @@
  * and proves those it is handed by index. An algorithm a worker cannot find (one registered by
  * the calling program, not by a file) is proved in the calling thread, as are the small calls.
  */
-import { availableParallelism } from "node:os";
+import { availableParallelism, totalmem } from "node:os";
 import { Worker } from "node:worker_threads";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkAlgorithm } from "../schedule/check.js";
@@ -212,7 +213,9 @@ async function proveEach(
     if (errors.length > 0) return { call, errors };
   }
   if (big.length === 0) return undefined;
-  const out = await inWorkers(src, cases, big, Math.min(threads, big.length));
+  // Workers at their heap's cap must fit in half the machine's memory together.
+  const fit = Math.max(1, Math.floor(totalmem() / 2 / (src.heapMiB * 2 ** 20)));
+  const out = await inWorkers(src, cases, big, Math.min(threads, big.length, fit));
   if (out.loaded) return out.failure;
   // The worker could not find the algorithm (the caller registered it): proved here.
   for (const i of big) {
