@@ -7,7 +7,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ring } from "../algorithms/allreduce/ring.js";
 import { Deps, Intervals } from "../src/schedule/deps.js";
+import { compile } from "../src/schedule/plan.js";
+import { makeCall, rankCall } from "../src/specs/index.js";
 
 interface Access {
   readonly from: number;
@@ -65,5 +68,11 @@ describe("dependencies from memory", () => {
   it("a boundary no operation announced is an invariant failure, not a silent wrong answer", () => {
     const mem = new Intervals([0, 8]);
     expect(() => mem.record(2, 6, 0, true)).toThrow(/boundary 2 was not announced/);
+  });
+
+  it("offsets past 2^31 elements (the model compiles real buffer sizes) give the same dependencies as small ones", () => {
+    const deps = (count: number) =>
+      compile(ring, rankCall(makeCall({ collective: "allreduce", size: 4, count }, ring), 1)).ops.map((o) => o.deps);
+    expect(deps(2 ** 32 + 8)).toEqual(deps(8));
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Typed arrays that grow, and the binary min-heap built on them: the one place the model's
- * walkers and flow solver (src/model/network/) get both. Growth doubles, so n appends cost O(n).
+ * walkers and flow solver (src/model/network/), the schedule walk (interpret.ts) and the
+ * compiler's dependencies (deps.ts) get them. Growth doubles, so n appends cost O(n).
  */
 
 /** The typed arrays the model keeps its state in. */
@@ -38,6 +39,7 @@ export class Growable<T extends GrowableArray> {
  * pushed (the schedule walk's events: same time, scheduling order).
  */
 export class MinHeap {
+  // Keys are finite (times, rates): NaN has no place in either order.
   private k = new Float64Array(64);
   private i = new Int32Array(64);
   private v = new Int32Array(64);

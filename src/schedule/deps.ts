@@ -12,7 +12,8 @@ import { grow } from "../core/growable.js";
  * split later would inherit its whole's writer and readers, so cutting it first changes nothing).
  * Cutting as operations came, into sorted arrays, moved every later interval at each cut: PAT
  * reduce-scatter at 1,024 ranks made about twenty million such moves a rank. Readers are lists
- * threaded through one typed array, so recording them allocates nothing.
+ * threaded through typed arrays (a pool of nodes that grows and is not reused after a write), so
+ * recording them makes no object.
  */
 export class Intervals {
   private readonly starts: Float64Array;
@@ -25,9 +26,10 @@ export class Intervals {
   private nodes = 0;
 
   /** `bounds`: every boundary operations name in this memory, in any order, repeats allowed. */
-  constructor(bounds: number[]) {
-    bounds.push(0);
-    const sorted = Float64Array.from(bounds).sort();
+  constructor(bounds: readonly number[]) {
+    const sorted = new Float64Array(bounds.length + 1);
+    sorted.set(bounds);
+    sorted.sort();
     let k = 0;
     for (let i = 0; i < sorted.length; i++)
       if (i === 0 || sorted[i] !== sorted[k - 1]) sorted[k++] = sorted[i] as number;

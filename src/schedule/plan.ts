@@ -254,7 +254,9 @@ function finish(
   const ops: { -readonly [K in keyof PlanOp]: PlanOp[K] }[] = [];
   const bounds: number[][] = [[], [], []];
   // places[6i..6i+5]: memory and first element of op i's region, src and with (grown as ops come).
-  let places = new Int32Array(256);
+  // Doubles while compiling (the second pass reads offsets back, and the model compiles buffers
+  // of 2^31 elements and more); the plan keeps them as Plan.places says.
+  let places = new Float64Array(256);
   /** Records where op `index`'s k-th region lives. */
   const at = (index: number, k: number, r: Region): void => {
     const p = place(r);
@@ -376,7 +378,7 @@ function finish(
     scratch,
     scheduled,
     protectedInput,
-    places: places.slice(0, 6 * ops.length),
+    places: Int32Array.from(places.subarray(0, 6 * ops.length)),
   };
 }
 
