@@ -35,7 +35,7 @@ async function load(file: string): Promise<Algorithm> {
 /** What `cclab verify --algorithm-file FILE --max-n 1 -n 1024 --runs 0` reports for the file's algorithm (proved in a worker, as verify does). */
 async function verifyAt1024(file: string): Promise<{ failure: string; replay: string }> {
   const alg = await load(file);
-  const row = await verifyOne(alg, { backend: "sim", size: 1, sizes: [N], runs: 0, algorithmFile: file }, 1, true);
+  const row = await verifyOne(alg, { backend: "sim", size: 1, sizes: [N], runs: 0, algorithmFile: file }, 1, alg);
   return { failure: row.failure ?? "", replay: row.replay ?? "" };
 }
 

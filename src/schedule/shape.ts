@@ -44,7 +44,7 @@ export function withShape(alg: Algorithm, shape: Shape, site = { op: "topology",
     throw new InvalidArgumentError(site, `'${shape.name}' has ${shape.hosts} hosts, fewer than the ${size} ranks`);
   const inner = alg;
   const reads = alg.topology?.families.includes(shape.family) ?? false;
-  return {
+  const out: Algorithm = {
     ...alg,
     // The bound algorithm hands the shape over itself: compile sees no requirement left to check.
     topology: undefined,
@@ -58,4 +58,10 @@ export function withShape(alg: Algorithm, shape: Shape, site = { op: "topology",
       yield* inner.schedule(c.size === size && c.shape === undefined ? callSeenBy(inner, { ...c, shape }) : c, mem);
     },
   };
+  bound.set(out, alg);
+  return out;
 }
+
+const bound = new WeakMap<Algorithm, Algorithm>();
+/** The algorithm withShape() bound `alg` from (undefined for one it did not make). */
+export const boundFrom = (alg: Algorithm): Algorithm | undefined => bound.get(alg);

@@ -53,27 +53,28 @@ export interface ProofFailure {
 /** The worker's side: find the algorithm, then prove each call index it is sent. */
 export async function proofWorker(
   src: ProofSource,
-  post: (m: unknown) => void,
+  post: (m: WorkerMessage) => void,
   on: (f: (i: number) => void) => void,
 ): Promise<void> {
-  let alg: Algorithm | undefined;
-  try {
-    const found = (await selectAlgorithms({ ...src, algorithmFile: src.algorithmFile })).find(
-      (a) => a.collective === src.collective && a.name === src.algorithm,
-    );
-    alg = found && src.shape ? withShape(found, src.shape, { op: "verify", arg: "--topology" }) : found;
-  } catch {
-    alg = undefined;
-  }
-  if (!alg) {
-    post({ loaded: false });
+  const found = (await selectAlgorithms(src).catch(() => [])).find(
+    (a) => a.collective === src.collective && a.name === src.algorithm,
+  );
+  if (!found) {
+    post({ missing: true });
     return;
   }
+  const alg = src.shape ? withShape(found, src.shape, { op: "verify", arg: "--topology" }) : found;
   const cases = checkCases(alg, src.maxN, src.sizes);
-  const a = alg;
-  on((i) => post({ index: i, errors: checkAlgorithm(a, cases[i] as CollectiveCall).errors }));
-  post({ loaded: true });
+  on((i) => post({ index: i, errors: checkAlgorithm(alg, cases[i] as CollectiveCall).errors }));
+  post({ ready: cases.length });
 }
+
+/** What a worker says: the algorithm is not there; ready, with its count of calls; a call proved; it could not start. */
+type WorkerMessage =
+  | { readonly missing: true }
+  | { readonly ready: number }
+  | { readonly index: number; readonly errors: readonly string[] }
+  | { readonly why: string };
 
 const BOOT = `
 const { workerData, parentPort } = require("node:worker_threads");
@@ -85,91 +86,109 @@ const { workerData, parentPort } = require("node:worker_threads");
     parentPort.on("message", (i) => take(i));
     await mod.proofWorker(workerData.src, (m) => parentPort.postMessage(m), (f) => { take = f; });
   } catch (e) {
-    parentPort.postMessage({ loaded: false, why: String(e && e.message || e) });
+    parentPort.postMessage({ why: String((e && e.message) || e) });
   }
 })();
 `;
 
 /**
- * Proves cases[i] for each i of `indices` in workers; returns the first failure in index order,
- * or undefined. Resolves `undefined` for `loaded: false` too: see `proved`.
+ * Where the proofs of `indices` stand, in their order: the first failing index once every index
+ * before it is proved, "done" once all are proved and hold, else undefined (wait).
+ */
+export function settled(
+  indices: readonly number[],
+  results: ReadonlyMap<number, readonly string[]>,
+): number | "done" | undefined {
+  for (const i of indices) {
+    const errors = results.get(i);
+    if (errors === undefined) return undefined;
+    if (errors.length > 0) return i;
+  }
+  return "done";
+}
+
+/** How many proof workers fit at once: half the memory the process may use, at each one's heap cap. */
+export function workersThatFit(heapMiB: number): number {
+  const limit = Math.min(totalmem(), process.constrainedMemory?.() || Number.POSITIVE_INFINITY);
+  return Math.max(1, Math.floor(limit / 2 / ((heapMiB + youngOf(heapMiB)) * 2 ** 20)));
+}
+
+const youngOf = (heapMiB: number): number => Math.min(YOUNG_MIB, Math.floor(heapMiB / 4));
+
+/**
+ * Proves cases[i] for each i of `indices` in `threads` workers: the first failure in index
+ * order, or none; `missing` when a worker cannot find the algorithm or works out another list of
+ * calls (the caller proves them itself then).
  */
 async function inWorkers(
   src: ProofSource,
   cases: readonly CollectiveCall[],
   indices: readonly number[],
   threads: number,
-): Promise<{ loaded: boolean; failure?: ProofFailure }> {
+): Promise<{ missing: boolean; failure?: ProofFailure }> {
   const url = import.meta.url;
   const tsx = /\.(c|m)?ts$/.test(new URL(url).pathname) ? import.meta.resolve("tsx/esm/api") : undefined;
   const results = new Map<number, readonly string[]>();
   let next = 0;
   const workers: Worker[] = [];
+  const name = `${src.collective}/${src.algorithm}`;
+  const callText = (i: number) => {
+    const c = cases[i];
+    return c ? `the call at n=${c.size}, count=${c.count}${c.inPlace ? ", in place" : ""}` : "no call yet";
+  };
   try {
     return await new Promise((resolve, reject) => {
-      let settled = false;
-      const finish = (v: { loaded: boolean; failure?: ProofFailure } | Error) => {
-        if (settled) return;
-        settled = true;
+      let over = false;
+      const finish = (v: { missing: boolean; failure?: ProofFailure } | Error) => {
+        if (over) return;
+        over = true;
         if (v instanceof Error) reject(v);
         else resolve(v);
-      };
-      /** Done when every index is proved, or when every index before a failing one is. */
-      const check = () => {
-        for (const i of indices) {
-          const errors = results.get(i);
-          if (errors === undefined) return;
-          if (errors.length > 0) return finish({ loaded: true, failure: { call: cases[i] as CollectiveCall, errors } });
-        }
-        finish({ loaded: true });
-      };
-      const give = (w: Worker) => {
-        if (next < indices.length) w.postMessage(indices[next++]);
       };
       for (let k = 0; k < threads; k++) {
         const w = new Worker(BOOT, {
           eval: true,
           execArgv: [],
           workerData: { url, tsx, src },
-          resourceLimits: {
-            maxOldGenerationSizeMb: src.heapMiB,
-            maxYoungGenerationSizeMb: Math.min(YOUNG_MIB, Math.floor(src.heapMiB / 4)),
-          },
+          resourceLimits: { maxOldGenerationSizeMb: src.heapMiB, maxYoungGenerationSizeMb: youngOf(src.heapMiB) },
         });
         workers.push(w);
-        // The index a worker is proving, for the message if it dies.
+        // The index this worker is proving, for the message if it dies.
         let proving = -1;
-        const send = () => {
-          proving = next < indices.length ? (indices[next] as number) : -1;
-          give(w);
+        const give = () => {
+          proving = next < indices.length ? (indices[next++] as number) : -1;
+          if (proving >= 0) w.postMessage(proving);
         };
-        w.on("message", (m: { loaded?: boolean; index?: number; errors?: string[] }) => {
-          if (m.loaded === false) return finish({ loaded: false });
-          if (m.loaded === true) return send();
-          results.set(m.index as number, m.errors as string[]);
-          check();
-          send();
+        w.on("message", (m: WorkerMessage) => {
+          if ("missing" in m) return finish({ missing: true });
+          if ("why" in m) return finish(new Error(`verify: a proof worker for ${name} could not start: ${m.why}`));
+          if ("ready" in m) return m.ready === cases.length ? give() : finish({ missing: true });
+          results.set(m.index, m.errors);
+          const s = settled(indices, results);
+          if (s === "done") return finish({ missing: false });
+          if (s !== undefined)
+            return finish({
+              missing: false,
+              failure: { call: cases[s] as CollectiveCall, errors: results.get(s) ?? [] },
+            });
+          give();
         });
         // A worker that ends without a word (its code called process.exit) must not leave verify waiting.
         w.on("exit", (code) => {
           finish(
             new Error(
-              `verify: the worker proving ${src.collective}/${src.algorithm} exited (code ${code}) before it finished`,
+              `verify: the worker proving ${name}, ${callText(proving)}, exited (code ${code}) before it finished`,
             ),
           );
         });
         w.on("error", (e: Error & { code?: string }) => {
-          const c = cases[proving];
-          const what = c ? `the call at n=${c.size}, count=${c.count}${c.inPlace ? ", in place" : ""}` : "a call";
           finish(
             e.code === "ERR_WORKER_OUT_OF_MEMORY"
               ? new InvalidArgumentError(
                   { op: "verify", arg: "--proof-memory" },
-                  `proving ${src.collective}/${src.algorithm}, ${what} needs more than ${src.heapMiB} MiB of heap; nothing about it was proved (give it more, --proof-memory MiB, or ask for a smaller -n)`,
+                  `proving ${name}, ${callText(proving)} needs more than ${src.heapMiB} MiB of heap; nothing about it was proved (give it more, --proof-memory MiB, or ask for a smaller -n)`,
                 )
-              : new Error(
-                  `verify: the worker proving ${src.collective}/${src.algorithm}, ${what} failed: ${e.message}`,
-                ),
+              : new Error(`verify: the worker proving ${name}, ${callText(proving)}, failed: ${e.message}`),
           );
         });
       }
@@ -182,46 +201,38 @@ async function inWorkers(
 /**
  * Proves the calls checkCases gives for `src` (n = 1..maxN and each of sizes), in that order: the
  * small ones here, then those of WORKER_MIN_RANKS ranks or more in workers, which work the same
- * list out for themselves. Returns how many calls there are and the first failure in the list's
- * order. Throws when a worker runs out of its heap.
+ * list out for themselves. `alg` must be the algorithm the workers find from `src` (verify's own:
+ * run.ts checks it is the registry's). Returns how many calls there are, the first failure in the
+ * list's order, and how many workers proved calls (0: all were proved here). Throws when a worker
+ * runs out of its heap or cannot start.
  */
 export async function proveCases(
   alg: Algorithm,
   src: ProofSource,
-  /** Workers to use (default: the machine's cores); 0: none, every call proved here. */
+  /** Workers to use at most (default: the machine's cores); 0: none, every call proved here. */
   threads: number = availableParallelism(),
-): Promise<{ readonly cases: number; readonly failure?: ProofFailure }> {
+): Promise<{ readonly cases: number; readonly failure?: ProofFailure; readonly workers: number }> {
   const cases = checkCases(alg, src.maxN, src.sizes);
-  const failure = await proveEach(alg, src, cases, threads);
-  return failure ? { cases: cases.length, failure } : { cases: cases.length };
-}
-
-async function proveEach(
-  alg: Algorithm,
-  src: ProofSource,
-  cases: readonly CollectiveCall[],
-  threads: number,
-): Promise<ProofFailure | undefined> {
   const big: number[] = [];
-  for (let i = 0; i < cases.length; i++) {
+  let failure: ProofFailure | undefined;
+  for (let i = 0; i < cases.length && !failure; i++) {
     const call = cases[i] as CollectiveCall;
-    if (call.size >= WORKER_MIN_RANKS && threads > 0) {
-      big.push(i);
-      continue;
+    if (call.size >= WORKER_MIN_RANKS && threads > 0) big.push(i);
+    else {
+      const errors = checkAlgorithm(alg, call).errors;
+      if (errors.length > 0) failure = { call, errors };
     }
-    const errors = checkAlgorithm(alg, call).errors;
-    if (errors.length > 0) return { call, errors };
   }
-  if (big.length === 0) return undefined;
-  // Workers at their heap's cap must fit in half the machine's memory together.
-  const fit = Math.max(1, Math.floor(totalmem() / 2 / (src.heapMiB * 2 ** 20)));
-  const out = await inWorkers(src, cases, big, Math.min(threads, big.length, fit));
-  if (out.loaded) return out.failure;
-  // The worker could not find the algorithm (the caller registered it): proved here.
+  // Calls are in order of n, so every big one comes after every small one.
+  if (failure || big.length === 0) return { cases: cases.length, ...(failure ? { failure } : {}), workers: 0 };
+  const workers = Math.min(threads, big.length, workersThatFit(src.heapMiB));
+  const out = await inWorkers(src, cases, big, workers);
+  if (!out.missing) return { cases: cases.length, ...(out.failure ? { failure: out.failure } : {}), workers };
+  // The workers could not find it (a program registered it itself): proved here.
   for (const i of big) {
     const call = cases[i] as CollectiveCall;
     const errors = checkAlgorithm(alg, call).errors;
-    if (errors.length > 0) return { call, errors };
+    if (errors.length > 0) return { cases: cases.length, failure: { call, errors }, workers: 0 };
   }
-  return undefined;
+  return { cases: cases.length, workers: 0 };
 }

@@ -8,7 +8,8 @@ import { SingleBar } from "cli-progress";
 import Table from "cli-table3";
 import fc from "fast-check";
 import type { Algorithm } from "../schedule/dsl.js";
-import { withShape } from "../schedule/shape.js";
+import { allAlgorithms } from "../schedule/registry.js";
+import { boundFrom, withShape } from "../schedule/shape.js";
 import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "./load.js";
 import { PROOF_HEAP_MIB, proveCases } from "./proofs.js";
@@ -26,15 +27,16 @@ export interface VerifyRow {
 }
 
 /**
- * One algorithm's row: the static proof over checkCases, then the property tests. With
- * `fromOptions` (verify's own algorithms, which a worker finds again from o), its calls of 128
- * ranks or more are proved in worker threads (proofs.ts); without, all in this thread.
+ * One algorithm's row: the static proof over checkCases, then the property tests. Given
+ * `registered`, the registry's own object that `alg` is (or is bound from, under --topology), the
+ * calls of 128 ranks or more are proved in worker threads, which find it again by name
+ * (proofs.ts); otherwise, or when it is not the registry's, all in this thread.
  */
 export async function verifyOne(
   alg: Algorithm,
   o: VerifyOptions,
   seed: number,
-  fromOptions = false,
+  registered?: Algorithm,
 ): Promise<VerifyRow> {
   const file = o.algorithmFile ? ` --algorithm-file ${o.algorithmFile}` : "";
   // The proof covers 1..--max-n and every n the property tests run at (-n).
@@ -47,7 +49,12 @@ export async function verifyOne(
     sizes: o.sizes ?? [],
     heapMiB: o.proofMemory ?? PROOF_HEAP_MIB,
   };
-  const { cases, failure: failed } = await proveCases(alg, source, fromOptions ? undefined : 0);
+  // Workers find the algorithm again by name: only for the registry's own (or it bound to the shape).
+  const theRegistrys =
+    registered !== undefined &&
+    (alg === registered || (o.shape !== undefined && boundFrom(alg) === registered)) &&
+    allAlgorithms().includes(registered);
+  const { cases, failure: failed } = await proveCases(alg, source, theRegistrys ? undefined : 0);
   if (failed) {
     const args = failed.call;
     // The static proof is deterministic: explain shows the failing call's steps and the checker's verdict.
@@ -144,9 +151,8 @@ export async function verify(o: VerifyOptions): Promise<number> {
       return 2;
   }
   const shape = o.shape;
-  const algs = (await selectAlgorithms(o)).map((a) =>
-    shape ? withShape(a, shape, { op: "verify", arg: "--topology" }) : a,
-  );
+  const chosen = await selectAlgorithms(o);
+  const algs = chosen.map((a) => (shape ? withShape(a, shape, { op: "verify", arg: "--topology" }) : a));
   const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
   const t0 = performance.now();
   const log = o.json ? () => {} : (line: string) => console.log(line);
@@ -156,9 +162,9 @@ export async function verify(o: VerifyOptions): Promise<number> {
   const bar = process.stderr.isTTY ? new SingleBar({ format: " {bar} {value}/{total} {name}" }) : undefined;
   bar?.start(algs.length, 0, { name: "" });
   const rows: VerifyRow[] = [];
-  for (const alg of algs) {
+  for (const [k, alg] of algs.entries()) {
     bar?.update(rows.length, { name: `${alg.collective}/${alg.name}` });
-    rows.push(await verifyOne(alg, o, seed, true));
+    rows.push(await verifyOne(alg, o, seed, chosen[k]));
   }
   bar?.update(rows.length, { name: "" });
   bar?.stop();
