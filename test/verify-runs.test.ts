@@ -5,6 +5,10 @@
  * across runs within a write.
  *   - Runs against one cell per element: after any sequence of writes (of values, of nothing,
  *     of what another region of the memory holds), every element holds what the cells hold.
+ *   - Reductions against one cell per element: joining two regions (each a patchwork of runs)
+ *     gives, element for element, the cells' join: the same contributions, the same element
+ *     index, and wrong exactly where a rank is held twice or the indices differ; a region with
+ *     an unwritten element is refused.
  *   - Memory: the proof of an all-gather at 512 ranks and count n + 3 (n² elements a rank, n³
  *     cells in all as cells) fits a 512 MiB heap, in a child process of its own.
  */
@@ -12,7 +16,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { flattenAt, Pieces, RunMem, type RunVal } from "../src/schedule/runs.js";
+import { flattenAt, joinPieces, Pieces, RunMem, type RunVal } from "../src/schedule/runs.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const L = 40;
@@ -84,6 +88,99 @@ describe("symbolic memory in runs", () => {
     );
   });
 
+  it("reduces, element for element, as one cell per element does: contributions, index, and what is wrong", () => {
+    /** One cell: its contributions (rank r's element i is 100·r + i), its index (null: wrong), its ranks. */
+    interface Cell {
+      readonly contribs: number[];
+      readonly index: number | null;
+      readonly ranks: number[];
+    }
+    const leafCell = (rank: number, i: number): Cell => ({ contribs: [100 * rank + i], index: i, ranks: [rank] });
+    const join = (x: Cell, y: Cell): Cell => {
+      const ok = x.index !== null && x.index === y.index && !x.ranks.some((r) => y.ranks.includes(r));
+      return {
+        contribs: [...x.contribs, ...y.contribs],
+        index: ok ? x.index : null,
+        ranks: ok ? [...x.ranks, ...y.ranks].sort((a, b) => a - b) : [],
+      };
+    };
+    /** Ranks from sorted intervals [lo, hi, ...]. */
+    const expand = (iv: readonly number[]) => {
+      const out: number[] = [];
+      for (let k = 0; k < iv.length; k += 2) for (let r = iv[k] as number; r < (iv[k + 1] as number); r++) out.push(r);
+      return out;
+    };
+    /** A region of L elements as runs of leaves (a rank, at an offset) or nothing (-1). */
+    const region = fc.array(
+      fc.record({ rank: fc.integer({ min: -1, max: 3 }), off: fc.nat(6), len: fc.integer({ min: 1, max: 5 }) }),
+      {
+        minLength: 1,
+        maxLength: 6,
+      },
+    );
+    const leafOf = (rank: number): RunVal => ({
+      id: 100 * rank,
+      a: null,
+      ao: 0,
+      b: null,
+      bo: 0,
+      idx: 0,
+      ranks: [rank, rank + 1],
+    });
+    /** The region as Pieces of at most `n` elements, and as cells. */
+    const build = (runs: { rank: number; off: number; len: number }[], n: number) => {
+      const p = new Pieces();
+      const cells: (Cell | null)[] = [];
+      for (const r of runs) {
+        const len = Math.min(r.len, n - cells.length);
+        if (len <= 0) break;
+        p.push(len, r.rank < 0 ? null : leafOf(r.rank), r.off);
+        for (let k = 0; k < len; k++) cells.push(r.rank < 0 ? null : leafCell(r.rank, r.off + k));
+      }
+      return { p, cells };
+    };
+    fc.assert(
+      fc.property(region, region, region, (a, b, c) => {
+        // Two operands of one length (the shorter's), and a third joined onto their join.
+        const n = Math.min(...[a, b].map((r) => r.reduce((s, x) => s + x.len, 0)));
+        const x = build(a, n);
+        const y = build(b, n);
+        const z = build(c, n);
+        const xy = new Pieces();
+        const unwritten = x.cells.includes(null) || y.cells.includes(null);
+        expect(joinPieces(x.p, y.p, xy)).toBe(!unwritten);
+        if (unwritten) return;
+        const want1 = x.cells.map((cx, k) => join(cx as Cell, y.cells[k] as Cell));
+        const check = (got: Pieces, want: Cell[]) => {
+          let k = 0;
+          for (let i = 0; i < got.size; i++) {
+            for (let e = 0; e < (got.len[i] as number); e++, k++) {
+              const v = got.val[i] as RunVal;
+              const o = (got.off[i] as number) + e;
+              const w = want[k] as Cell;
+              expect([...(flattenAt(v, o) as number[])].sort((p, q) => p - q)).toEqual(
+                [...w.contribs].sort((p, q) => p - q),
+              );
+              expect(v.idx < 0 ? null : v.idx + o).toBe(w.index);
+              expect(v.idx < 0 ? [] : expand(v.ranks)).toEqual(w.ranks);
+            }
+          }
+          expect(k).toBe(want.length);
+        };
+        check(xy, want1);
+        // Joined again: a join's index and ranks carry on (a rank held twice, or indices mixed, stay wrong).
+        if (z.cells.length < n || z.cells.includes(null)) return;
+        const xyz = new Pieces();
+        expect(joinPieces(xy, z.p, xyz)).toBe(true);
+        check(
+          xyz,
+          want1.map((w, k) => join(w, z.cells[k] as Cell)),
+        );
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("reads a region back as the pieces that were written, split where runs end", () => {
     const mem = new RunMem(10);
     const p = new Pieces();
@@ -110,6 +207,21 @@ describe("symbolic memory in runs", () => {
     cut.write(0, 6, whole);
     expect(cut.start).toEqual([0, 6]);
     expect(cut.off).toEqual([1, 0]);
+  });
+
+  it("a read or write outside the memory is an invariant failure naming the range, not a silent wrong answer", () => {
+    const mem = new RunMem(10);
+    const p = new Pieces();
+    expect(() => mem.read(8, 4, p)).toThrow(/read \[8, 12\) of 10/);
+    expect(() => mem.read(-1, 2, p)).toThrow(/read \[-1, 1\) of 10/);
+    p.push(4, leaves[0] as RunVal, 0);
+    expect(() => mem.write(7, 4, p)).toThrow(/write \[7, 11\) of 10/);
+    expect(() => mem.write(-2, 4, p)).toThrow(/write \[-2, 2\) of 10/);
+    // The edges themselves are inside.
+    mem.write(6, 4, p);
+    const back = new Pieces();
+    mem.read(6, 4, back);
+    expect(back.size).toBe(1);
   });
 
   it("proves an all-gather at 512 ranks and count n + 3 within a 512 MiB heap", { timeout: 600_000 }, () => {

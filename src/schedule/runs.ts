@@ -326,34 +326,44 @@ export class RunMemory {
         acc.clear();
         if (withMem >= 0) (m[withMem] as RunMem).read(p.places[at + 5] as number, n, acc);
         else dst.read(df, n, acc);
-        // dst <- acc op src (acc: `with`, or dst itself), piece by piece where both operands' runs agree.
-        out.clear();
-        let i = 0;
-        let j = 0;
-        let ui = 0;
-        let uj = 0;
-        while (i < acc.size && j < src.size) {
-          const x = acc.val[i] as RunVal | null;
-          const y = src.val[j] as RunVal | null;
-          if (x === null || y === null) {
-            fail(rank, index, `reduce ${regionText(opOf(rank, index).region)} reads an unwritten element`);
-            return;
-          }
-          const len = Math.min((acc.len[i] as number) - ui, (src.len[j] as number) - uj);
-          out.push(len, joinRun(x, (acc.off[i] as number) + ui, y, (src.off[j] as number) + uj), 0);
-          ui += len;
-          uj += len;
-          if (ui === acc.len[i]) {
-            i++;
-            ui = 0;
-          }
-          if (uj === src.len[j]) {
-            j++;
-            uj = 0;
-          }
+        // dst <- acc op src (acc: `with`, or dst itself).
+        if (!joinPieces(acc, src, out)) {
+          fail(rank, index, `reduce ${regionText(opOf(rank, index).region)} reads an unwritten element`);
+          return;
         }
         dst.write(df, n, out);
       },
     };
   }
+}
+
+/**
+ * acc op src, element for element, into `out`: piece by piece where both operands' runs agree
+ * (both cover the same elements). False, with `out` incomplete, where either holds an unwritten
+ * element.
+ */
+export function joinPieces(acc: Pieces, src: Pieces, out: Pieces): boolean {
+  out.clear();
+  let i = 0;
+  let j = 0;
+  let ui = 0;
+  let uj = 0;
+  while (i < acc.size && j < src.size) {
+    const x = acc.val[i] as RunVal | null;
+    const y = src.val[j] as RunVal | null;
+    if (x === null || y === null) return false;
+    const len = Math.min((acc.len[i] as number) - ui, (src.len[j] as number) - uj);
+    out.push(len, joinRun(x, (acc.off[i] as number) + ui, y, (src.off[j] as number) + uj), 0);
+    ui += len;
+    uj += len;
+    if (ui === acc.len[i]) {
+      i++;
+      ui = 0;
+    }
+    if (uj === src.len[j]) {
+      j++;
+      uj = 0;
+    }
+  }
+  return true;
 }
