@@ -277,12 +277,6 @@ export class RunMemory {
     return { mem: (this.mem[rank] as RunMem[])[p.mem] as RunMem, from: p.from };
   }
 
-  /** The contributions element `at` of `mem` holds, flattened. */
-  static cellAt(mem: RunMem, at: number): Cell {
-    const i = mem.find(at);
-    return flattenAt(mem.val[i] as RunVal | null, (mem.off[i] as number) + at - (mem.start[i] as number));
-  }
-
   effects(): FlatEffects {
     const { plans, mem, fail, failPairing, opOf } = this;
     const src = new Pieces();
