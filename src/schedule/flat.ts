@@ -157,31 +157,38 @@ export interface FlatOutcome {
   readonly stuck: readonly { readonly rank: number; readonly index: number; readonly posted: boolean }[];
 }
 
+/** One (channel, sender, receiver) key's waiting items, all of one side, as rank, operation, rank, ... from head. */
+interface Waiting {
+  items: number[];
+  head: number;
+  side: 0 | 1;
+}
+
 /** Pairs sends with receives per key, oldest first; an item is (rank, operation). */
 class PairQueues {
-  /** Per key, the waiting items of one side (which side: sends[key]), as rank, operation, rank, ... from head. */
-  private readonly items = new Map<number, number[]>();
-  private readonly heads = new Map<number, number>();
-  private readonly sides = new Map<number, 0 | 1>();
+  private readonly keys = new Map<number, Waiting>();
   /** The item the last post() paired with. */
   rank = -1;
   index = -1;
   /** Posts one side (0 send, 1 receive); true when it pairs with the other side's oldest waiting item (then in rank, index). */
   post(side: 0 | 1, key: number, rank: number, index: number): boolean {
-    const q = this.items.get(key);
-    const h = this.heads.get(key) ?? 0;
-    if (q && h < q.length && this.sides.get(key) !== side) {
-      this.rank = q[h] as number;
-      this.index = q[h + 1] as number;
-      if (h + 2 === q.length) {
-        q.length = 0;
-        this.heads.set(key, 0);
-      } else this.heads.set(key, h + 2);
+    const q = this.keys.get(key);
+    if (q === undefined) {
+      this.keys.set(key, { items: [rank, index], head: 0, side });
+      return false;
+    }
+    if (q.head < q.items.length && q.side !== side) {
+      this.rank = q.items[q.head] as number;
+      this.index = q.items[q.head + 1] as number;
+      q.head += 2;
+      if (q.head === q.items.length) {
+        q.items.length = 0;
+        q.head = 0;
+      }
       return true;
     }
-    if (!q) this.items.set(key, [rank, index]);
-    else q.push(rank, index);
-    this.sides.set(key, side);
+    q.items.push(rank, index);
+    q.side = side;
     return false;
   }
 }
@@ -201,57 +208,80 @@ class Bucket {
   }
 }
 
+// A walk keeps what it reads and writes of operation i at op[4i .. 4i+3]: dependencies not yet
+// done, the kind with the walk's flags, the peer, the posting queue. An event then touches one
+// cache line of its rank instead of one per array (the walk waits on memory: each event is
+// another rank's).
+const PENDING = 0;
+const BITS = 1;
+const PEER = 2;
+const QUEUE = 3;
+/** BITS: the kind in the low three bits, then the walk's flags. */
+const KIND_MASK = 7;
+const READIED = 8;
+const POSTED = 16;
+const DONE = 32;
+
 /** Runs every rank's flat plan (plans[r] is rank r's) in one order; reports whether all completed. */
 export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffects = {}): FlatOutcome {
   const n = plans.length;
   const pairs = new PairQueues();
-  const ranks = plans.map((p) => ({
-    p,
-    pending: p.indeg.slice(),
-    readied: new Uint8Array(p.m),
-    posted: new Uint8Array(p.m),
-    done: new Uint8Array(p.m),
-    qpos: p.queueStart.slice(0, p.queueStart.length - 1),
-    range: -1,
-    left: 0,
-  }));
+  const ranks = plans.map((p) => {
+    const op = new Int32Array(4 * p.m);
+    for (let i = 0; i < p.m; i++) {
+      op[4 * i + PENDING] = p.indeg[i] as number;
+      op[4 * i + BITS] = p.kind[i] as number;
+      op[4 * i + PEER] = p.peer[i] as number;
+      op[4 * i + QUEUE] = p.queueOf[i] as number;
+    }
+    // Each queue's channel (a queue is one channel, peer and kind).
+    const queues = p.queueStart.length - 1;
+    const channel = new Int32Array(queues);
+    for (let q = 0; q < queues; q++) channel[q] = p.channel[p.members[p.queueStart[q] as number] as number] as number;
+    return { p, op, channel, qpos: p.queueStart.slice(0, queues), range: -1, left: 0 };
+  });
   type State = (typeof ranks)[number];
   let now = new Bucket();
   let next = new Bucket();
 
   const post = (st: State, index: number) => {
-    const p = st.p;
-    st.posted[index] = 1;
-    const send = p.kind[index] === SEND;
-    const other = p.peer[index] as number;
-    const key = ((p.channel[index] as number) * n + (send ? p.rank : other)) * n + (send ? other : p.rank);
-    if (!pairs.post(send ? 0 : 1, key, p.rank, index)) return;
+    const op = st.op;
+    const bits = (op[4 * index + BITS] as number) | POSTED;
+    op[4 * index + BITS] = bits;
+    const send = (bits & KIND_MASK) === SEND;
+    const other = op[4 * index + PEER] as number;
+    const me = st.p.rank;
+    const key =
+      ((st.channel[op[4 * index + QUEUE] as number] as number) * n + (send ? me : other)) * n + (send ? other : me);
+    if (!pairs.post(send ? 0 : 1, key, me, index)) return;
     if (send) {
-      effects.transfer?.(p.rank, index, pairs.rank, pairs.index);
-      next.push(p.rank, index);
+      effects.transfer?.(me, index, pairs.rank, pairs.index);
+      next.push(me, index);
       next.push(pairs.rank, pairs.index);
     } else {
-      effects.transfer?.(pairs.rank, pairs.index, p.rank, index);
+      effects.transfer?.(pairs.rank, pairs.index, me, index);
       next.push(pairs.rank, pairs.index);
-      next.push(p.rank, index);
+      next.push(me, index);
     }
   };
 
   const ready = (st: State, index: number) => {
-    const p = st.p;
-    st.readied[index] = 1;
-    if (!isTransferKind(p.kind[index] as number)) {
-      st.posted[index] = 1;
-      effects.local?.(p.rank, index);
-      now.push(p.rank, index);
+    const op = st.op;
+    const bits = (op[4 * index + BITS] as number) | READIED;
+    if (!isTransferKind(bits & KIND_MASK)) {
+      op[4 * index + BITS] = bits | POSTED;
+      effects.local?.(st.p.rank, index);
+      now.push(st.p.rank, index);
       return;
     }
+    op[4 * index + BITS] = bits;
     // Post what program order per (peer, channel, kind) allows: the queue's next transfers that are ready.
-    const q = p.queueOf[index] as number;
+    const p = st.p;
+    const q = op[4 * index + QUEUE] as number;
     const end = p.queueStart[q + 1] as number;
     while ((st.qpos[q] as number) < end) {
       const i = p.members[st.qpos[q] as number] as number;
-      if (!st.readied[i] || (st.pending[i] as number) > 0) break;
+      if (((op[4 * i + BITS] as number) & READIED) === 0 || (op[4 * i + PENDING] as number) > 0) break;
       st.qpos[q]!++;
       post(st, i);
     }
@@ -266,20 +296,22 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
       runLocals(st);
       return;
     }
+    const op = st.op;
     for (let i = p.rangeStart[r] as number; i < (p.rangeStart[r + 1] as number); i++) {
-      if (!isTransferKind(p.kind[i] as number)) continue;
-      st.readied[i] = 1;
+      if (!isTransferKind((op[4 * i + BITS] as number) & KIND_MASK)) continue;
+      op[4 * i + BITS] = (op[4 * i + BITS] as number) | READIED;
       post(st, i);
     }
   };
 
   const runLocals = (st: State) => {
     const p = st.p;
+    const op = st.op;
     let any = false;
     for (let i = p.rangeStart[st.range] as number; i < (p.rangeStart[st.range + 1] as number); i++) {
-      if (isTransferKind(p.kind[i] as number)) continue;
-      st.readied[i] = 1;
-      st.posted[i] = 1;
+      const bits = op[4 * i + BITS] as number;
+      if (isTransferKind(bits & KIND_MASK)) continue;
+      op[4 * i + BITS] = bits | READIED | POSTED;
       effects.local?.(p.rank, i);
       now.push(p.rank, i);
       any = true;
@@ -288,16 +320,17 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
   };
 
   /** The last local operation of range r, or -1. */
-  const lastLocal = (p: FlatPlan, r: number) => {
+  const lastLocal = (st: State, r: number) => {
+    const p = st.p;
     for (let i = (p.rangeStart[r + 1] as number) - 1; i >= (p.rangeStart[r] as number); i--) {
-      if (!isTransferKind(p.kind[i] as number)) return i;
+      if (!isTransferKind((st.op[4 * i + BITS] as number) & KIND_MASK)) return i;
     }
     return -1;
   };
 
   for (const st of ranks) {
     if (order === "steps") enter(st);
-    else for (let i = 0; i < st.p.m; i++) if (st.pending[i] === 0) ready(st, i);
+    else for (let i = 0; i < st.p.m; i++) if (st.op[4 * i + PENDING] === 0) ready(st, i);
   }
 
   for (;;) {
@@ -310,16 +343,20 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
     for (let e = 0; e < now.length; e += 2) {
       const st = ranks[now.items[e] as number] as State;
       const index = now.items[e + 1] as number;
-      const p = st.p;
-      st.done[index] = 1;
+      const op = st.op;
+      const bits = (op[4 * index + BITS] as number) | DONE;
+      op[4 * index + BITS] = bits;
       if (order === "steps") {
-        if (isTransferKind(p.kind[index] as number)) {
+        if (isTransferKind(bits & KIND_MASK)) {
           if (--st.left === 0) runLocals(st);
-        } else if (index === lastLocal(p, st.range)) enter(st);
+        } else if (index === lastLocal(st, st.range)) enter(st);
       } else {
+        const p = st.p;
         for (let k = p.succStart[index] as number; k < (p.succStart[index + 1] as number); k++) {
           const s = p.succ[k] as number;
-          if (--st.pending[s]! === 0) ready(st, s);
+          const left = (op[4 * s + PENDING] as number) - 1;
+          op[4 * s + PENDING] = left;
+          if (left === 0) ready(st, s);
         }
       }
     }
@@ -328,8 +365,13 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
 
   const stuck: { rank: number; index: number; posted: boolean }[] = [];
   for (const st of ranks) {
-    const i = st.done.indexOf(0);
-    if (i >= 0) stuck.push({ rank: st.p.rank, index: i, posted: st.posted[i] === 1 });
+    for (let i = 0; i < st.p.m; i++) {
+      const bits = st.op[4 * i + BITS] as number;
+      if ((bits & DONE) === 0) {
+        stuck.push({ rank: st.p.rank, index: i, posted: (bits & POSTED) !== 0 });
+        break;
+      }
+    }
   }
   return { complete: stuck.length === 0, stuck };
 }
