@@ -1,5 +1,5 @@
 /**
- * The compiler's dependencies from memory (src/schedule/dataflow.ts), held against a naive oracle:
+ * The compiler's dependencies from memory (src/schedule/deps.ts), held against a naive oracle:
  * one last writer and one reader list per element. Random operations (reads and writes of random
  * stretches of a small memory) each get exactly the operations the oracle says they wait for, in
  * the oracle's order (the walks pair messages in the order dependencies make operations ready).
@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ring } from "../algorithms/allreduce/ring.js";
-import { Deps, Intervals } from "../src/schedule/dataflow.js";
+import { Deps, Intervals } from "../src/schedule/deps.js";
 import { compile } from "../src/schedule/plan.js";
 import { makeCall, rankCall } from "../src/specs/index.js";
 

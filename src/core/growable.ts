@@ -1,7 +1,7 @@
 /**
  * Typed arrays that grow, and the binary min-heap built on them: the one place the model's
  * walkers and flow solver (src/model/network/), the schedule walk (interpret.ts) and the
- * compiler's dependencies (dataflow.ts) get them. Growth doubles, so n appends cost O(n).
+ * compiler's dependencies (deps.ts) get them. Growth doubles, so n appends cost O(n).
  */
 
 /** The typed arrays the model keeps its state in. */

@@ -30,7 +30,7 @@ import { grow } from "../core/growable.js";
 import { sumScaling } from "../core/op.js";
 import { specOf } from "../specs/index.js";
 import type { Layout, RankCall } from "../specs/types.js";
-import { Deps, Intervals } from "./dataflow.js";
+import { Deps, Intervals } from "./deps.js";
 import {
   type Algorithm,
   type BufferName,
