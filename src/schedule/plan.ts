@@ -265,8 +265,8 @@ function finish(
     places[6 * index + 2 * k + 1] = p.from;
     (bounds[p.mem] as number[]).push(p.from, p.to);
   };
+  // Always after at() for the same operation, which made the room.
   const none = (index: number, k: number) => {
-    if (6 * index + 6 > places.length) places = grow(places, 2 * places.length + 6);
     places[6 * index + 2 * k] = -1;
     places[6 * index + 2 * k + 1] = 0;
   };
