@@ -6,10 +6,22 @@
  * message names what broke, where.
  */
 import { describe, expect, it } from "vitest";
+import { ring as allgatherRing } from "../algorithms/allgather/ring.js";
 import { ring as allreduceRing } from "../algorithms/allreduce/ring.js";
 import { dissemination } from "../algorithms/barrier/dissemination.js";
 import { checkAlgorithm } from "../src/schedule/check.js";
-import { type Algorithm, copy, f, recv, region, send, step } from "../src/schedule/dsl.js";
+import {
+  type Algorithm,
+  copy,
+  f,
+  type LocalOp,
+  recv,
+  reduce,
+  region,
+  type Step,
+  send,
+  step,
+} from "../src/schedule/dsl.js";
 import { makeCall } from "../src/specs/index.js";
 import type { CollectiveCall } from "../src/specs/types.js";
 import { broken, shortReceive } from "./support/mutants.js";
@@ -229,6 +241,68 @@ describe("the checker rejects what is wrong", () => {
     const alg: Algorithm = { ...allreduceRing, cost: { ...allreduceRing.cost, sent: f("?", () => Number.NaN) } };
     expect(errorsOf(alg, { size: 3, count: 3 })).toEqual([
       "allreduce/ring (n=3, count=3): cost: header's ? gives no number (NaN) for n=3, count=3",
+    ]);
+  });
+});
+
+// The result check compares each output run's value with the spec, not only that it was written:
+// one rank's output ends with a local step that puts a well-formed but wrong value somewhere.
+describe("the checker compares every output value with the spec", () => {
+  const ending = (alg: Algorithm, rank: number, ...local: LocalOp[]) =>
+    broken(alg, (c, steps) => (c.rank === rank ? [...steps, step("tamper", [], local)] : steps));
+  const out = (offset: number, count: number) => region("output", offset, count);
+
+  it("an all-gather chunk holding another rank's chunk", () => {
+    // n = 4, count 2: rank r's chunk is out[2r : 2r+2]; rank 0 overwrites rank 2's with rank 1's.
+    const alg = ending(allgatherRing, 0, copy(out(4, 2), out(2, 2)));
+    expect(errorsOf(alg, { size: 4, count: 2 }, true)).toEqual([
+      "allgather/ring-broken (n=4, count=2): rank 0: output[4] holds [1] but allgather needs [2] (rank 1's element 0 does not belong; rank 2's element 0 is missing)",
+    ]);
+  });
+
+  it("an all-gather chunk holding its own rank's elements one place along", () => {
+    const alg = ending(allgatherRing, 3, copy(out(2, 1), out(3, 1)));
+    expect(errorsOf(alg, { size: 4, count: 2 }, true)).toEqual([
+      "allgather/ring-broken (n=4, count=2): rank 3: output[2] holds [1:1] but allgather needs [1] (rank 1's element 1 does not belong; rank 1's element 0 is missing)",
+    ]);
+  });
+
+  it("an all-gather element holding a reduction, even one seen at the offset its leaf would have", () => {
+    // Rank 1's chunk out[2:4] becomes its join with rank 3's (a value of no one rank: id -1, one
+    // run of two elements); out[0] then takes the join's element at offset 1, where a leaf of
+    // id -1 would be contribution -1 + 1 = 0, rank 0's element 0.
+    const alg = ending(allgatherRing, 0, reduce(out(2, 2), out(6, 2)), copy(out(0, 1), out(3, 1)));
+    expect(errorsOf(alg, { size: 4, count: 2 }, true).join("\n")).toContain(
+      "rank 0: output[0] holds [1:1+3:1] but allgather needs [0] (rank 1's element 1 does not belong; rank 3's element 1 does not belong; rank 0's element 0 is missing)",
+    );
+  });
+
+  it("an all-reduce element holding the full sum of another index", () => {
+    const alg = ending(allreduceRing, 2, copy(out(0, 1), out(1, 1)));
+    expect(errorsOf(alg, { size: 4, count: 4 }, true)).toEqual([
+      "allreduce/ring-broken (n=4, count=4): rank 2: output[0] holds [0:1+1:1+2:1+3:1] but allreduce needs [0+1+2+3] (rank 0's element 1 does not belong; rank 1's element 1 does not belong; rank 2's element 1 does not belong; rank 3's element 1 does not belong; rank 0's element 0 is missing; rank 1's element 0 is missing; and 2 more)",
+    ]);
+  });
+
+  it("an all-reduce result missing the first rank's contribution, or the last one's", () => {
+    const two = (name: string, edit: (peer: number) => Step): Algorithm => ({
+      ...allreduceRing,
+      name,
+      *schedule(c) {
+        yield edit(1 - c.rank);
+      },
+    });
+    // Each rank receives its peer's input as the result: rank 0 holds ranks 1..1, not 0..1.
+    const peerOnly = two("peer-only", (peer) =>
+      step("swap", [send(peer, region("input", 0, 2)), recv(peer, out(0, 2))]),
+    );
+    expect(errorsOf(peerOnly, { size: 2, count: 2 }, true)).toEqual([
+      "allreduce/peer-only (n=2, count=2): rank 0: output[0] holds [1] but allreduce needs [0+1] (rank 0's element 0 is missing)",
+    ]);
+    // Each rank keeps its own input: rank 0 holds ranks 0..0, not 0..1.
+    const ownOnly = two("own-only", () => step("keep", [], [copy(out(0, 2), region("input", 0, 2))]));
+    expect(errorsOf(ownOnly, { size: 2, count: 2 }, true)).toEqual([
+      "allreduce/own-only (n=2, count=2): rank 0: output[0] holds [0] but allreduce needs [0+1] (rank 1's element 0 is missing)",
     ]);
   });
 });

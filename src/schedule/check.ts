@@ -320,16 +320,15 @@ function checkRuns(
       for (let k = 0; k < blk.count; ) {
         const j = blk.at + k;
         const { val, off, len } = runAt(mem, from + j, blk.count - k);
-        // Element j + t holds val at off + t, and the spec asks for index + t: one comparison holds for the run.
+        // Element j + t holds val at off + t, and the spec asks for index + t: one comparison holds
+        // for the run. A join's id is -1, so id >= 0 keeps a join seen at offset 1 from passing for
+        // contribution 0. A reduction must hold every rank once at the index asked for: the ranks
+        // are one interval [0, n) (a join that holds one twice or mixes indices has no ranks).
         const ok =
           val !== null &&
           ("rank" in blk
             ? val.id >= 0 && val.id + off === blk.rank * stride + blk.index + k
-            : val.idx >= 0 &&
-              val.idx + off === blk.reduce + k &&
-              val.ranks.length === 2 &&
-              val.ranks[0] === 0 &&
-              val.ranks[1] === n);
+            : val.idx + off === blk.reduce + k && val.ranks[0] === 0 && val.ranks[1] === n);
         if (ok) {
           k += len;
           continue;
