@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { ring as allgatherRing } from "../algorithms/allgather/ring.js";
 import { ring as allreduceRing } from "../algorithms/allreduce/ring.js";
 import { dissemination } from "../algorithms/barrier/dissemination.js";
-import { checkAlgorithm } from "../src/schedule/check.js";
+import { binomial as reduceBinomial } from "../algorithms/reduce/binomial.js";
+import { cellText, checkAlgorithm } from "../src/schedule/check.js";
 import {
   type Algorithm,
   copy,
@@ -304,5 +305,77 @@ describe("the checker compares every output value with the spec", () => {
     expect(errorsOf(ownOnly, { size: 2, count: 2 }, true)).toEqual([
       "allreduce/own-only (n=2, count=2): rank 0: output[0] holds [0] but allreduce needs [0+1] (rank 1's element 0 is missing)",
     ]);
+  });
+});
+
+describe("the checker's report and the text of its messages", () => {
+  it("reports the communication steps and elements sent, per rank and at most: ring all-reduce, n = 4, count 8", () => {
+    const r = checkAlgorithm(allreduceRing, call(allreduceRing, { size: 4, count: 8 }));
+    expect(r).toMatchObject({ algorithm: "allreduce/ring", errors: [], steps: 6, sent: 12 });
+    expect(r.perRank).toEqual(Array.from({ length: 4 }, () => ({ steps: 6, sent: 12 })));
+  });
+
+  it("keeps the first 8 findings of a check: 8 ranks whose 14 steps have no label give 8 messages", () => {
+    const alg = broken(allreduceRing, (_c, steps) => steps.map((s) => ({ ...s, label: "" })), "unlabelled");
+    const errors = errorsOf(alg, { size: 8, count: 8 });
+    expect(errors).toHaveLength(8);
+    expect(errors[0]).toBe("allreduce/unlabelled (n=8, count=8): rank 0, step 0 (''): the step has no label");
+    expect(errors[7]).toBe("allreduce/unlabelled (n=8, count=8): rank 0, step 7 (''): the step has no label");
+  });
+
+  it("names the root and in place in every message", () => {
+    const alg: Algorithm = { ...reduceBinomial, cost: { ...reduceBinomial.cost, steps: f("0", () => 0) } };
+    expect(errorsOf(alg, { size: 4, count: 4, root: 2, inPlace: true })).toEqual([
+      "reduce/binomial (n=4, count=4, root=2, in place): cost: header says 0 = 0 steps, the schedule has 2",
+    ]);
+  });
+
+  it("where the formulas are exact, a header above the schedule fails too; skipCost and n = 1 leave the header alone", () => {
+    const alg: Algorithm = { ...allreduceRing, cost: { ...allreduceRing.cost, steps: f("2n", (n) => 2 * n) } };
+    expect(errorsOf(alg, { size: 4, count: 8 })).toEqual([
+      "allreduce/ring (n=4, count=8): cost: header says 2n = 8 steps, the schedule has 6",
+    ]);
+    expect(errorsOf(alg, { size: 4, count: 8 }, true)).toEqual([]);
+    expect(errorsOf(alg, { size: 1, count: 8 })).toEqual([]);
+  });
+
+  it("a deadlock of more ranks than the message lists ends the list with '...'", () => {
+    // Every rank sends to the next before it receives from the one before: all 8 wait in send.
+    const chain: Algorithm = {
+      ...allreduceRing,
+      name: "send-first",
+      *schedule(c, mem) {
+        yield step("send on", [send((c.rank + 1) % c.size, mem.input)]);
+        yield step("receive", [recv((c.rank + c.size - 1) % c.size, mem.output)]);
+      },
+    };
+    const [error] = errorsOf(chain, { size: 8, count: 1 }, true);
+    expect(error).toMatch(/^allreduce\/send-first \(n=8, count=1\): deadlock under rendezvous semantics: /);
+    expect(error?.split("; ")).toHaveLength(7);
+    expect(error).toMatch(/rank 5, step 0 \('send on'\) waits in send\(to 6, in\[0\]\); \.\.\.$/);
+    // Six stuck ranks are all listed, and nothing is left to elide.
+    const [six] = errorsOf(chain, { size: 6, count: 1 }, true);
+    expect(six?.split("; ")).toHaveLength(6);
+    expect(six).toMatch(/rank 5, step 0 \('send on'\) waits in send\(to 0, in\[0\]\)$/);
+    const [two] = errorsOf(chain, { size: 2, count: 1 }, true);
+    expect(two).toMatch(/rank 1, step 0 \('send on'\) waits in send\(to 0, in\[0\]\)$/);
+  });
+});
+
+describe("cellText, a cell's contributions as messages write them", () => {
+  it("writes ranks at the index asked for, rank:index elsewhere, sorted, and '.' for nothing", () => {
+    expect(cellText(null, 4)).toBe(".");
+    expect(cellText([9, 1, 5], 4, 1)).toBe("[0+1+2]");
+    expect(cellText([6, 1], 4, 1)).toBe("[0+1:2]");
+    expect(cellText([6, 1], 4)).toBe("[0+1]");
+  });
+
+  it("shortens a run of more than 8 ranks in a row at one index to lo..hi, and only such a run", () => {
+    const ids = (ranks: number[]) => ranks.map((r) => r * 3 + 2);
+    expect(cellText(ids([0, 1, 2, 3, 4, 5, 6, 7]), 3, 2)).toBe("[0+1+2+3+4+5+6+7]");
+    expect(cellText(ids([0, 1, 2, 3, 4, 5, 6, 7, 8]), 3, 2)).toBe("[0..8]");
+    expect(cellText(ids([11, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12]), 3, 2)).toBe("[0..9+11+12]");
+    // One stride apart is one rank apart at one index: 2 and 3 apart are not a run.
+    expect(cellText([0, 2, 4, 6, 8, 10, 12, 14, 16], 3, 0)).toBe("[0+0:2+1:1+2+2:2+3:1+4+4:2+5:1]");
   });
 });

@@ -33,8 +33,6 @@ export interface CheckReport {
   /** Elements sent, the most any rank sends. */
   readonly sent: number;
   readonly perRank: readonly { readonly steps: number; readonly sent: number }[];
-  /** Contribution id = rank · stride + index. */
-  readonly stride: number;
 }
 
 export interface CheckOptions {
@@ -81,7 +79,6 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
     steps: 0,
     sent: 0,
     perRank: [],
-    stride: 1,
     ...rest,
   });
 
@@ -165,9 +162,9 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
       });
       const how = order === "steps" ? "under rendezvous semantics" : "under dataflow execution (rendezvous)";
       fail(`deadlock ${how}: ${lines.join("; ")}${stuck.length > 6 ? "; ..." : ""}`);
-      return report({ stride });
+      return report();
     }
-    if (errors.length > 0) return report({ stride });
+    if (errors.length > 0) return report();
   }
 
   const perRank = flats.map((p, r) => {
@@ -201,7 +198,7 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
       compare("elements sent per rank (max)", alg.cost.sent.text, want, sent);
     }
   }
-  return report({ steps, sent, perRank, stride });
+  return report({ steps, sent, perRank });
 }
 
 /**
