@@ -106,6 +106,36 @@ describe("the checker rejects what is wrong", () => {
     expect(errorsOf(alg, { size: 4, count: 8 }).join("\n")).toMatch(/rank 0, step 1 .*race: send out\[\S+\] and recv/);
   });
 
+  it("a send after a receive into the same memory in one step is a race too (the order within a step is no order)", () => {
+    const alg: Algorithm = {
+      ...allreduceRing,
+      name: "swap-in-place",
+      *schedule(c, mem) {
+        const peer = 1 - c.rank;
+        yield step("copy input", [], [copy(mem.output, mem.input)]);
+        yield step("swap", [recv(peer, mem.output), send(peer, mem.output)]);
+      },
+    };
+    expect(errorsOf(alg, { size: 2, count: 2 }, true).slice(0, 2)).toEqual([
+      "allreduce/swap-in-place (n=2, count=2): rank 0, step 1 ('swap'): race: recv out[0:2] and send out[0:2] in one step share memory",
+      "allreduce/swap-in-place (n=2, count=2): rank 1, step 1 ('swap'): race: recv out[0:2] and send out[0:2] in one step share memory",
+    ]);
+  });
+
+  it("a receive at a plan's first operation still races with what its step sends", () => {
+    const alg: Algorithm = {
+      ...allreduceRing,
+      name: "first-race",
+      *schedule(c, mem) {
+        const peer = 1 - c.rank;
+        yield step("swap", [send(peer, mem.input), recv(peer, mem.input)]);
+      },
+    };
+    expect(errorsOf(alg, { size: 2, count: 2 }, true)[0]).toBe(
+      "allreduce/first-race (n=2, count=2): rank 0, step 0 ('swap'): race: send in[0:2] and recv in[0:2] in one step share memory",
+    );
+  });
+
   it("out of place, writing the caller's input is refused", () => {
     const alg: Algorithm = {
       ...allreduceRing,
@@ -359,6 +389,80 @@ describe("the checker's report and the text of its messages", () => {
     expect(six).toMatch(/rank 5, step 0 \('send on'\) waits in send\(to 0, in\[0\]\)$/);
     const [two] = errorsOf(chain, { size: 2, count: 1 }, true);
     expect(two).toMatch(/rank 1, step 0 \('send on'\) waits in send\(to 0, in\[0\]\)$/);
+  });
+});
+
+describe("the checker's other findings, word for word", () => {
+  it("a peer that is not a rank is a structural error, the only one reported, with an empty report", () => {
+    const alg: Algorithm = {
+      ...allreduceRing,
+      name: "off-the-end",
+      *schedule(c, mem) {
+        yield step("too far", [send(c.size, mem.input)]);
+      },
+    };
+    const r = checkAlgorithm(alg, call(alg, { size: 2, count: 2 }));
+    expect(r.errors).toEqual(["allreduce/off-the-end, rank 0, step 0 ('too far'): send peer 2 is not a rank of 2"]);
+    expect(r).toMatchObject({ steps: 0, sent: 0, perRank: [] });
+  });
+
+  it("a barrier that does nothing: every rank is named with every rank it has not heard from, rank 0 included", () => {
+    const silent: Algorithm = { ...dissemination, name: "silent", *schedule() {} };
+    expect(errorsOf(silent, { size: 3 })).toEqual([
+      "barrier/silent (n=3, count=0): dataflow: rank 0: leaves the barrier without having heard from rank(s) 1, 2",
+      "barrier/silent (n=3, count=0): dataflow: rank 1: leaves the barrier without having heard from rank(s) 0, 2",
+      "barrier/silent (n=3, count=0): dataflow: rank 2: leaves the barrier without having heard from rank(s) 0, 1",
+    ]);
+  });
+
+  it("a label of blanks is no label", () => {
+    const alg = broken(allreduceRing, (_c, steps) => steps.map((s) => ({ ...s, label: "  " })), "blank");
+    expect(errorsOf(alg, { size: 2, count: 2 })[0]).toBe(
+      "allreduce/blank (n=2, count=2): rank 0, step 0 ('  '): the step has no label",
+    );
+  });
+
+  it("an output left unwritten part way through a block names the element and what it should hold", () => {
+    // An all-gather of 3 elements a rank that sends only the first 2: output[5], rank 1's element
+    // 2, stays unwritten on rank 0.
+    const short: Algorithm = {
+      ...allgatherRing,
+      name: "short",
+      *schedule(c, mem) {
+        const peer = 1 - c.rank;
+        // (The executor's prologue has put the rank's input in its chunk of the output.)
+        yield step("swap", [send(peer, { ...mem.input, count: 2 }), recv(peer, region("output", 3 * peer, 2))]);
+      },
+    };
+    expect(errorsOf(short, { size: 2, count: 3 }, true)).toEqual([
+      "allgather/short (n=2, count=3): rank 0: output[5] was never written; it should hold [1]",
+    ]);
+    // Two ranks, four elements: each sums only elements 0..1, so output[2] and output[3] stay unwritten.
+    const half: Algorithm = {
+      ...allreduceRing,
+      name: "half",
+      *schedule(c, mem) {
+        const peer = 1 - c.rank;
+        const lo = (r: typeof mem.input) => ({ ...r, count: 2 });
+        const got = mem.scratch(2);
+        yield step("copy input", [], [copy(lo(mem.output), lo(mem.input))]);
+        yield step("swap", [send(peer, lo(mem.input)), recv(peer, got)], [reduce(lo(mem.output), got)]);
+      },
+    };
+    expect(errorsOf(half, { size: 2, count: 4 }, true)).toEqual([
+      "allreduce/half (n=2, count=4): rank 0: output[2] was never written; it should hold [0+1]",
+    ]);
+  });
+
+  it("a difference of exactly six notes lists them all, without 'and 0 more'", () => {
+    // An all-reduce at n = 3 whose element 0 holds element 1's full sum: 3 contributions that do
+    // not belong and 3 missing.
+    const alg = broken(allreduceRing, (c, steps) =>
+      c.rank === 0 ? [...steps, step("tamper", [], [copy(region("output", 0, 1), region("output", 1, 1))])] : steps,
+    );
+    expect(errorsOf(alg, { size: 3, count: 3 }, true)).toEqual([
+      "allreduce/ring-broken (n=3, count=3): rank 0: output[0] holds [0:1+1:1+2:1] but allreduce needs [0+1+2] (rank 0's element 1 does not belong; rank 1's element 1 does not belong; rank 2's element 1 does not belong; rank 0's element 0 is missing; rank 1's element 0 is missing; rank 2's element 0 is missing)",
+    ]);
   });
 });
 
