@@ -64,6 +64,33 @@ describe("the flat walk is the interpreter's", () => {
     expect(calls).toBeGreaterThan(150);
   });
 
+  it("a step of 1,500 transfers a rank, all pairing at one tick, past the walk's first event buffer", () => {
+    const many: Algorithm = {
+      ...(allAlgorithms().find((a) => a.collective === "allgather" && a.name === "ring") as Algorithm),
+      name: "many",
+      *schedule(c) {
+        const peer = 1 - c.rank;
+        const one = (buf: "input" | "output", at: number) => ({ buf, offset: at, count: 1 });
+        yield {
+          label: "all at once",
+          transfers: Array.from({ length: 1500 }, (_, k) =>
+            k % 2 === 0
+              ? { kind: "send" as const, peer, region: one("input", k / 2) }
+              : { kind: "recv" as const, peer, region: one("output", 750 * peer + (k - 1) / 2) },
+          ),
+          local: [],
+        };
+      },
+    };
+    const call = makeCall({ collective: "allgather", size: 2, count: 750, segment: 1 });
+    for (const order of ["steps", "dataflow"] as Order[]) {
+      const r = both(many, call, order);
+      expect(r.interpret.complete).toBe(true);
+      expect(r.interpret.pairs).toHaveLength(1500);
+      expect(r.flat).toEqual(r.interpret);
+    }
+  });
+
   it("where a schedule deadlocks, the same ranks stop at the same operation", () => {
     const ring = allAlgorithms().find((a) => a.collective === "allreduce" && a.name === "ring") as Algorithm;
     const cases = [

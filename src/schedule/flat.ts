@@ -17,6 +17,7 @@
  * order interpret's (time, sequence) heap gives when every transfer takes 1 and every local
  * operation 0.
  */
+import { invariant } from "../core/assert.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import type { Order } from "./interpret.js";
 import type { Plan } from "./plan.js";
@@ -58,7 +59,10 @@ export interface FlatPlan extends FlatOrder {
   readonly count: Int32Array;
   /** Plan.places: for op i at 6i..6i+5, memory and first element of its region, src and with. */
   readonly places: Int32Array;
-  /** The steps walked: range k is ops [rangeStart[k], rangeStart[k+1]) with rangeTransfers[k] transfers. */
+  /**
+   * The steps walked: range k is ops [rangeStart[k], rangeStart[k+1]), its rangeTransfers[k]
+   * transfers first, then its local operations (the order compile emits a step in).
+   */
   readonly rangeStart: Int32Array;
   readonly rangeTransfers: Int32Array;
 }
@@ -97,7 +101,14 @@ export function flatPlan(plan: Plan): FlatPlan {
       transfers.push(0);
     }
     if (isTransferKind(k)) {
+      // The walk's steps order relies on it: a step's transfers before its local operations.
+      invariant(
+        i === starts[starts.length - 1]! + transfers[transfers.length - 1]!,
+        () => `rank ${plan.call.rank}, step ${op.step}: a transfer after a local operation`,
+      );
       transfers[transfers.length - 1]!++;
+      // Any one-to-one key of (channel, peer, kind) will do: its arithmetic's mutants are keys too.
+      // Stryker disable next-line ArithmeticOperator,EqualityOperator
       const key = (op.channel * size + op.peer) * 2 + (k === SEND ? 1 : 0);
       let q = ids.get(key);
       if (q === undefined) {
@@ -168,8 +179,8 @@ interface Waiting {
 class PairQueues {
   private readonly keys = new Map<number, Waiting>();
   /** The item the last post() paired with. */
-  rank = -1;
-  index = -1;
+  rank = 0;
+  index = 0;
   /** Posts one side (0 send, 1 receive); true when it pairs with the other side's oldest waiting item (then in rank, index). */
   post(side: 0 | 1, key: number, rank: number, index: number): boolean {
     const q = this.keys.get(key);
@@ -181,6 +192,8 @@ class PairQueues {
       this.rank = q.items[q.head] as number;
       this.index = q.items[q.head + 1] as number;
       q.head += 2;
+      // Memory only: an emptied queue starts its list again.
+      // Stryker disable next-line ConditionalExpression,BlockStatement
       if (q.head === q.items.length) {
         q.items.length = 0;
         q.head = 0;
@@ -251,6 +264,8 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
     const send = (bits & KIND_MASK) === SEND;
     const other = op[4 * index + PEER] as number;
     const me = st.p.rank;
+    // (channel, sender, receiver), one to one (as in flatPlan, any such key will do).
+    // Stryker disable next-line ArithmeticOperator
     const key =
       ((st.channel[op[4 * index + QUEUE] as number] as number) * n + (send ? me : other)) * n + (send ? other : me);
     if (!pairs.post(send ? 0 : 1, key, me, index)) return;
@@ -281,12 +296,14 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
     const end = p.queueStart[q + 1] as number;
     while ((st.qpos[q] as number) < end) {
       const i = p.members[st.qpos[q] as number] as number;
-      if (((op[4 * i + BITS] as number) & READIED) === 0 || (op[4 * i + PENDING] as number) > 0) break;
+      // READIED: its dependencies are done (ready() was called for it).
+      if (((op[4 * i + BITS] as number) & READIED) === 0) break;
       st.qpos[q]!++;
       post(st, i);
     }
   };
 
+  // A range's transfers come first, then its local operations (flatPlan holds compile to that).
   const enter = (st: State) => {
     const p = st.p;
     const r = ++st.range;
@@ -296,36 +313,24 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
       runLocals(st);
       return;
     }
-    const op = st.op;
-    for (let i = p.rangeStart[r] as number; i < (p.rangeStart[r + 1] as number); i++) {
-      if (!isTransferKind((op[4 * i + BITS] as number) & KIND_MASK)) continue;
-      op[4 * i + BITS] = (op[4 * i + BITS] as number) | READIED;
-      post(st, i);
-    }
+    const first = p.rangeStart[r] as number;
+    for (let i = first; i < first + st.left; i++) post(st, i);
   };
 
   const runLocals = (st: State) => {
     const p = st.p;
     const op = st.op;
-    let any = false;
-    for (let i = p.rangeStart[st.range] as number; i < (p.rangeStart[st.range + 1] as number); i++) {
-      const bits = op[4 * i + BITS] as number;
-      if (isTransferKind(bits & KIND_MASK)) continue;
-      op[4 * i + BITS] = bits | READIED | POSTED;
+    const end = p.rangeStart[st.range + 1] as number;
+    const first = (p.rangeStart[st.range] as number) + (p.rangeTransfers[st.range] as number);
+    if (first === end) {
+      enter(st);
+      return;
+    }
+    for (let i = first; i < end; i++) {
+      op[4 * i + BITS] = (op[4 * i + BITS] as number) | POSTED;
       effects.local?.(p.rank, i);
       now.push(p.rank, i);
-      any = true;
     }
-    if (!any) enter(st);
-  };
-
-  /** The last local operation of range r, or -1. */
-  const lastLocal = (st: State, r: number) => {
-    const p = st.p;
-    for (let i = (p.rangeStart[r + 1] as number) - 1; i >= (p.rangeStart[r] as number); i--) {
-      if (!isTransferKind((st.op[4 * i + BITS] as number) & KIND_MASK)) return i;
-    }
-    return -1;
   };
 
   for (const st of ranks) {
@@ -349,7 +354,7 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
       if (order === "steps") {
         if (isTransferKind(bits & KIND_MASK)) {
           if (--st.left === 0) runLocals(st);
-        } else if (index === lastLocal(st, st.range)) enter(st);
+        } else if (index === (st.p.rangeStart[st.range + 1] as number) - 1) enter(st);
       } else {
         const p = st.p;
         for (let k = p.succStart[index] as number; k < (p.succStart[index + 1] as number); k++) {
