@@ -17,7 +17,7 @@
 import { describe, expect, it } from "vitest";
 import { hierarchicalAllreduce, squarestGroup } from "../algorithms/allreduce/hierarchical.js";
 import { dtypeInfo } from "../src/core/dtype.js";
-import { walkDataflow } from "../src/model/network/dataflow.js";
+import { knownEnds, walkDataflow } from "../src/model/network/dataflow.js";
 import { flattenPlans } from "../src/model/network/flat-plans.js";
 import { FlowNet } from "../src/model/network/flows.js";
 import {
@@ -781,10 +781,12 @@ describe("a long pipeline folded", () => {
   }
 });
 
-describe("the phases engine's flat dataflow walker is interpret()'s walk", () => {
-  // The phases engine walks the plans flattened into typed arrays with a walker of its own (one bucket per
-  // time in the unit walk, a heap in the timed one): every operation starts when interpret(),
-  // which the exact engine and the alpha-beta model use, starts it.
+describe("the flat dataflow walker is interpret()'s walk", () => {
+  // Both engines walk the plans flattened into typed arrays with a walker of their own (one bucket
+  // per time in the unit walk, a heap in the timed one): every operation starts when interpret(),
+  // which the alpha-beta model and the checker use, starts it, and the transfers and local
+  // operations are timed in interpret()'s order (the exact engine's flow network, and a
+  // connection's queue, depend on it).
   const cases: [string, string, number, number][] = [
     ["allreduce", "double_binary_tree", 64, 64 * 8192],
     ["allreduce", "double_binary_tree", 37, 5000],
@@ -807,14 +809,17 @@ describe("the phases engine's flat dataflow walker is interpret()'s walk", () =>
           return unit ? 1 + (k % 3) : 1 + k / 7;
         };
         const want = plans.map((p) => new Float64Array(p.ops.length).fill(-1));
+        const wantOrder: string[] = [];
         const out = interpret(plans, {
           transfer: (snd, rcv, start) => {
             want[snd.rank]![snd.index] = start;
             want[rcv.rank]![rcv.index] = start;
+            wantOrder.push(`${snd.rank}.${snd.index}>${rcv.rank}.${rcv.index}`);
             return start + duration(snd.rank, snd.index);
           },
           local: (at, start) => {
             want[at.rank]![at.index] = start;
+            wantOrder.push(`${at.rank}.${at.index}`);
             return start;
           },
         });
@@ -830,12 +835,21 @@ describe("the phases engine's flat dataflow walker is interpret()'s walk", () =>
           },
         );
         const rankOf = (g: number) => flat.rank[g] as number;
+        const at = (g: number) => `${rankOf(g)}.${g - (flat.base[rankOf(g)] as number)}`;
+        const gotOrder: string[] = [];
         const got = walkDataflow(
           flat,
-          (snd, _rcv, start) => start + duration(rankOf(snd), snd - (flat.base[rankOf(snd)] as number)),
-          (_g, start) => start,
+          knownEnds((snd, rcv, start) => {
+            gotOrder.push(`${at(snd)}>${at(rcv)}`);
+            return start + duration(rankOf(snd), snd - (flat.base[rankOf(snd)] as number));
+          }),
+          (g, start) => {
+            gotOrder.push(at(g));
+            return start;
+          },
           unit,
         );
+        expect(gotOrder).toEqual(wantOrder);
         expect(out.complete && got.complete).toBe(true);
         for (let r = 0; r < n; r++)
           expect(Array.from(got.start.slice(flat.base[r] as number, flat.base[r + 1] as number)), `rank ${r}`).toEqual(

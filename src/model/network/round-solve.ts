@@ -8,7 +8,7 @@
  */
 import { invariant } from "../../core/assert.js";
 import { Growable } from "../../core/growable.js";
-import { reductionsOf, walkDataflow } from "./dataflow.js";
+import { knownEnds, reductionsOf, walkDataflow } from "./dataflow.js";
 import { type FlowSet, solveSets } from "./flow-sets.js";
 import type { Round, RoundsWalk } from "./rounds.js";
 import { type NetworkParams, RouteCache } from "./simulate.js";
@@ -158,7 +158,7 @@ export function timeEveryRank(
   const pairFree = new Float64Array(w.flat.pairs);
   const out = walkDataflow(
     w.flat,
-    (snd, _rcv, start) => {
+    knownEnds((snd, _rcv, start) => {
       const t = w.roundOf[snd] as number;
       if (t < 0) return start;
       const msg = w.messageOf[snd] as number;
@@ -173,7 +173,7 @@ export function timeEveryRank(
       const end = Math.max(start + l, pairFree[pair] as number) + (d - l) * share;
       pairFree[pair] = end;
       return end;
-    },
+    }),
     reductionsOf(w.flat, gamma),
   );
   let critical = 0;

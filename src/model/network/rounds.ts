@@ -10,7 +10,7 @@ import type { Algorithm } from "../../schedule/dsl.js";
 import { compile, type Plan } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
-import { walkDataflow } from "./dataflow.js";
+import { knownEnds, walkDataflow } from "./dataflow.js";
 import { type FlatPlans, flattenPlans, REDUCE } from "./flat-plans.js";
 import { phasesMemory, phasesMemoryError, walkBudget } from "./phases-memory.js";
 import { movedPlan, type Probe, type Symmetry } from "./symmetry.js";
@@ -63,7 +63,7 @@ function roundsOf(flat: FlatPlans, n: number, sym: Symmetry): RoundsWalk {
   };
   const out = walkDataflow(
     flat,
-    (s, _r, start) => {
+    knownEnds((s, _r, start) => {
       const bytes = flat.bytes[s] as number;
       if (bytes > 0) {
         const rd = round(start);
@@ -86,7 +86,7 @@ function roundsOf(flat: FlatPlans, n: number, sym: Symmetry): RoundsWalk {
         messageOf[s] = at;
       }
       return start + 1;
-    },
+    }),
     (g, start) => {
       if (flat.kind[g] === REDUCE && start > 0) {
         // A reduction at time t follows the messages of round t - 1.
