@@ -69,11 +69,11 @@ export function flattenPlans(
   let ops = 0;
   let edges = 0;
   let pairs = 0;
-  // One rank's queues and (rank, offset) pairs while it is copied: few, so searched in order.
-  const keys: number[] = [];
+  // One rank's queues (by key, their members) and (rank, offset) pairs (by offset, their
+  // number) while it is copied: a map each, since a rank of an all-to-all has n of them.
+  const keys = new Map<number, number>();
   const lists: number[][] = [];
-  const offs: number[] = [];
-  const ids: number[] = [];
+  const offs = new Map<number, number>();
   for (let r = 0; r < p; r++) {
     const plan = planOf(r);
     const list = plan.ops;
@@ -96,10 +96,9 @@ export function flattenPlans(
     const Q = queueOf.a;
     const F = from.a;
     const T = to.a;
-    keys.length = 0;
+    keys.clear();
     lists.length = 0;
-    offs.length = 0;
-    ids.length = 0;
+    offs.clear();
     for (let i = 0; i < m; i++) {
       const op = list[i] as PlanOp;
       const g = g0 + i;
@@ -122,29 +121,24 @@ export function flattenPlans(
       const off = p === n ? op.peer : send ? offsetOf(sym.kind, r, op.peer, n) : offsetOf(sym.kind, op.peer, r, n);
       if (send) {
         O[g] = off;
-        let at = offs.indexOf(off);
-        if (at < 0) {
-          at = offs.length;
-          offs.push(off);
-          ids.push(pairs++);
-        }
-        P[g] = ids[at] as number;
+        let id = offs.get(off);
+        if (id === undefined) offs.set(off, (id = pairs++));
+        P[g] = id;
       }
       const channel = p === n ? op.channel : op.channel * n + off;
       const k = (channel * p + (op.peer % p)) * 2 + (send ? 1 : 0);
-      let at = keys.indexOf(k);
-      if (at < 0) {
-        at = keys.length;
-        keys.push(k);
+      let at = keys.get(k);
+      if (at === undefined) {
+        keys.set(k, (at = lists.length));
         lists.push([]);
       }
       (lists[at] as number[]).push(g);
     }
     queueBase[r] = queueStart.length;
-    for (let j = 0; j < keys.length; j++) {
+    for (const [k, j] of keys) {
       const id = queueStart.length;
       queueStart.push(members.length);
-      queueKey.push(keys[j] as number);
+      queueKey.push(k);
       for (const g of lists[j] as number[]) {
         members.push(g);
         queueOf.a[g] = id;
@@ -156,9 +150,14 @@ export function flattenPlans(
   queueStart.push(members.length);
   kind.length = rank.length = bytes.length = offset.length = pair.length = indeg.length = queueOf.length = ops;
   from.length = to.length = edges;
-  // Each queue's partner: on its peer, the queue of the other kind with this rank as its peer.
+  // Each queue's partner: on its peer, the queue of the other kind with this rank as its peer,
+  // found by bisection in the peer's queues sorted by key.
   const queues = queueKey.length;
   const qk = queueKey.a;
+  const byKey = new Int32Array(queues);
+  for (let q = 0; q < queues; q++) byKey[q] = q;
+  for (let r = 0; r < p; r++)
+    byKey.subarray(queueBase[r], queueBase[r + 1]).sort((x, y) => (qk[x] as number) - (qk[y] as number));
   const partner = new Int32Array(queues).fill(-1);
   for (let r = 0; r < p; r++) {
     for (let q = queueBase[r] as number; q < (queueBase[r + 1] as number); q++) {
@@ -166,12 +165,14 @@ export function flattenPlans(
       const half = Math.floor(k / 2);
       const peer = half % p;
       const want = ((half - peer) / p) * p * 2 + r * 2 + (1 - (k % 2));
-      for (let q2 = queueBase[peer] as number; q2 < (queueBase[peer + 1] as number); q2++) {
-        if (qk[q2] === want) {
-          partner[q] = q2;
-          break;
-        }
+      let lo = queueBase[peer] as number;
+      let hi = queueBase[peer + 1] as number;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if ((qk[byKey[mid] as number] as number) < want) lo = mid + 1;
+        else hi = mid;
       }
+      if (lo < (queueBase[peer + 1] as number) && qk[byKey[lo] as number] === want) partner[q] = byKey[lo] as number;
     }
   }
   // Successors from the dependencies (counting sort by the operation depended on).
