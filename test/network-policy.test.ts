@@ -19,7 +19,7 @@ import {
   THRESHOLDS,
   thresholdsMarkdown,
 } from "../src/model/network/index.js";
-import { compileAll } from "../src/model/network/simulate.js";
+import { flattenEveryRank } from "../src/model/network/simulate.js";
 import { findAlgorithm } from "../src/schedule/registry.js";
 import { makeCall } from "../src/specs/index.js";
 import { underLoad } from "./support/load.js";
@@ -49,14 +49,14 @@ describe("the engine policy", () => {
     expect(chooseEngine(a, call, topology, "auto")).toBe("phases");
   });
 
-  it("compileAll stops at the memory budget, on rank 0's estimate or on what it has compiled", () => {
+  it("flattenEveryRank stops at the memory budget, on rank 0's estimate or on what it has compiled", () => {
     const a = alg("allreduce", "ring");
     const call = makeCall({ collective: "allreduce", size: 16, count: 1024 }, a);
-    const ops = compileAll(a, call).reduce((s, p) => s + p.ops.length, 0);
-    expect(() => compileAll(a, call, exactMemory(ops) - 1)).toThrow(
-      /walks about [\d,]+ operations, about \d+ MiB at its peak, more than the \d+ MiB of heap it may use/,
-    );
-    expect(compileAll(a, call, exactMemory(ops))).toHaveLength(16);
+    const ops = flattenEveryRank(a, call, 4).ops;
+    const refusal =
+      /walks about [\d,]+ operations, about \d+ MiB at its peak, more than the \d+ MiB of heap it may use/;
+    expect(() => flattenEveryRank(a, call, 4, exactMemory(ops) - 1)).toThrow(refusal);
+    expect(flattenEveryRank(a, call, 4, exactMemory(ops)).ranks).toBe(16);
   });
 
   it("the engine a result reports is one --engine takes", () => {

@@ -15,7 +15,7 @@ import { InvalidArgumentError } from "../core/errors.js";
 import { rankCall } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 import type { Algorithm } from "./dsl.js";
-import { type At, interpret, type Order, type Outcome } from "./interpret.js";
+import { type At, interpret, type Order } from "./interpret.js";
 import { costAt, type SizePoint } from "./model-size.js";
 import { compile, type Plan } from "./plan.js";
 
@@ -102,19 +102,20 @@ export function reductions(
   };
 }
 
-/** The rank that finishes last, once every rank's plan has completed; an error naming the stuck ranks otherwise. */
-export function criticalOf(alg: Algorithm, n: number, out: Outcome): number {
-  if (!out.complete) {
-    const stuck = out.stuck.map((x) => x.rank);
+/**
+ * The rank that finishes last (`finish`: each rank's finish), once every rank's plan has
+ * completed; an error naming the ranks left waiting (`stuck`) otherwise. Both engines' walks
+ * give these: interpret()'s and the network model's (src/model/network/dataflow.ts).
+ */
+export function criticalOf(alg: Algorithm, n: number, finish: ArrayLike<number>, stuck: readonly number[]): number {
+  if (stuck.length > 0) {
     throw new InvalidArgumentError(
       { op: "model", arg: "algorithm" },
       `${alg.collective}/${alg.name} cannot complete at n = ${n}: ranks ${stuck.slice(0, 8).join(", ")}${stuck.length > 8 ? ", ..." : ""} wait for transfers no peer posts (run cclab verify)`,
     );
   }
   let critical = 0;
-  out.finish.forEach((t, r) => {
-    if (t > (out.finish[critical] as number)) critical = r;
-  });
+  for (let r = 1; r < finish.length; r++) if ((finish[r] as number) > (finish[critical] as number)) critical = r;
   return critical;
 }
 
@@ -157,7 +158,12 @@ export function modelTime(alg: Algorithm, call: CollectiveCall, params: ModelPar
     },
     params.order ?? "dataflow",
   );
-  const criticalRank = criticalOf(alg, n, out);
+  const criticalRank = criticalOf(
+    alg,
+    n,
+    out.finish,
+    out.stuck.map((x) => x.rank),
+  );
   let steps = 0;
   let maxSent = 0;
   let operations = 0;

@@ -1,7 +1,8 @@
 /**
- * The walked ranks' plans flattened once into typed arrays (FlatPlans), the one structure every
- * walk of the phases engine reads: each rank's plan compiled in its turn, copied in and let go
- * (a compiled plan holds about 900 bytes an operation; these arrays and a walk's state under 100).
+ * The walked ranks' plans flattened once into typed arrays (FlatPlans), the one structure both
+ * engines' walks read (the exact engine's every rank, the phases engine's in the form it walks):
+ * each rank's plan compiled in its turn, copied in and let go (a compiled plan holds about 900
+ * bytes an operation; these arrays and a walk's state under 100).
  */
 import { Growable } from "../../core/growable.js";
 import type { FlatOrder } from "../../schedule/flat.js";

@@ -1,24 +1,28 @@
 /**
  * A schedule on a network: every message of every rank's plan is a flow along its route,
  * starting when the plan's dataflow allows (the order the executors and the alpha-beta model
- * use: the one interpreter, src/schedule/interpret.ts), sharing each link max-min fairly with the
- * flows crossing it at the same time (flows.ts), charged its route's latency; local reductions
- * cost gamma per byte, one at a time per rank, as in the alpha-beta model.
+ * use: the one walker of flat plans, dataflow.ts, in the one interpreter's order,
+ * src/schedule/interpret.ts), sharing each link max-min fairly with the flows crossing it at the
+ * same time (flows.ts), charged its route's latency; local reductions cost gamma per byte, one at
+ * a time per rank, as in the alpha-beta model.
  *
- * This is the exact engine: it walks every operation of every rank. Its reach is bounded by the
- * memory its walk needs (policy.ts's estimate against the heap); phases.ts takes over above it.
+ * This is the exact engine: it walks every operation of every rank, the plans flattened once
+ * (flat-plans.ts, each compiled in its turn and let go). Its reach is bounded by the memory its
+ * walk needs (policy.ts's estimate against the heap); phases.ts takes over above it.
  */
 import { type DType, dtypeInfo } from "../../core/dtype.js";
 import { InvalidArgumentError } from "../../core/errors.js";
 import { grow } from "../../core/growable.js";
 import type { Algorithm } from "../../schedule/dsl.js";
-import { type At, interpret, type Network, type Order } from "../../schedule/interpret.js";
-import { criticalOf, reductions } from "../../schedule/model.js";
-import { compile, type Plan } from "../../schedule/plan.js";
+import { criticalOf } from "../../schedule/model.js";
+import { compile } from "../../schedule/plan.js";
 import { rankCall } from "../../specs/index.js";
 import type { CollectiveCall } from "../../specs/types.js";
+import { reductionsOf, type Timing, walkDataflow } from "./dataflow.js";
+import { type FlatPlans, flattenPlans, SEND } from "./flat-plans.js";
 import { FlowNet, SolveBudget, SolveWorkExceeded, type WorkMeter } from "./flows.js";
 import { estimateOperations, exactHeapBudget, exactMemory, exactMemoryError, THRESHOLDS } from "./policy.js";
+import type { Symmetry } from "./symmetry.js";
 import type { Placement, Topology } from "./types.js";
 
 export interface NetworkParams {
@@ -27,8 +31,6 @@ export interface NetworkParams {
   readonly placement: Placement;
   /** Microseconds per byte reduced locally; default 0. */
   readonly gamma?: number;
-  /** 'dataflow' (default) or 'steps'. */
-  readonly order?: Order;
   /** Told how far a long run is: distinct rounds solved of those there are (the phases engine), or messages started (the exact engine). */
   readonly onProgress?: (done: number, total: number, what: "rounds" | "messages") => void;
   /** Threads solving the phases engine's distinct rounds at once (default: the machine's cores; 1: this thread only). */
@@ -109,22 +111,28 @@ export function checkNetworkParams(p: NetworkParams, n: number, op = "model"): v
 }
 
 /**
- * The flow network as the interpreter sees it: a matched send and receive become one flow per
- * path of the route between their hosts; the transfer ends when its last flow does. Messages
- * from one rank to one peer go down one connection in order (MPI's and NCCL's per-peer order):
- * a message starts carrying bytes when the one before it on that pair has arrived, its latency
- * overlapping the wait.
+ * The flow network as the walker sees it (a Timing whose transfers end when the traffic they
+ * share links with lets them): a matched send and receive become one flow per path of the route
+ * between their hosts; the transfer ends when its last flow does. Messages from one rank to one
+ * peer go down one connection in order (MPI's and NCCL's per-peer order): a message starts
+ * carrying bytes when the one before it on that connection has arrived, its latency overlapping
+ * the wait.
  */
-class FlowTransfers implements Network {
+class FlowTransfers implements Timing {
   readonly net: FlowNet;
   private readonly routes: RouteCache;
-  private readonly sends: At[] = [];
-  private readonly recvs: At[] = [];
+  /** Per message on the wire or queued (ids reused): its send and receive, its flows still in flight, when it was matched, and the message queued behind it (-1 none). */
+  private send = new Int32Array(1024);
+  private recv = new Int32Array(1024);
   private parts = new Int32Array(1024);
+  private at = new Float64Array(1024);
+  private behind = new Int32Array(1024);
+  private ids = 0;
   private readonly freeIds: number[] = [];
-  /** Per (sender, receiver) pair: the message on the wire, and those queued behind it (ids, with when they were matched). */
-  private readonly pairs = new Map<number, { busy: number; queue: { id: number; at: number }[] }>();
-  private pairOf = new Int32Array(1024);
+  /** Per connection (FlatPlans' pair of a send: its rank and, every rank walked, its peer): the message on the wire, the first and last queued behind it (-1 none). */
+  private readonly busy: Int32Array;
+  private readonly head: Int32Array;
+  private readonly tail: Int32Array;
   messages = 0;
   /** Messages that arrived. */
   arrived = 0;
@@ -132,58 +140,66 @@ class FlowTransfers implements Network {
   onMessage?: () => void;
 
   constructor(
+    private readonly flat: FlatPlans,
     readonly topology: Topology,
     private readonly placement: Placement,
-    private readonly elementBytes: number,
-    private readonly n: number,
     meter?: WorkMeter,
   ) {
     this.net = new FlowNet(topology.links.bandwidth, undefined, {}, meter);
     this.routes = new RouteCache(topology);
+    this.busy = new Int32Array(flat.pairs).fill(-1);
+    this.head = new Int32Array(flat.pairs).fill(-1);
+    this.tail = new Int32Array(flat.pairs).fill(-1);
   }
 
   get now(): number {
     return this.net.now;
   }
 
-  start(send: At, recv: At, start: number): number | undefined {
-    const bytes = send.op.region.count * this.elementBytes;
-    if (bytes === 0) return start;
+  start(send: number, recv: number, start: number): number | undefined {
+    const f = this.flat;
+    if ((f.bytes[send] as number) === 0) return start;
     this.messages++;
     this.onMessage?.();
-    const a = this.placement[send.rank] as number;
-    const b = this.placement[recv.rank] as number;
     // Ranks sharing a host exchange through its memory: no link, no latency.
-    if (a === b) {
+    if (this.placement[f.rank[send] as number] === this.placement[f.rank[recv] as number]) {
       this.arrived++;
       return start;
     }
-    const id = this.freeIds.pop() ?? this.sends.length;
-    this.sends[id] = send;
-    this.recvs[id] = recv;
-    this.parts = grow(this.parts, id + 1);
-    this.pairOf = grow(this.pairOf, id + 1);
-    const key = send.rank * this.n + recv.rank;
-    this.pairOf[id] = key;
-    let pair = this.pairs.get(key);
-    if (!pair) {
-      pair = { busy: -1, queue: [] };
-      this.pairs.set(key, pair);
+    const id = this.freeIds.pop() ?? this.ids++;
+    if (id >= this.send.length) {
+      this.send = grow(this.send, id + 1);
+      this.recv = grow(this.recv, id + 1);
+      this.parts = grow(this.parts, id + 1);
+      this.at = grow(this.at, id + 1);
+      this.behind = grow(this.behind, id + 1);
     }
-    if (pair.busy >= 0) pair.queue.push({ id, at: start });
-    else this.launch(pair, id, start, start);
+    this.send[id] = send;
+    this.recv[id] = recv;
+    this.at[id] = start;
+    this.behind[id] = -1;
+    const c = f.pair[send] as number;
+    if ((this.busy[c] as number) < 0) this.launch(c, id, start);
+    else {
+      const last = this.tail[c] as number;
+      if (last < 0) this.head[c] = id;
+      else this.behind[last] = id;
+      this.tail[c] = id;
+    }
     return undefined;
   }
 
-  /** Puts message `id` (matched at `at`) on the wire at `now`: its bytes flow once its latency, counted from `at`, is over. */
-  private launch(pair: { busy: number }, id: number, at: number, now: number): void {
-    pair.busy = id;
-    const send = this.sends[id] as At;
-    const a = this.placement[send.rank] as number;
-    const b = this.placement[(this.recvs[id] as At).rank] as number;
+  /** Puts message `id` on connection c's wire at `now`: its bytes flow once its latency, counted from when it was matched, is over. */
+  private launch(c: number, id: number, now: number): void {
+    this.busy[c] = id;
+    const f = this.flat;
+    const send = this.send[id] as number;
+    const a = this.placement[f.rank[send] as number] as number;
+    const b = this.placement[f.rank[this.recv[id] as number] as number] as number;
     const { paths, latency } = this.routes.get(a, b);
     this.parts[id] = paths.length;
-    const share = (send.op.region.count * this.elementBytes) / paths.length;
+    const share = (f.bytes[send] as number) / paths.length;
+    const at = this.at[id] as number;
     paths.forEach((path, i) => {
       this.net.add(share, path, Math.max(now, at + (latency[i] as number)), id);
     });
@@ -193,42 +209,47 @@ class FlowTransfers implements Network {
     return this.net.next();
   }
 
-  take(done: (send: At, recv: At) => void): number {
+  take(done: (send: number, recv: number) => void): number {
     return this.net.take((id) => {
       const left = (this.parts[id] as number) - 1;
       this.parts[id] = left;
       if (left > 0) return;
       this.freeIds.push(id);
-      const pair = this.pairs.get(this.pairOf[id] as number);
-      if (pair) {
-        const next = pair.queue.shift();
-        if (next) this.launch(pair, next.id, next.at, this.net.now);
-        else pair.busy = -1;
-      }
+      const c = this.flat.pair[this.send[id] as number] as number;
+      const next = this.head[c] as number;
+      if (next >= 0) {
+        this.head[c] = this.behind[next] as number;
+        if (this.head[c] === -1) this.tail[c] = -1;
+        this.launch(c, next, this.net.now);
+      } else this.busy[c] = -1;
       this.arrived++;
-      done(this.sends[id] as At, this.recvs[id] as At);
+      done(this.send[id] as number, this.recv[id] as number);
     });
   }
 }
 
 /**
- * Compiles every rank's plan, refusing, before it runs out of memory, a call whose walk would not
- * fit `budget` bytes of heap (policy.ts's estimate: checked first on the estimate from a few ranks'
- * plans, estimateOperations, then on what is compiled).
+ * Every rank's plan flattened (FlatPlans, the identity symmetry: every rank walked), each
+ * compiled in its turn and let go, refusing, before it runs out of memory, a call whose walk
+ * would not fit `budget` bytes of heap (policy.ts's estimate: checked first on the estimate from
+ * a few ranks' plans, estimateOperations, then on what is compiled).
  */
-export function compileAll(alg: Algorithm, call: CollectiveCall, budget = exactHeapBudget()): Plan[] {
+export function flattenEveryRank(
+  alg: Algorithm,
+  call: CollectiveCall,
+  elementBytes: number,
+  budget = exactHeapBudget(),
+): FlatPlans {
+  const n = call.size;
   const estimate = estimateOperations(alg, call);
   if (exactMemory(estimate) > budget) throw exactMemoryError(alg, call, estimate, budget);
-  const plans: Plan[] = [];
-  let ops = 0;
-  for (let r = 0; r < call.size; r++) {
-    const p = compile(alg, rankCall(call, r));
-    ops += p.ops.length;
-    // The estimate may fall short (it samples a few ranks): what is compiled is checked too.
-    if (exactMemory(ops) > budget) throw exactMemoryError(alg, call, Math.max(estimate, ops), budget);
-    plans.push(p);
-  }
-  return plans;
+  // The estimate may fall short (it samples a few ranks): what is compiled is checked too.
+  const maxOps = Math.floor(budget / THRESHOLDS.EXACT_BYTES_PER_OPERATION.value);
+  const limit = (ops: number): never => {
+    throw exactMemoryError(alg, call, Math.max(estimate, ops), budget);
+  };
+  const every: Symmetry = { kind: "rotate", p: n };
+  return flattenPlans((r) => compile(alg, rankCall(call, r)), n, every, elementBytes, maxOps, limit);
 }
 
 /** Times one call of `alg` on the network, walking every operation (the exact engine). */
@@ -236,43 +257,38 @@ export function networkTimeExact(alg: Algorithm, call: CollectiveCall, params: N
   const n = call.size;
   checkNetworkParams(params, n);
   const s = dtypeInfo(call.dtype as DType).bytes;
-  const gamma = params.gamma ?? 0;
-  const plans = compileAll(alg, call);
+  const flat = flattenEveryRank(alg, call, s);
   const network = new FlowTransfers(
+    flat,
     params.topology,
     params.placement,
-    s,
-    n,
     params.budget ?? new SolveBudget(params.solveWork ?? THRESHOLDS.SOLVE_WORK.value),
   );
+  // Messages the plans hold, told as started (progress) and as arrived (a refusal).
+  let total = 0;
+  for (let g = 0; g < flat.ops; g++) if (flat.kind[g] === SEND && (flat.bytes[g] as number) > 0) total++;
   const report = params.onProgress;
   if (report) {
-    // Messages started of those the plans hold, some 200 times over the run.
-    let total = 0;
-    for (const p of plans) for (const op of p.ops) if (op.kind === "send" && op.region.count > 0) total++;
+    // Some 200 times over the run.
     const every = Math.max(1, Math.ceil(total / 200));
     report(0, total, "messages");
     network.onMessage = () => {
       if (network.messages % every === 0 || network.messages === total) report(network.messages, total, "messages");
     };
   }
-  let out: ReturnType<typeof interpret>;
+  let out: ReturnType<typeof walkDataflow>;
   try {
-    out = interpret(plans, { network, local: reductions(gamma, s, n) }, params.order ?? "dataflow");
+    out = walkDataflow(flat, network, reductionsOf(flat, params.gamma ?? 0));
   } catch (e) {
     if (!(e instanceof SolveWorkExceeded)) throw e;
-    let total = 0;
-    for (const p of plans) for (const op of p.ops) if (op.kind === "send" && op.region.count > 0) total++;
     throw new SolveWorkExceeded(e.limit, { count: network.arrived, of: total, what: "messages arrived" });
   }
-  const criticalRank = criticalOf(alg, n, out);
-  let operations = 0;
-  for (const p of plans) operations += p.ops.length;
+  const criticalRank = criticalOf(alg, n, out.finish, out.stuck);
   return {
     time: out.time,
     criticalRank,
     messages: network.messages,
-    operations,
+    operations: flat.ops,
     engine: "exact",
     approximate: false,
     linkBytes: network.net.linkBytes,
