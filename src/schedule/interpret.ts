@@ -36,24 +36,6 @@ export interface Effects {
   local?(at: At, start: number): number | undefined;
   /** An operation completed at `time` (events come in time order). */
   done?(at: At, time: number): void;
-  /**
-   * A network whose transfers end when the traffic they share links with lets them (the flow
-   * model, src/model/network): used instead of `transfer`. A transfer whose end it already
-   * knows comes back from start(); the others it reports through take().
-   */
-  network?: Network;
-}
-
-/** Transfers whose end time is known only as the traffic around them unfolds. */
-export interface Network {
-  /** The network's clock: nothing it holds ends before it. */
-  readonly now: number;
-  /** A send matched its receive at `start`: the transfer's end, or undefined if the network reports it later. */
-  start(send: At, recv: At, start: number): number | undefined;
-  /** When the next transfer it holds ends (Infinity when it holds none). */
-  next(): number;
-  /** Moves to that time and calls done(send, recv) for each transfer ending then; returns the time. */
-  take(done: (send: At, recv: At) => void): number;
 }
 
 export interface Outcome {
@@ -155,8 +137,7 @@ export function interpret(plans: readonly Plan[], effects: Effects = {}, order: 
     const s = op.kind === "send" ? me : other;
     const r = op.kind === "send" ? other : me;
     const start = Math.max(ranks[s.rank]!.postAt[s.index] as number, ranks[r.rank]!.postAt[r.index] as number);
-    const end = effects.network ? effects.network.start(s, r, start) : (effects.transfer?.(s, r, start) ?? start + 1);
-    if (end === undefined) return;
+    const end = effects.transfer?.(s, r, start) ?? start + 1;
     events.push(end, s.rank, s.index);
     events.push(end, r.rank, r.index);
   };
@@ -222,22 +203,7 @@ export function interpret(plans: readonly Plan[], effects: Effects = {}, order: 
   }
 
   let last = 0;
-  const net = effects.network;
-  const arrived = (s: At, r: At, time: number) => {
-    events.push(time, s.rank, s.index);
-    events.push(time, r.rank, r.index);
-  };
-  for (;;) {
-    // A transfer the network ends before the next event is an event of its own.
-    // Events up to the network's clock go first (what they start cannot end before it); only
-    // then is it asked when its next transfer ends, so one instant's transfers are solved once.
-    const te = events.peek();
-    const t = net && te > net.now ? net.next() : Number.POSITIVE_INFINITY;
-    if (t < Number.POSITIVE_INFINITY && t <= te) {
-      net?.take((s, r) => arrived(s, r, t));
-      continue;
-    }
-    if (events.size === 0) break;
+  while (events.size > 0) {
     const time = events.peek();
     const index = events.topVersion();
     const st = ranks[events.pop()] as RankState;
