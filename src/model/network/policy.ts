@@ -36,7 +36,7 @@ export const THRESHOLDS = {
     rule: "on an ECMP-hashed network 'auto' takes the exact engine at any n up to this many",
   },
   EXACT_BYTES_PER_OPERATION: {
-    value: 1536,
+    value: 768,
     unit: "bytes",
     rule: "the exact engine's peak heap per operation walked, for its memory estimate",
   },
