@@ -722,7 +722,7 @@ describe("the phases shortcut against the exact engine (within 5%), its symmetry
 
 describe("the exact engine posts no transfer before its dependencies are done", () => {
   it("hierarchical on a fat-tree, n = 64, 1 MiB: a transfer queued behind another for the same peer", () => {
-    // src/schedule/interpret.ts ready(): a queue's members are posted while readyAt >= 0, but
+    // The walker's ready() (dataflow.ts; interpret.ts's then): a queue's members were posted while readyAt >= 0, but
     // readyAt is set when the first of an operation's dependencies finishes, not the last, so a
     // send whose data is not yet reduced is posted (in the past: FlowNet.add's invariant fails).
     const a = alg("allreduce", "hierarchical");
