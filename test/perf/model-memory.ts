@@ -62,24 +62,6 @@ function oneExact(name: string, n: number, bytes: number, topo: string): void {
   console.log(JSON.stringify({ bytes: (peak - before) * 1024, operations: r.operations, seconds }));
 }
 
-function mainExact(): void {
-  console.log(`# exact engine memory; load ${load()}`);
-  console.log("| call | n | bytes | topology | operations | peak RSS added MiB | B an operation | s |");
-  console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
-  for (const [name, n, bytes, topo] of EXACT_CALLS) {
-    const [child, r] = run(["--one-exact", name, String(n), String(bytes), topo]);
-    if (!r) {
-      console.log(`| ${name} | ${n} | ${bytes} | ${topo} | failed: ${child.replace(/\n/g, " ")} |`);
-      continue;
-    }
-    const per = r.bytes / r.operations;
-    console.log(
-      `| ${name} | ${n} | ${bytes} | ${topo} | ${r.operations} | ${(r.bytes / 2 ** 20).toFixed(1)} | ${per.toFixed(0)} | ${r.seconds.toFixed(1)} |`,
-    );
-  }
-  console.log(`load after: ${load()}`);
-}
-
 const load = () =>
   loadavg()
     .map((x) => x.toFixed(2))
@@ -132,33 +114,58 @@ function one(name: string, n: number, count: number, topo: string): void {
   console.log(JSON.stringify({ bytes: (peak - before) * 1024, operations: w.operations, ...copiesOf(w, n), seconds }));
 }
 
+/**
+ * Each call measured in a child process (`mode`: --one or --one-exact) and printed as a row of a
+ * markdown table: the call, then `row`'s cells of what it measured, or why the child failed.
+ */
+function table(
+  title: string,
+  calls: readonly [string, number, number, string][],
+  mode: string,
+  head: readonly string[],
+  row: (r: Measured) => readonly (string | number)[],
+): void {
+  console.log(`# ${title}; load ${load()}`);
+  console.log(`| call | n | ${head.join(" | ")} |`);
+  console.log(`|${" --- |".repeat(head.length + 2)}`);
+  for (const [name, n, size, topo] of calls) {
+    const [child, r] = run([mode, name, String(n), String(size), topo]);
+    const cells = r ? row(r) : [`failed: ${child.replace(/\n/g, " ")}`];
+    console.log(`| ${name} | ${n} | ${size} | ${topo} | ${cells.join(" | ")} |`);
+  }
+  console.log(`load after: ${load()}`);
+}
+
+const MiB = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+
 function main(): void {
   const [, , mode, name, n, count, topo] = process.argv;
   if (mode === "--one" || mode === "--one-exact") {
     (mode === "--one" ? one : oneExact)(name as string, Number(n), Number(count), topo as string);
-    return;
-  }
-  if (mode === "--exact") {
-    mainExact();
-    return;
-  }
-  console.log(`# phases engine memory; load ${load()}`);
-  console.log(
-    "| call | n | count | topology | operations | copies | largest round | peak RSS added MiB | estimate MiB | s |",
-  );
-  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-  for (const [name, n, count, topo] of CALLS) {
-    const [child, r] = run(["--one", name, String(n), String(count), topo]);
-    if (!r) {
-      console.log(`| ${name} | ${n} | ${count} | ${topo} | failed: ${child.replace(/\n/g, " ")} |`);
-      continue;
-    }
-    const est = phasesMemory(r.operations, r.copies, r.solving).bytes;
-    console.log(
-      `| ${name} | ${n} | ${count} | ${topo} | ${r.operations} | ${r.copies} | ${r.solving} | ${(r.bytes / 2 ** 20).toFixed(1)} | ${(est / 2 ** 20).toFixed(1)} | ${r.seconds.toFixed(1)} |`,
+  } else if (mode === "--exact") {
+    table(
+      "exact engine memory",
+      EXACT_CALLS,
+      "--one-exact",
+      ["bytes", "topology", "operations", "peak RSS added MiB", "B an operation", "s"],
+      (r) => [r.operations, MiB(r.bytes), (r.bytes / r.operations).toFixed(0), r.seconds.toFixed(1)],
+    );
+  } else {
+    table(
+      "phases engine memory",
+      CALLS,
+      "--one",
+      ["count", "topology", "operations", "copies", "largest round", "peak RSS added MiB", "estimate MiB", "s"],
+      (r) => [
+        r.operations,
+        r.copies,
+        r.solving,
+        MiB(r.bytes),
+        MiB(phasesMemory(r.operations, r.copies, r.solving).bytes),
+        r.seconds.toFixed(1),
+      ],
     );
   }
-  console.log(`load after: ${load()}`);
 }
 
 main();
