@@ -16,7 +16,12 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { flattenAt, joinPieces, Pieces, RunMem, type RunVal } from "../src/schedule/runs.js";
+import { ring } from "../algorithms/allreduce/ring.js";
+import { compileAll } from "../src/schedule/check.js";
+import { type Algorithm, copy, recv, reduce, send, step, sub } from "../src/schedule/dsl.js";
+import { flatPlan } from "../src/schedule/flat.js";
+import { flattenAt, joinPieces, Pieces, RunMem, RunMemory, type RunVal } from "../src/schedule/runs.js";
+import { makeCall } from "../src/specs/index.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const L = 40;
@@ -77,10 +82,12 @@ describe("symbolic memory in runs", () => {
           // The pieces cover what they cover: write that much.
           mem.write(w.from, want.length, p);
           for (let k = 0; k < want.length; k++) cells[w.from + k] = want[k] as number | null;
+          // Runs start at 0, in order, none empty (none starts at the end).
           expect(mem.start[0]).toBe(0);
-          for (let i = 1; i < mem.runs; i++) {
+          for (let i = 1; i < mem.start.length; i++) {
             expect(mem.start[i]).toBeGreaterThan(mem.start[i - 1] as number);
           }
+          expect(mem.start[mem.start.length - 1]).toBeLessThan(L);
           for (let at = 0; at < L; at++) expect(holds(mem, at)).toBe(cells[at]);
         }
       }),
@@ -179,6 +186,69 @@ describe("symbolic memory in runs", () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("a value that holds a contribution twice stays wrong when joined again, whatever the offsets", () => {
+    const one = (v: RunVal, off: number) => {
+      const p = new Pieces();
+      p.push(1, v, off);
+      return p;
+    };
+    const twice = new Pieces();
+    expect(joinPieces(one(leaves[0] as RunVal, 0), one(leaves[0] as RunVal, 0), twice)).toBe(true);
+    const bad = twice.val[0] as RunVal;
+    expect(bad.idx).toBe(-1);
+    // Seen at offset 1, the wrong value's index (-1) + 1 matches the leaf's 0 + 0: still wrong,
+    // on either side of the join.
+    for (const [x, y] of [
+      [one(leaves[1] as RunVal, 0), one(bad, 1)],
+      [one(bad, 1), one(leaves[1] as RunVal, 0)],
+    ] as const) {
+      const out = new Pieces();
+      expect(joinPieces(x, y, out)).toBe(true);
+      expect((out.val[0] as RunVal).idx).toBe(-1);
+      expect((out.val[0] as RunVal).ranks).toEqual([]);
+    }
+  });
+
+  it("a rank's memories start split where its plan writes, and only there", () => {
+    // Two ranks, four elements: rank r receives into scratch[0:2], copies its input to its
+    // output and reduces into out[3] and then out[1:3] (cuts given out of order), then sends
+    // scratch[1:3], receiving into scratch[2:4]. Reads (sends, sources) split nothing.
+    const alg: Algorithm = {
+      ...ring,
+      name: "cuts",
+      *schedule(c, mem) {
+        const peer = 1 - c.rank;
+        const got = mem.scratch(4);
+        yield step("swap", [send(peer, sub(mem.input, 0, 2)), recv(peer, sub(got, 0, 2))]);
+        const sum = [
+          copy(mem.output, mem.input),
+          reduce(sub(mem.output, 3, 1), sub(got, 1, 1)),
+          reduce(sub(mem.output, 1, 2), sub(got, 0, 2)),
+        ];
+        yield step("sum", [], sum);
+        yield step("pass", [send(peer, sub(got, 1, 2)), recv(peer, sub(got, 2, 2))]);
+      },
+    };
+    const call = makeCall({ collective: "allreduce", size: 2, count: 4, segment: 1 });
+    const flats = compileAll(alg, call).map((p) => flatPlan(p));
+    const none = () => {
+      throw new Error("no message expected");
+    };
+    const [input, output, scratch] = new RunMemory(flats, 4, none, none).mem[0] as RunMem[];
+    expect(input?.start).toEqual([0]);
+    expect(output?.start).toEqual([0, 1, 3]);
+    expect(scratch?.start).toEqual([0, 2]);
+    expect([input?.length, output?.length, scratch?.length]).toEqual([4, 4, 4]);
+    // The input holds the rank's contributions, the rest nothing yet.
+    expect(input?.val).toEqual([expect.objectContaining({ id: 0, idx: 0, ranks: [0, 1] })]);
+    expect(output?.val).toEqual([null, null, null]);
+  });
+
+  it("a memory of no elements has no runs", () => {
+    expect(new RunMem(0).start).toEqual([]);
+    expect(new RunMem(0, [0, 0]).start).toEqual([]);
   });
 
   it("reads a region back as the pieces that were written, split where runs end", () => {
