@@ -40,7 +40,7 @@ const leaves: RunVal[] = [0, 1, 2].map((v) => ({
 /** What element `at` of the runs holds, flattened (null where unwritten). */
 function holds(mem: RunMem, at: number): number | null {
   const i = mem.find(at);
-  const cell = flattenAt(mem.val[i] as RunVal | null, (mem.off[i] as number) + at - (mem.start[i] as number));
+  const cell = flattenAt(mem.val[i] as RunVal | null, (mem.off[i] as number) + at - (mem.start[i] as number), 100);
   return cell === null ? null : (cell[0] as number);
 }
 
@@ -165,7 +165,7 @@ describe("symbolic memory in runs", () => {
               const v = got.val[i] as RunVal;
               const o = (got.off[i] as number) + e;
               const w = want[k] as Cell;
-              expect([...(flattenAt(v, o) as number[])].sort((p, q) => p - q)).toEqual(
+              expect([...(flattenAt(v, o, 100) as number[])].sort((p, q) => p - q)).toEqual(
                 [...w.contribs].sort((p, q) => p - q),
               );
               expect(v.idx < 0 ? null : v.idx + o).toBe(w.index);

@@ -353,7 +353,7 @@ function checkRuns(
           fail(`rank ${rank}: output[${j}] was never written; it should hold ${cellText(ids, stride, index)}`);
           return;
         }
-        const got = [...(flattenAt(val, off) ?? [])].sort((x, y) => x - y);
+        const got = [...(flattenAt(val, off, stride) ?? [])].sort((x, y) => x - y);
         fail(
           `rank ${rank}: output[${j}] holds ${cellText(got, stride, index)} but ${call.collective} needs ${cellText(ids, stride, index)}${diff(got, ids, stride)}`,
         );
