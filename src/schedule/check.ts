@@ -215,7 +215,7 @@ function checkChannels(plans: readonly FlatPlan[], fail: (m: string) => void): v
   // Only pairs that send on a channel other than 0 can differ (with all on 0 the orders agree):
   // a shortcut, the comparison below finds nothing either.
   // Stryker disable next-line all
-  if (!plans.some((p) => p.channel.some((c) => c !== 0))) return;
+  if (!plans.some((p) => p.queueChannel.some((c) => c !== 0))) return;
   const n = plans.length;
   // Per (sender, receiver): the sender's channels in posting order, and the receiver's.
   const orders = new Map<number, [number[], number[]]>();
@@ -228,7 +228,7 @@ function checkChannels(plans: readonly FlatPlan[], fail: (m: string) => void): v
         o = [[], []];
         orders.set(key, o);
       }
-      o[k === SEND ? 0 : 1].push(p.channel[i] as number);
+      o[k === SEND ? 0 : 1].push(p.queueChannel[p.queueOf[i] as number] as number);
     });
   });
   for (const [key, [sends, recvs]] of orders) {

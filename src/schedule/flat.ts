@@ -5,8 +5,8 @@
  * objects (steps, regions, labels, one object and one dependency array per operation) that is
  * hundreds of bytes an operation, and the garbage collector spent most of the proof scanning them.
  * Here each rank's plan is compiled (plan.ts, the one compiler), linted, and kept only as numbers:
- * kind, step, peer, channel, element count and places per operation, its dependencies and
- * successors, its posting queues and step ranges, about sixty bytes an operation. Labels and
+ * kind, peer, element count and places per operation, its dependencies and successors, its
+ * posting queues (with their channel) and step ranges, about sixty bytes an operation. Labels and
  * regions, which only messages need, come from compiling that one rank again (compile is a pure
  * function of the algorithm and the call).
  *
@@ -51,10 +51,10 @@ export interface FlatPlan extends FlatOrder {
   /** Operations. */
   readonly m: number;
   readonly kind: Uint8Array;
-  readonly step: Int32Array;
-  /** Transfers: the peer and channel (-1 and 0 for local operations). */
+  /** Transfers: the peer (-1 for local operations). */
   readonly peer: Int32Array;
-  readonly channel: Int32Array;
+  /** Each posting queue's channel (a queue is one channel, peer and kind): one number a queue, not one an operation. */
+  readonly queueChannel: Int32Array;
   /** Elements of the operation's region (written, or read by a send). */
   readonly count: Int32Array;
   /** Plan.places: for op i at 6i..6i+5, memory and first element of its region, src and with. */
@@ -75,24 +75,21 @@ export function flatPlan(plan: Plan): FlatPlan {
   const m = ops.length;
   const size = plan.call.size;
   const kind = new Uint8Array(m);
-  const step = new Int32Array(m);
   const peer = new Int32Array(m);
-  const channel = new Int32Array(m);
   const count = new Int32Array(m);
   const indeg = new Int32Array(m);
   const succStart = new Int32Array(m + 1);
   const queueOf = new Int32Array(m).fill(-1);
   const ids = new Map<number, number>();
   const queueSize: number[] = [];
+  const queueChannel: number[] = [];
   const starts: number[] = [];
   const transfers: number[] = [];
   for (let i = 0; i < m; i++) {
     const op = ops[i] as Plan["ops"][number];
     const k = KIND[op.kind];
     kind[i] = k;
-    step[i] = op.step;
     peer[i] = op.peer;
-    channel[i] = op.channel;
     count[i] = op.region.count;
     indeg[i] = op.deps.length;
     for (const d of op.deps) succStart[d + 1]!++;
@@ -115,6 +112,7 @@ export function flatPlan(plan: Plan): FlatPlan {
         q = queueSize.length;
         ids.set(key, q);
         queueSize.push(0);
+        queueChannel.push(op.channel);
       }
       queueOf[i] = q;
       queueSize[q]!++;
@@ -140,9 +138,8 @@ export function flatPlan(plan: Plan): FlatPlan {
     scratch: plan.scratch,
     m,
     kind,
-    step,
     peer,
-    channel,
+    queueChannel: Int32Array.from(queueChannel),
     count,
     places: plan.places,
     indeg,
@@ -247,11 +244,7 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
       op[4 * i + PEER] = p.peer[i] as number;
       op[4 * i + QUEUE] = p.queueOf[i] as number;
     }
-    // Each queue's channel (a queue is one channel, peer and kind).
-    const queues = p.queueStart.length - 1;
-    const channel = new Int32Array(queues);
-    for (let q = 0; q < queues; q++) channel[q] = p.channel[p.members[p.queueStart[q] as number] as number] as number;
-    return { p, op, channel, qpos: p.queueStart.slice(0, queues), range: -1, left: 0 };
+    return { p, op, qpos: p.queueStart.slice(0, p.queueStart.length - 1), range: -1, left: 0 };
   });
   type State = (typeof ranks)[number];
   let now = new Bucket();
@@ -265,9 +258,9 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
     const other = op[4 * index + PEER] as number;
     const me = st.p.rank;
     // (channel, sender, receiver), one to one (as in flatPlan, any such key will do).
+    const channel = st.p.queueChannel[op[4 * index + QUEUE] as number] as number;
     // Stryker disable next-line ArithmeticOperator
-    const key =
-      ((st.channel[op[4 * index + QUEUE] as number] as number) * n + (send ? me : other)) * n + (send ? other : me);
+    const key = (channel * n + (send ? me : other)) * n + (send ? other : me);
     if (!pairs.post(send ? 0 : 1, key, me, index)) return;
     if (send) {
       effects.transfer?.(me, index, pairs.rank, pairs.index);
