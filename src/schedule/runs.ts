@@ -24,7 +24,7 @@
  *
  * Only a wrong join keeps its operands: a right one's contributions are its ranks at its index,
  * which is all a message needs of it. Kept, the operands hold every partial sum the schedule ever
- * made (a reduce-scatter's result trees: 9.4 million joins, 2.5 GB of heap for PAT at 1,024 ranks).
+ * made (a reduce-scatter's result trees: 9.4 million joins, 2.5 GiB of heap for PAT at 1,024 ranks).
  */
 import { invariant } from "../core/assert.js";
 import { lastAtMost } from "../core/extent.js";
