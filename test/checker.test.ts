@@ -16,12 +16,14 @@ import {
   copy,
   f,
   type LocalOp,
+  type Memory,
   recv,
   reduce,
   region,
   type Step,
   send,
   step,
+  sub,
 } from "../src/schedule/dsl.js";
 import { makeCall } from "../src/specs/index.js";
 import type { CollectiveCall } from "../src/specs/types.js";
@@ -122,7 +124,7 @@ describe("the checker rejects what is wrong", () => {
     ]);
   });
 
-  it("a receive at a plan's first operation still races with what its step sends", () => {
+  it("a receive races with a send that is the plan's very first operation", () => {
     const alg: Algorithm = {
       ...allreduceRing,
       name: "first-race",
@@ -134,6 +136,100 @@ describe("the checker rejects what is wrong", () => {
     expect(errorsOf(alg, { size: 2, count: 2 }, true)[0]).toBe(
       "allreduce/first-race (n=2, count=2): rank 0, step 0 ('swap'): race: send in[0:2] and recv in[0:2] in one step share memory",
     );
+  });
+
+  it("a receive is held against the furthest region before it, and two receives race too; sends alone never do", () => {
+    const steps = (c: { rank: number; size: number }, mem: Memory): Step[] => {
+      const next = (c.rank + 1) % c.size;
+      const prev = (c.rank + c.size - 1) % c.size;
+      return [
+        step("copy input", [], [copy(mem.output, mem.input)]),
+        // out[0:4] is sent whole and in part; the receive into out[3:4] overlaps only the first.
+        step("overlap", [
+          send(next, sub(mem.output, 0, 4)),
+          send(next, sub(mem.output, 1, 1)),
+          recv(prev, sub(mem.output, 3, 1)),
+        ]),
+      ];
+    };
+    const furthest: Algorithm = {
+      ...allreduceRing,
+      name: "furthest",
+      *schedule(c, mem) {
+        yield* steps(c, mem);
+      },
+    };
+    // The peers' counts do not pair (5 elements sent, 1 received): only the lint's findings matter here.
+    const lint = (alg: Algorithm, size: number, count: number) =>
+      errorsOf(alg, { size, count }, true).filter((e) => / race: /.test(e));
+    expect(lint(furthest, 2, 4)).toEqual([
+      "allreduce/furthest (n=2, count=4): rank 0, step 1 ('overlap'): race: send out[0:4] and recv out[3] in one step share memory",
+      "allreduce/furthest (n=2, count=4): rank 1, step 1 ('overlap'): race: send out[0:4] and recv out[3] in one step share memory",
+    ]);
+    const twoRecvs: Algorithm = {
+      ...allreduceRing,
+      name: "two-receives",
+      *schedule(c, mem) {
+        const peer = 1 - c.rank;
+        yield step("both", [
+          send(peer, mem.input),
+          send(peer, mem.input),
+          recv(peer, sub(mem.output, 0, 2)),
+          recv(peer, sub(mem.output, 1, 2)),
+        ]);
+      },
+    };
+    expect(lint(twoRecvs, 2, 3)[0]).toBe(
+      "allreduce/two-receives (n=2, count=3): rank 0, step 0 ('both'): race: recv out[0:2] and recv out[1:3] in one step share memory",
+    );
+    // A receive placed before the send it overlaps: named in program order, on the later one.
+    const backwards: Algorithm = {
+      ...allreduceRing,
+      name: "backwards",
+      *schedule(c, mem) {
+        const peer = 1 - c.rank;
+        yield step("copy input", [], [copy(mem.output, mem.input)]);
+        yield step("late", [send(peer, sub(mem.output, 2, 2)), recv(peer, sub(mem.output, 0, 3))]);
+      },
+    };
+    expect(lint(backwards, 2, 4)[0]).toBe(
+      "allreduce/backwards (n=2, count=4): rank 0, step 1 ('late'): race: send out[2:4] and recv out[0:3] in one step share memory",
+    );
+    // Two sends of one region beside a receive elsewhere: reads do not race.
+    const reads: Algorithm = {
+      ...allreduceRing,
+      name: "reads",
+      *schedule(c, mem) {
+        const peer = 1 - c.rank;
+        yield step("copy input", [], [copy(mem.output, mem.input)]);
+        yield step("twice", [send(peer, mem.input), send(peer, mem.input), recv(peer, sub(mem.output, 0, 1))]);
+      },
+    };
+    expect(lint(reads, 2, 2)).toEqual([]);
+  });
+
+  it("a step without a label at all (a schedule in plain JavaScript) is refused, not a crash", () => {
+    const alg = broken(
+      allreduceRing,
+      (_c, steps) => steps.map(({ label: _, ...rest }) => rest as unknown as Step),
+      "unnamed",
+    );
+    expect(errorsOf(alg, { size: 2, count: 2 })[0]).toBe(
+      "allreduce/unnamed (n=2, count=2): rank 0, step 0 (''): the step has no label",
+    );
+  });
+
+  it("a channel past 2^31 - 1 is refused (it would wrap onto another)", () => {
+    const alg = broken(
+      allreduceRing,
+      (_c, steps) => steps.map((s) => ({ ...s, transfers: s.transfers.map((t) => ({ ...t, channel: 2 ** 32 })) })),
+      "wide",
+    );
+    expect(errorsOf(alg, { size: 2, count: 2 })).toEqual([
+      expect.stringMatching(
+        /^allreduce\/wide, rank 0, step \d+ \('[^']+'\): send channel 4294967296 is not an integer from 0 to 2147483647$/,
+      ),
+    ]);
   });
 
   it("out of place, writing the caller's input is refused", () => {
@@ -229,6 +325,17 @@ describe("the checker rejects what is wrong", () => {
     );
     expect(errorsOf(alg, { size: 2, count: 2 }).join("\n")).toMatch(
       /rank 0's message 0 to rank 1 is on channel 1, but rank 1's receive 0 from rank 0 is on channel 0/,
+    );
+    // The receive's side alone on another channel: refused by the same rule, not left to deadlock.
+    const recvSide = broken(allreduceRing, (c, steps) =>
+      steps.map((s, i) =>
+        c.rank === 1 && i === 0
+          ? { ...s, transfers: s.transfers.map((t) => (t.kind === "recv" ? { ...t, channel: 1 } : t)) }
+          : s,
+      ),
+    );
+    expect(errorsOf(recvSide, { size: 2, count: 2 })[0]).toMatch(
+      /rank 0's message 0 to rank 1 is on channel 0, but rank 1's receive 0 from rank 0 is on channel 1: an engine that keeps one order per pair would pair them wrongly$/,
     );
   });
 

@@ -102,12 +102,12 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
     again.set(r, p);
     return p;
   };
-  const stepLabel = (r: number, step: number) => `rank ${r}, step ${step} ('${(planOf(r).steps[step] as Step).label}')`;
+  const stepLabel = (r: number, step: number) => `rank ${r}, step ${step} ('${labelOf(planOf(r).steps[step]) ?? ""}')`;
   const stepName = (r: number, index: number) => stepLabel(r, (planOf(r).ops[index] as PlanOp).step);
   try {
     for (let r = 0; r < n; r++) {
       const p = compile(alg, rankCall(call, r));
-      lint(p, (op, m) => failLint(`rank ${r}, step ${op.step} ('${(p.steps[op.step] as Step).label}'): ${m}`));
+      lint(p, (op, m) => failLint(`rank ${r}, step ${op.step} ('${labelOf(p.steps[op.step]) ?? ""}'): ${m}`));
       flats.push(flatPlan(p));
       written.push(p.steps.filter((st) => st.transfers.length > 0).length);
       // Stryker disable next-line ConditionalExpression: memory only (data plans are kept as numbers)
@@ -255,16 +255,26 @@ function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
     // Plans hold no operation on zero elements (compile drops them), so both regions are non-empty.
     return mem(i, k) === mem(j, l) && x < y + b.count && y < x + a.count;
   };
-  // Each step's label looked at once (at its first operation), not once per operation.
+  // Each step looked at once, at its first operation: its label and its transfers' races.
   const looked = new Uint8Array(plan.steps.length);
-  // The step of the last receive seen: a send is held against its step's earlier transfers only
-  // when a receive is among them (a step of many sends and no receive stays linear).
-  let recvStep = -1;
   ops.forEach((op, i) => {
-    // Labels are what traces, timeouts and deadlock messages show: every step needs one.
     if (looked[op.step] === 0) {
       looked[op.step] = 1;
-      if ((plan.steps[op.step] as Step).label.trim() === "") fail(op, "the step has no label");
+      // Labels are what traces, timeouts and deadlock messages show: every step needs one (a
+      // schedule in plain JavaScript may leave it out altogether).
+      if ((labelOf(plan.steps[op.step]) ?? "").trim() === "") fail(op, "the step has no label");
+      // A receive must not share memory with any other transfer of its step (undefined on real
+      // engines). A step's transfers come first in the plan, then its local operations.
+      let end = i;
+      while (end < ops.length && (ops[end] as PlanOp).step === op.step && isTransfer(ops[end] as PlanOp)) end++;
+      for (const [a, b] of races(plan, i, end)) {
+        const x = ops[a] as PlanOp;
+        const y = ops[b] as PlanOp;
+        fail(
+          y,
+          `race: ${x.kind} ${regionText(x.region)} and ${y.kind} ${regionText(y.region)} in one step share memory`,
+        );
+      }
     }
     if (op.kind === "copy" && op.src) {
       if (mem(i, 0) === mem(i, 1) && from(i, 0) === from(i, 1)) {
@@ -272,21 +282,6 @@ function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
         fail(op, `copy ${regionText(op.region)} <- ${regionText(op.src)} copies memory onto itself`);
       } else if (overlap(i, 0, op.region, i, 1, op.src)) {
         fail(op, `copy ${regionText(op.region)} <- ${regionText(op.src)} overlaps itself`);
-      }
-    }
-    if (op.kind === "recv") recvStep = op.step;
-    if (op.kind === "recv" || (op.kind === "send" && recvStep === op.step)) {
-      // A receive must not share memory with any other transfer of its step (undefined on real
-      // engines): each transfer is held against the step's transfers before it (a step's
-      // transfers come before its local operations), one of the two a receive.
-      for (let j = i - 1; j >= 0 && (ops[j] as PlanOp).step === op.step; j--) {
-        const o = ops[j] as PlanOp;
-        if ((o.kind === "recv" || op.kind === "recv") && overlap(j, 0, o.region, i, 0, op.region)) {
-          fail(
-            op,
-            `race: ${o.kind} ${regionText(o.region)} and ${op.kind} ${regionText(op.region)} in one step share memory`,
-          );
-        }
       }
     }
     if (op.kind !== "send" && mem(i, 0) === 0) {
@@ -300,6 +295,53 @@ function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
       }
     }
   });
+}
+
+const isTransfer = (op: PlanOp): boolean => op.kind === "send" || op.kind === "recv";
+
+/** A step's label, which a schedule in plain JavaScript may leave out. */
+const labelOf = (s: Step | undefined): string | undefined => s?.label;
+
+/**
+ * Among a step's transfers ops[first .. end): pairs that share memory, one of the two a receive,
+ * as [earlier, later] by position, ordered by the later. One sweep over the regions sorted by
+ * memory and start (a step of an all-to-all holds thousands of transfers): a receive that starts
+ * before the furthest end of any region before it overlaps that region, a send that starts before
+ * the furthest end of a receive before it overlaps that receive. Every transfer in a race is
+ * found with one partner, so every racing step is reported.
+ */
+function races(plan: Plan, first: number, end: number): [number, number][] {
+  const { places, ops } = plan;
+  const mem = (i: number) => places[6 * i] as number;
+  const from = (i: number) => places[6 * i + 1] as number;
+  const order = Array.from({ length: end - first }, (_, k) => first + k);
+  order.sort((a, b) => mem(a) - mem(b) || from(a) - from(b) || a - b);
+  const found: [number, number][] = [];
+  let m = -2;
+  let endAll = 0;
+  let endRecv = 0;
+  let all = -1;
+  let recv = -1;
+  for (const c of order) {
+    if (mem(c) !== m) {
+      m = mem(c);
+      all = recv = -1;
+    }
+    const s = from(c);
+    const e = s + (ops[c] as PlanOp).region.count;
+    const isRecv = (ops[c] as PlanOp).kind === "recv";
+    const h = isRecv ? (all >= 0 && s < endAll ? all : -1) : recv >= 0 && s < endRecv ? recv : -1;
+    if (h >= 0) found.push(h < c ? [h, c] : [c, h]);
+    if (all < 0 || e > endAll) {
+      all = c;
+      endAll = e;
+    }
+    if (isRecv && (recv < 0 || e > endRecv)) {
+      recv = c;
+      endRecv = e;
+    }
+  }
+  return found.sort((x, y) => x[1] - y[1] || x[0] - y[0]);
 }
 
 /** A barrier's result: no rank leaves before it has heard, transitively, from every rank. */

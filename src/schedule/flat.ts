@@ -307,7 +307,8 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
       return;
     }
     const first = p.rangeStart[r] as number;
-    for (let i = first; i < first + st.left; i++) post(st, i);
+    const end = first + st.left;
+    for (let i = first; i < end; i++) post(st, i);
   };
 
   const runLocals = (st: State) => {

@@ -276,8 +276,9 @@ function finish(
       if (!Number.isInteger(t.peer) || t.peer < 0 || t.peer >= call.size) {
         throw new ScheduleError(`${where(i)}: ${t.kind} peer ${t.peer} is not a rank of ${call.size}`);
       }
-      if (t.channel !== undefined && (!Number.isInteger(t.channel) || t.channel < 0)) {
-        throw new ScheduleError(`${where(i)}: ${t.kind} channel ${t.channel} is not a non-negative integer`);
+      // Channels are kept as 32-bit integers (flat plans): past 2^31 - 1 one would wrap onto another.
+      if (t.channel !== undefined && (!Number.isInteger(t.channel) || t.channel < 0 || t.channel > 0x7fffffff)) {
+        throw new ScheduleError(`${where(i)}: ${t.kind} channel ${t.channel} is not an integer from 0 to 2147483647`);
       }
       check(t.region, i, t.kind);
       // An empty transfer moves nothing: its pair at the peer is empty too (counts match), so both
