@@ -22,6 +22,7 @@ import { makeCall } from "../src/specs/index.js";
 import type { RankCall } from "../src/specs/types.js";
 import { loadAlgorithmFile } from "../src/verify/load.js";
 import { verifyOne } from "../src/verify/run.js";
+import { underLoad } from "./support/load.js";
 import { broken as brokenOf, shortReceive } from "./support/mutants.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -53,8 +54,11 @@ describe("broken schedules at n = 1,024", () => {
     expect(r.replay).toBe(
       `cclab explain allreduce --algorithm ring_early_stop --algorithm-file ${file} -n 1024 --count 1023 --segment 2`,
     );
-    // CPU, not wall time (the machine may be shared): the plans as objects took 72 CPU seconds or more.
-    expect((cpu.user + cpu.system) / 1e6).toBeLessThan(40);
+    // CPU, not wall time (the machine may be shared): the plans as objects took 72 CPU seconds or
+    // more. Two workers prove two calls at once, and CPU time too grows on a loaded machine (a
+    // fresh-clone run at a load of 7 to 9 took 46 s): the bound grows with the load, but stays
+    // under what the objects cost.
+    expect((cpu.user + cpu.system) / 1e6).toBeLessThan(Math.min(underLoad(40), 60));
   });
 
   it.runIf(slow)(
