@@ -102,12 +102,12 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
     again.set(r, p);
     return p;
   };
-  const stepLabel = (r: number, step: number) => `rank ${r}, step ${step} ('${labelOf(planOf(r).steps[step]) ?? ""}')`;
+  const stepLabel = (r: number, step: number) => `rank ${r}, step ${step} ('${labelOf(planOf(r).steps[step])}')`;
   const stepName = (r: number, index: number) => stepLabel(r, (planOf(r).ops[index] as PlanOp).step);
   try {
     for (let r = 0; r < n; r++) {
       const p = compile(alg, rankCall(call, r));
-      lint(p, (op, m) => failLint(`rank ${r}, step ${op.step} ('${labelOf(p.steps[op.step]) ?? ""}'): ${m}`));
+      lint(p, (op, m) => failLint(`rank ${r}, step ${op.step} ('${labelOf(p.steps[op.step])}'): ${m}`));
       flats.push(flatPlan(p));
       written.push(p.steps.filter((st) => st.transfers.length > 0).length);
       // Stryker disable next-line ConditionalExpression: memory only (data plans are kept as numbers)
@@ -262,7 +262,7 @@ function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
       looked[op.step] = 1;
       // Labels are what traces, timeouts and deadlock messages show: every step needs one (a
       // schedule in plain JavaScript may leave it out altogether).
-      if ((labelOf(plan.steps[op.step]) ?? "").trim() === "") fail(op, "the step has no label");
+      if (labelOf(plan.steps[op.step]).trim() === "") fail(op, "the step has no label");
       // A receive must not share memory with any other transfer of its step (undefined on real
       // engines). A step's transfers come first in the plan, then its local operations.
       let end = i;
@@ -310,8 +310,8 @@ function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
 
 const isTransfer = (op: PlanOp): boolean => op.kind === "send" || op.kind === "recv";
 
-/** A step's label, which a schedule in plain JavaScript may leave out. */
-const labelOf = (s: Step | undefined): string | undefined => s?.label;
+/** A step's label ('' where a schedule in plain JavaScript left it out). */
+const labelOf = (s: Step | undefined): string => (s?.label as string | undefined) ?? "";
 
 /**
  * Among a step's transfers ops[first .. end): pairs that share memory, one of the two a receive,

@@ -18,6 +18,7 @@
  * operation 0.
  */
 import { invariant } from "../core/assert.js";
+import { Growable } from "../core/growable.js";
 import type { Layout, RankCall } from "../specs/types.js";
 import type { Order } from "./interpret.js";
 import type { Plan } from "./plan.js";
@@ -203,21 +204,6 @@ class PairQueues {
   }
 }
 
-/** A growable list of (rank, operation) events. */
-class Bucket {
-  items = new Int32Array(1024);
-  length = 0;
-  push(rank: number, index: number): void {
-    if (this.length + 2 > this.items.length) {
-      const grown = new Int32Array(2 * this.items.length);
-      grown.set(this.items);
-      this.items = grown;
-    }
-    this.items[this.length++] = rank;
-    this.items[this.length++] = index;
-  }
-}
-
 // A walk keeps what it reads and writes of operation i at op[4i .. 4i+3]: dependencies not yet
 // done, the kind with the walk's flags, the peer, the posting queue. An event then touches one
 // cache line of its rank instead of one per array (the walk waits on memory: each event is
@@ -247,8 +233,13 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
     return { p, op, qpos: p.queueStart.slice(0, p.queueStart.length - 1), range: -1, left: 0 };
   });
   type State = (typeof ranks)[number];
-  let now = new Bucket();
-  let next = new Bucket();
+  // Events, as (rank, operation) pairs: now and the next tick.
+  let now = new Growable(new Int32Array(1024));
+  let next = new Growable(new Int32Array(1024));
+  const event = (b: Growable<Int32Array>, rank: number, index: number) => {
+    b.push(rank);
+    b.push(index);
+  };
 
   const post = (st: State, index: number) => {
     const op = st.op;
@@ -264,12 +255,12 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
     if (!pairs.post(send ? 0 : 1, key, me, index)) return;
     if (send) {
       effects.transfer?.(me, index, pairs.rank, pairs.index);
-      next.push(me, index);
-      next.push(pairs.rank, pairs.index);
+      event(next, me, index);
+      event(next, pairs.rank, pairs.index);
     } else {
       effects.transfer?.(pairs.rank, pairs.index, me, index);
-      next.push(pairs.rank, pairs.index);
-      next.push(me, index);
+      event(next, pairs.rank, pairs.index);
+      event(next, me, index);
     }
   };
 
@@ -279,7 +270,7 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
     if (!isTransferKind(bits & KIND_MASK)) {
       op[4 * index + BITS] = bits | POSTED;
       effects.local?.(st.p.rank, index);
-      now.push(st.p.rank, index);
+      event(now, st.p.rank, index);
       return;
     }
     op[4 * index + BITS] = bits;
@@ -323,7 +314,7 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
     for (let i = first; i < end; i++) {
       op[4 * i + BITS] = (op[4 * i + BITS] as number) | POSTED;
       effects.local?.(p.rank, i);
-      now.push(p.rank, i);
+      event(now, p.rank, i);
     }
   };
 
@@ -340,8 +331,8 @@ export function walk(plans: readonly FlatPlan[], order: Order, effects: FlatEffe
     }
     // Events scheduled now run in the order they were scheduled, those they schedule now after them.
     for (let e = 0; e < now.length; e += 2) {
-      const st = ranks[now.items[e] as number] as State;
-      const index = now.items[e + 1] as number;
+      const st = ranks[now.a[e] as number] as State;
+      const index = now.a[e + 1] as number;
       const op = st.op;
       const bits = (op[4 * index + BITS] as number) | DONE;
       op[4 * index + BITS] = bits;
