@@ -306,17 +306,22 @@ function finish(
       at(index, 1, l.src);
       if (l.kind === "reduce" && l.with) at(index, 2, l.with);
       else none(index, 2);
-      ops.push({
+      // Fields added to the one object: spreading them in made two more objects per operation.
+      const op: (typeof ops)[number] = {
         kind: l.kind,
         step: i,
         peer: -1,
         channel: 0,
         region: l.dst,
         src: l.src,
-        ...(l.kind === "reduce" && l.with ? { with: l.with } : {}),
-        ...(l.kind === "scale" ? { mul: l.mul, div: l.div } : {}),
         deps: NO_DEPS,
-      });
+      };
+      if (l.kind === "reduce" && l.with) op.with = l.with;
+      if (l.kind === "scale") {
+        op.mul = l.mul;
+        op.div = l.div;
+      }
+      ops.push(op);
     }
   });
 
