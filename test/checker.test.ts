@@ -208,6 +208,83 @@ describe("the checker rejects what is wrong", () => {
     expect(lint(reads, 2, 2)).toEqual([]);
   });
 
+  it("in a step of several transfers, exactly the racing pairs are named, the later one's first, and nothing else", () => {
+    /** Every rank runs `transfers(peer, mem)` as one step after copying its input to its output. */
+    const oneStep = (name: string, transfers: (peer: number, mem: Memory) => Step["transfers"]): Algorithm => ({
+      ...allreduceRing,
+      name,
+      *schedule(c, mem) {
+        yield step("copy input", [], [copy(mem.output, mem.input)]);
+        yield step("many", transfers(1 - c.rank, mem));
+      },
+    });
+    const races = (alg: Algorithm, count: number) =>
+      errorsOf(alg, { size: 2, count }, true)
+        .filter((e) => / race: /.test(e) && /rank 0,/.test(e))
+        .map((e) => e.replace(/^.*race: /, ""));
+    const at = (mem: Memory, from: number, count: number) => sub(mem.output, from, count);
+    // A send elsewhere beside a racing pair: only the pair (a receive is held against the furthest
+    // end before it, a region that merely touches another does not overlap it).
+    expect(
+      races(
+        oneStep("beside", (p, m) => [
+          send(p, at(m, 0, 4)),
+          send(p, at(m, 5, 1)),
+          recv(p, at(m, 4, 1)),
+          recv(p, at(m, 3, 1)),
+        ]),
+        8,
+      ),
+    ).toEqual(["send out[0:4] and recv out[3] in one step share memory"]);
+    // The furthest end moves on to a later, longer region: the receive overlaps only that one.
+    expect(
+      races(
+        oneStep("further", (p, m) => [send(p, at(m, 0, 2)), send(p, at(m, 1, 4)), recv(p, at(m, 4, 1))]),
+        8,
+      ),
+    ).toEqual(["send out[1:5] and recv out[4] in one step share memory"]);
+    // A send after a receive it does not reach, then one it does.
+    expect(
+      races(
+        oneStep("after", (p, m) => [recv(p, at(m, 0, 1)), send(p, at(m, 5, 1)), send(p, at(m, 0, 1))]),
+        8,
+      ),
+    ).toEqual(["recv out[0] and send out[0] in one step share memory"]);
+    // Two races: named in the order of their later transfer.
+    expect(
+      races(
+        oneStep("two", (p, m) => [
+          recv(p, at(m, 0, 2)),
+          recv(p, at(m, 10, 2)),
+          send(p, at(m, 11, 1)),
+          send(p, at(m, 1, 1)),
+        ]),
+        12,
+      ),
+    ).toEqual([
+      "recv out[10:12] and send out[11] in one step share memory",
+      "recv out[0:2] and send out[1] in one step share memory",
+    ]);
+    // A step past the pairwise shortcut's reach (more than 16 transfers) is swept.
+    expect(
+      races(
+        oneStep("wide", (p, m) => [
+          ...Array.from({ length: 17 }, () => send(p, sub(m.input, 0, 1))),
+          recv(p, at(m, 0, 2)),
+          send(p, at(m, 1, 1)),
+        ]),
+        4,
+      ),
+    ).toEqual(["recv out[0:2] and send out[1] in one step share memory"]);
+    // The same offsets in the input and the output are different memory: only the output's pair races.
+    expect(
+      races(
+        oneStep("memories", (p, m) => [send(p, sub(m.input, 0, 2)), recv(p, at(m, 0, 2)), send(p, at(m, 0, 1))]),
+        4,
+      ),
+    ).toEqual(["recv out[0:2] and send out[0] in one step share memory"]);
+  });
+
   it("a step without a label at all (a schedule in plain JavaScript) is refused, not a crash", () => {
     const alg = broken(
       allreduceRing,
