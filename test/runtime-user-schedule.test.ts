@@ -52,7 +52,7 @@ describe("a user's schedule(), bounded", () => {
     const b = boundedAlgorithm(await load("hang.ts", "hang"), `${DIR}/hang.ts`, "hang", bounds);
     const t0 = Date.now();
     expect(() => b.schedule(call("allreduce", 2, 4), memory(4))).toThrow(
-      `${DIR}/hang.ts: algorithm allreduce/hang: schedule() at n = 2, rank 0, count 4 did not return within 2 s (the bound on one call; CCLAB_SCHEDULE_TIMEOUT=<seconds> raises it)`,
+      `${DIR}/hang.ts: algorithm allreduce/hang: schedule() at n = 2, rank 0, count 4 did not return within 2 s of CPU time (the bound on one call; CCLAB_SCHEDULE_TIMEOUT=<seconds> raises it)`,
     );
     // The deadline starts once the worker has loaded the file (tsx and its imports).
     expect(Date.now() - t0).toBeLessThan(underLoad(2000 + 15_000));

@@ -11,6 +11,12 @@
  * thread waits for the verdict with Atomics.wait. A supervisor thread owns the worker: it starts
  * the deadline once the worker has loaded the file, terminates a worker past it, and sees the
  * worker die of its heap limit (the waiting thread cannot see events).
+ *
+ * The deadline counts the rehearsal thread's own CPU time (Linux: /proc/self/task/<tid>/stat),
+ * not the wall clock: a call of milliseconds once missed a ten-second wall bound on a machine
+ * loaded to eleven runnable threads on two cores, where a loop that never ends still spends its
+ * seconds of CPU. Where the thread's time cannot be read, and as a backstop, the wall clock
+ * bounds it at WALL_FACTOR times the seconds.
  */
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -19,9 +25,12 @@ import type { Algorithm, Memory } from "../schedule/dsl.js";
 import { ScheduleError } from "../schedule/plan.js";
 import type { RankCall } from "../specs/types.js";
 
+/** Past this many times the CPU bound in wall time, a rehearsal is stopped whatever its CPU time. */
+export const WALL_FACTOR = 6;
+
 /** The bounds on one schedule() call of a user's algorithm, stated plainly. */
 export const SCHEDULE_BOUNDS = {
-  /** Seconds one call may take (CCLAB_SCHEDULE_TIMEOUT). */
+  /** CPU seconds one call may take (CCLAB_SCHEDULE_TIMEOUT). */
   seconds: 10,
   /** Operations (transfers and local ops) over all its steps (CCLAB_SCHEDULE_MAX_OPS). */
   ops: 4_000_000,
@@ -67,7 +76,9 @@ const { workerData, parentPort } = require("node:worker_threads");
   try {
     if (workerData.tsx) (await import(workerData.tsx)).register();
     const mod = await import(workerData.url);
-    parentPort.postMessage({ ready: true });
+    let tid = null;
+    try { tid = Number(require("node:fs").readlinkSync("/proc/thread-self").split("/").pop()); } catch {}
+    parentPort.postMessage({ ready: true, tid: Number.isInteger(tid) && tid > 0 ? tid : null });
     parentPort.on("message", ({ id, name, call, input, output, steps: maxSteps, ops: maxOps }) => {
       let steps = 0;
       let ops = 0;
@@ -100,7 +111,20 @@ const { workerData, parentPort } = require("node:worker_threads");
 // to the waiting thread through the shared buffer: [state, length, utf-8 text...].
 const SUPERVISOR = `
 const { workerData, parentPort, Worker } = require("node:worker_threads");
-const { sab, boot, rehearsal, heapMb } = workerData;
+const { readFileSync } = require("node:fs");
+const { sab, boot, rehearsal, heapMb, wallFactor } = workerData;
+// The rehearsal thread's CPU seconds (utime + stime, fields 14 and 15 of its stat, after the
+// command's parenthesis), or null where they cannot be read.
+const TICKS = 100;
+let tid = null;
+function cpuSeconds() {
+  if (tid === null) return null;
+  try {
+    const s = readFileSync("/proc/self/task/" + tid + "/stat", "utf8");
+    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / TICKS;
+  } catch { return null; }
+}
 const state = new Int32Array(sab, 0, 2);
 const text = new Uint8Array(sab, 8);
 let worker = null;
@@ -108,7 +132,7 @@ let ready = null;
 let current = null;
 function settle(code, message) {
   if (!current) return;
-  clearTimeout(current.timer);
+  clearInterval(current.timer);
   current = null;
   const b = Buffer.from(message || "", "utf8").subarray(0, text.length);
   text.set(b);
@@ -123,7 +147,7 @@ function start() {
   const w = worker;
   ready = new Promise((resolve) => {
     w.on("message", (m) => {
-      if (m.ready) return resolve(true);
+      if (m.ready) { tid = m.tid; return resolve(true); }
       if (m.loadError !== undefined) { resolve(false); return settle(7, m.loadError); }
       if (!current || m.id !== current.id) return;
       if (m.ok) return settle(1, "");
@@ -147,11 +171,16 @@ parentPort.on("message", async (m) => {
   current = { id: m.id, timer: null };
   const me = current;
   if (!(await ready) || current !== me) return;
-  me.timer = setTimeout(() => {
+  const cpu0 = cpuSeconds();
+  const wall0 = Date.now();
+  me.timer = setInterval(() => {
+    const cpu = cpu0 === null ? null : cpuSeconds();
+    const over = cpu === null ? Date.now() - wall0 >= m.seconds * 1000 : cpu - cpu0 >= m.seconds;
+    if (!over && Date.now() - wall0 < m.seconds * 1000 * wallFactor) return;
     if (worker === w) worker = null;
     w.terminate();
-    settle(6, "did not return within " + m.seconds + " s");
-  }, m.seconds * 1000);
+    settle(6, over ? "did not return within " + m.seconds + " s" + (cpu === null ? "" : " of CPU time") : "did not return within " + m.seconds * wallFactor + " s of wall time");
+  }, Math.min(250, m.seconds * 100));
   w.postMessage(m.request);
 });
 `;
@@ -176,7 +205,7 @@ class Rehearsal {
     const w = new Worker(SUPERVISOR, {
       eval: true,
       execArgv: [],
-      workerData: { sab: this.sab, boot, rehearsal: REHEARSAL, heapMb: this.heapMb },
+      workerData: { sab: this.sab, boot, rehearsal: REHEARSAL, heapMb: this.heapMb, wallFactor: WALL_FACTOR },
     });
     w.unref();
     w.on("error", () => {});
@@ -199,7 +228,7 @@ class Rehearsal {
     };
     this.supervisor.postMessage({ id, seconds: b.seconds, request });
     // Loading the file (tsx, its imports) is not the schedule's time: allow a minute for it.
-    const waited = Atomics.wait(this.state, 0, 0, b.seconds * 1000 + 60_000);
+    const waited = Atomics.wait(this.state, 0, 0, b.seconds * 1000 * WALL_FACTOR + 60_000);
     const code = Atomics.load(this.state, 0);
     if (waited === "timed-out" || code === 0) {
       void this.supervisor.terminate();

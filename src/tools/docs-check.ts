@@ -26,8 +26,6 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileS
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SCHEDULE_BOUNDS } from "../runtime/user-schedule.js";
-import { loadFactor } from "./load.js";
 
 export const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..", "..");
 
@@ -177,10 +175,6 @@ export function runBlock(block: DocBlock, root = ROOT, timeoutMs = commandTimeou
           NO_COLOR: "1",
           FORCE_COLOR: "0",
           COLUMNS: "100",
-          // The bound on one schedule() call of an --algorithm-file (10 s) grows with the load, as
-          // the tests' bounds do: at a load of 20 on 2 cores a call of a few ms once ran past it.
-          CCLAB_SCHEDULE_TIMEOUT:
-            process.env.CCLAB_SCHEDULE_TIMEOUT ?? (SCHEDULE_BOUNDS.seconds * loadFactor()).toFixed(1),
         },
         maxBuffer: 64 * 1024 * 1024,
       });
