@@ -10,7 +10,7 @@ import { ring as allgatherRing } from "../algorithms/allgather/ring.js";
 import { ring as allreduceRing } from "../algorithms/allreduce/ring.js";
 import { dissemination } from "../algorithms/barrier/dissemination.js";
 import { binomial as reduceBinomial } from "../algorithms/reduce/binomial.js";
-import { cellText, checkAlgorithm } from "../src/schedule/check.js";
+import { checkAlgorithm } from "../src/schedule/check.js";
 import {
   type Algorithm,
   copy,
@@ -25,6 +25,7 @@ import {
   step,
   sub,
 } from "../src/schedule/dsl.js";
+import { cellText } from "../src/schedule/results.js";
 import { makeCall } from "../src/specs/index.js";
 import type { CollectiveCall } from "../src/specs/types.js";
 import { broken, shortReceive } from "./support/mutants.js";

@@ -18,12 +18,14 @@
 import { maxOf } from "../core/extent.js";
 import { rankCall, specOf } from "../specs/index.js";
 import type { CollectiveCall, Layout } from "../specs/types.js";
-import { type Algorithm, type Region, regionText, type Step } from "./dsl.js";
+import { type Algorithm, regionText, type Step } from "./dsl.js";
 import { type FlatPlan, flatPlan, isTransferKind, SEND, walk } from "./flat.js";
 import { interpret, type Order } from "./interpret.js";
+import { labelOf, lint } from "./lint.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
-import { flattenAt, type RunMem, RunMemory, type RunVal } from "./runs.js";
-import { type Cell, SymbolicMemory } from "./symbolic.js";
+import { checkRuns } from "./results.js";
+import { RunMemory } from "./runs.js";
+import { SymbolicMemory } from "./symbolic.js";
 
 export interface CheckReport {
   readonly algorithm: string;
@@ -249,126 +251,6 @@ function checkChannels(plans: readonly FlatPlan[], fail: (m: string) => void): v
   }
 }
 
-/** What a plan gets wrong on its own: labels, copies onto themselves, races in a step, writes to the caller's input. */
-function lint(plan: Plan, fail: (op: PlanOp, m: string) => void): void {
-  // Where op i's k-th region (0 region, 1 src) lives, from the plan's places (through the aliasing).
-  const { places, ops } = plan;
-  const mem = (i: number, k: number) => places[6 * i + 2 * k] as number;
-  const from = (i: number, k: number) => places[6 * i + 2 * k + 1] as number;
-  const overlap = (i: number, k: number, a: Region, j: number, l: number, b: Region) => {
-    const x = from(i, k);
-    const y = from(j, l);
-    // Plans hold no operation on zero elements (compile drops them), so both regions are non-empty.
-    return mem(i, k) === mem(j, l) && x < y + b.count && y < x + a.count;
-  };
-  // Each step looked at once, at its first operation: its label and its transfers' races.
-  const looked = new Uint8Array(plan.steps.length);
-  ops.forEach((op, i) => {
-    if (looked[op.step] === 0) {
-      looked[op.step] = 1;
-      // Labels are what traces, timeouts and deadlock messages show: every step needs one (a
-      // schedule in plain JavaScript may leave it out altogether).
-      if (labelOf(plan.steps[op.step]).trim() === "") fail(op, "the step has no label");
-      // A receive must not share memory with any other transfer of its step (undefined on real
-      // engines). A step's transfers come first in the plan, then its local operations.
-      let end = i;
-      while (end < ops.length && (ops[end] as PlanOp).step === op.step && isTransfer(ops[end] as PlanOp)) end++;
-      // Most steps hold a few transfers (a ring's one send and one receive, PAT's messages):
-      // those are compared pair by pair first, and swept only where two race (the sweep's sort
-      // and lists cost a second a call at 1,024 ranks).
-      // A step the shortcut sends to the sweep without need is swept, and the sweep finds nothing:
-      // mutants that only do that are marked (those that miss a race fail the race tests).
-      let racing = false;
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: a shortcut; the sweep finds the same
-      if (end - i <= 16) {
-        // Stryker disable next-line ConditionalExpression,EqualityOperator,BooleanLiteral: stops early, only faster
-        for (let a = i; a < end && !racing; a++) {
-          const x = ops[a] as PlanOp;
-          // Stryker disable next-line ConditionalExpression,EqualityOperator,BooleanLiteral,ArithmeticOperator: stops early, only faster
-          for (let b = a + 1; b < end && !racing; b++) {
-            const y = ops[b] as PlanOp;
-            racing = (x.kind === "recv" || y.kind === "recv") && overlap(a, 0, x.region, b, 0, y.region);
-          }
-        }
-      } else racing = true;
-      const pairs = racing ? races(plan, i, end) : [];
-      for (const [a, b] of pairs as [number, number][]) {
-        const x = ops[a] as PlanOp;
-        const y = ops[b] as PlanOp;
-        fail(
-          y,
-          `race: ${x.kind} ${regionText(x.region)} and ${y.kind} ${regionText(y.region)} in one step share memory`,
-        );
-      }
-    }
-    if (op.kind === "copy" && op.src) {
-      if (mem(i, 0) === mem(i, 1) && from(i, 0) === from(i, 1)) {
-        // Harmless on the host, but a wasted kernel or memcpy on a GPU: usually an in-place case missed.
-        fail(op, `copy ${regionText(op.region)} <- ${regionText(op.src)} copies memory onto itself`);
-      } else if (overlap(i, 0, op.region, i, 1, op.src)) {
-        fail(op, `copy ${regionText(op.region)} <- ${regionText(op.src)} overlaps itself`);
-      }
-    }
-    if (op.kind !== "send" && mem(i, 0) === 0) {
-      // The caller's input is memory 0 (in place it is shared with the output only as protectedInput allows).
-      const x = from(i, 0);
-      for (const [lo, hi] of plan.protectedInput) {
-        if (x < hi && lo < x + op.region.count) {
-          fail(op, `writes ${regionText(op.region)}, which is the caller's input (it must stay unchanged)`);
-          break;
-        }
-      }
-    }
-  });
-}
-
-const isTransfer = (op: PlanOp): boolean => op.kind === "send" || op.kind === "recv";
-
-/** A step's label ('' where a schedule in plain JavaScript left it out). */
-const labelOf = (s: Step | undefined): string => (s?.label as string | undefined) ?? "";
-
-/**
- * Among a step's transfers ops[first .. end): pairs that share memory, one of the two a receive,
- * as [earlier, later] by position, ordered by the later. One sweep over the regions sorted by
- * memory and start (a step of an all-to-all holds thousands of transfers): a receive that starts
- * before the furthest end of any region before it overlaps that region, a send that starts before
- * the furthest end of a receive before it overlaps that receive. Every transfer in a race is
- * found with one partner, so every racing step is reported.
- */
-function races(plan: Plan, first: number, end: number): [number, number][] {
-  const { places, ops } = plan;
-  const mem = (i: number) => places[6 * i] as number;
-  const from = (i: number) => places[6 * i + 1] as number;
-  const order = Array.from({ length: end - first }, (_, k) => first + k);
-  order.sort((a, b) => mem(a) - mem(b) || from(a) - from(b) || a - b);
-  const found: [number, number][] = [];
-  let m = -2;
-  let endAll = 0;
-  let endRecv = 0;
-  let all = -1;
-  let recv = -1;
-  for (const c of order) {
-    if (mem(c) !== m) {
-      m = mem(c);
-      all = recv = -1;
-    }
-    const s = from(c);
-    const e = s + (ops[c] as PlanOp).region.count;
-    const isRecv = (ops[c] as PlanOp).kind === "recv";
-    const h = isRecv ? (all >= 0 && s < endAll ? all : -1) : recv >= 0 && s < endRecv ? recv : -1;
-    if (h >= 0) found.push(h < c ? [h, c] : [c, h]);
-    if (all < 0 || e > endAll) {
-      all = c;
-      endAll = e;
-    }
-    if (isRecv && (recv < 0 || e > endRecv)) {
-      recv = c;
-      endRecv = e;
-    }
-  }
-  return found.sort((x, y) => x[1] - y[1] || x[0] - y[0]);
-}
-
 /** A barrier's result: no rank leaves before it has heard, transitively, from every rank. */
 function checkHeard(call: CollectiveCall, knows: readonly Uint8Array[], fail: (m: string) => void): void {
   knows.forEach((k, r) => {
@@ -376,117 +258,4 @@ function checkHeard(call: CollectiveCall, knows: readonly Uint8Array[], fail: (m
     if (missing.length > 0)
       fail(`rank ${r}: leaves the ${call.collective} without having heard from rank(s) ${missing.join(", ")}`);
   });
-}
-
-/**
- * The data's result: each output element holds exactly the contributions the spec requires, each
- * once. Over runs (runs.ts): each output run is compared with the spec once, at its first element.
- */
-function checkRuns(
-  call: CollectiveCall,
-  plans: readonly FlatPlan[],
-  sym: RunMemory,
-  stride: number,
-  fail: (m: string) => void,
-): void {
-  const n = call.size;
-  const spec = specOf(call.collective);
-  for (let rank = 0; rank < n; rank++) {
-    const plan = plans[rank] as FlatPlan;
-    const { mem, from } = sym.where(rank, { buf: "output", offset: 0, count: plan.layout.outputCount });
-    for (const blk of spec.result(plan.call, call)) {
-      for (let k = 0; k < blk.count; ) {
-        const j = blk.at + k;
-        const { val, off, len } = runAt(mem, from + j, blk.count - k);
-        // Element j + t holds val at off + t, and the spec asks for index + t: one comparison holds
-        // for the run. A join's id is -1, so id >= 0 keeps a join seen at offset 1 from passing for
-        // contribution 0. A reduction must hold every rank once at the index asked for: the ranks
-        // are one interval [0, n) (a join that holds one twice or mixes indices has no ranks).
-        const ok =
-          val !== null &&
-          ("rank" in blk
-            ? val.id >= 0 && val.id + off === blk.rank * stride + blk.index + k
-            : val.idx + off === blk.reduce + k && val.ranks[0] === 0 && val.ranks[1] === n);
-        if (ok) {
-          k += len;
-          continue;
-        }
-        const index = "reduce" in blk ? blk.reduce + k : blk.index + k;
-        const ids =
-          "reduce" in blk
-            ? Array.from({ length: n }, (_, r) => r * stride + blk.reduce + k)
-            : [blk.rank * stride + blk.index + k];
-        if (val === null) {
-          fail(`rank ${rank}: output[${j}] was never written; it should hold ${cellText(ids, stride, index)}`);
-          return;
-        }
-        const got = [...(flattenAt(val, off, stride) ?? [])].sort((x, y) => x - y);
-        fail(
-          `rank ${rank}: output[${j}] holds ${cellText(got, stride, index)} but ${call.collective} needs ${cellText(ids, stride, index)}${diff(got, ids, stride)}`,
-        );
-        return;
-      }
-    }
-  }
-}
-
-/** The run holding element `at` of `mem`: its value, the offset at `at`, and how far it goes (at most `most`). */
-function runAt(mem: RunMem, at: number, most: number): { val: RunVal | null; off: number; len: number } {
-  if (at >= mem.length) return { val: null, off: 0, len: most };
-  const i = mem.find(at);
-  const st = mem.start[i] as number;
-  return {
-    val: mem.val[i] as RunVal | null,
-    off: (mem.off[i] as number) + at - st,
-    len: Math.min(mem.end(i) - at, most),
-  };
-}
-
-/**
- * [0+1+2]-style text of a cell: the contributing ranks, with the element index where it is not
- * `index`; a run of more than RUN ranks in a row at one index is written lo..hi ([0..1023]).
- */
-export function cellText(cell: Cell, stride: number, index?: number): string {
-  if (cell === null) return ".";
-  const sorted = [...cell].sort((a, b) => a - b);
-  const name = (id: number) => {
-    const r = Math.floor(id / stride);
-    const i = id % stride;
-    return index === undefined || i === index ? `${r}` : `${r}:${i}`;
-  };
-  const parts: string[] = [];
-  for (let a = 0; a < sorted.length; ) {
-    // A run: ids one stride apart (consecutive ranks, one element index).
-    let b = a;
-    while (b + 1 < sorted.length && (sorted[b + 1] as number) === (sorted[b] as number) + stride) b++;
-    if (b - a + 1 > RUN) {
-      parts.push(`${name(sorted[a] as number)}..${name(sorted[b] as number)}`);
-      a = b + 1;
-    } else parts.push(name(sorted[a++] as number));
-  }
-  return `[${parts.join("+")}]`;
-}
-
-/** Runs of ranks longer than this are shortened in messages. */
-const RUN = 8;
-/** Notes of a difference past this many are counted, not listed. */
-const NOTES = 6;
-
-function diff(got: number[], want: number[], stride: number): string {
-  const count = (xs: number[]) => {
-    const m = new Map<number, number>();
-    for (const x of xs) m.set(x, (m.get(x) ?? 0) + 1);
-    return m;
-  };
-  const g = count(got);
-  const w = count(want);
-  const notes: string[] = [];
-  const name = (id: number) => `rank ${Math.floor(id / stride)}'s element ${id % stride}`;
-  for (const [id, k] of g) {
-    const e = w.get(id) ?? 0;
-    if (k > e) notes.push(e === 0 ? `${name(id)} does not belong` : `${name(id)} counted ${k} times`);
-  }
-  for (const [id] of w) if (!g.has(id)) notes.push(`${name(id)} is missing`);
-  const more = notes.length > NOTES ? `; and ${notes.length - NOTES} more` : "";
-  return notes.length ? ` (${notes.slice(0, NOTES).join("; ")}${more})` : "";
 }

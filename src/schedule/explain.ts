@@ -9,10 +9,11 @@
 import { maxOf } from "../core/extent.js";
 import { makeCall, specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
-import { cellText, compileAll, strideOf } from "./check.js";
+import { compileAll, strideOf } from "./check.js";
 import { type Algorithm, type BufferName, type LocalOp, regionText, type Step, type Transfer } from "./dsl.js";
 import { interpret } from "./interpret.js";
 import { type Plan, ScheduleError } from "./plan.js";
+import { cellText } from "./results.js";
 import { type Cell, SymbolicMemory } from "./symbolic.js";
 
 /**

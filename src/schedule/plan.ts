@@ -146,16 +146,42 @@ export function placer(layout: Layout, inPlace: boolean): (r: Region) => Place {
  * naming the algorithm, rank, step and region.
  */
 export function compile(alg: Algorithm, given: RankCall): Plan {
+  const frame = {} as PlanFrame;
+  const steps = [...planSteps(alg, given, frame)];
+  return finish(alg, frame.call, frame.scheduled, frame.layout, steps, frame.shared, frame.scratch);
+}
+
+/** What planSteps settles besides the steps, once they are all out. */
+export interface PlanFrame {
+  /** The call as planned (inPlace only where the spec and the algorithm have an in-place form). */
+  call: RankCall;
+  /** The call the algorithm's schedule was generated for. */
+  scheduled: RankCall;
+  layout: Layout;
+  /** Indices of the prologue's and epilogue's steps. */
+  shared: Set<number>;
+  /** Scratch elements used. */
+  scratch: number;
+}
+
+/**
+ * Every step of rank c.rank's plan in program order, the prologue every algorithm shares (one
+ * rank, count 0, scaling, the in-place form's copy) and the epilogue included, as compile takes
+ * them; `frame` is filled in as they come. The checker's rotation proof (rotation.ts) walks these
+ * for every rank without compiling them.
+ */
+export function* planSteps(alg: Algorithm, given: RankCall, frame: PlanFrame): Generator<Step> {
   const c = callSeenBy(alg, given);
   const spec = specOf(c.collective);
   const layout = spec.layout(c);
   const inPlace = c.inPlace && spec.inPlace && alg.inPlace !== false;
   const call: RankCall = { ...c, inPlace };
-  const steps: Step[] = [];
   const shared = new Set<number>();
-  const pushShared = (s: Step) => {
-    shared.add(steps.length);
-    steps.push(s);
+  let index = 0;
+  Object.assign(frame, { call, scheduled: call, layout, shared, scratch: 0 });
+  const sharedStep = (s: Step): Step => {
+    shared.add(index++);
+    return s;
   };
   let input = region("input", 0, layout.inputCount);
   let output = region("output", 0, layout.outputCount);
@@ -167,15 +193,15 @@ export function compile(alg: Algorithm, given: RankCall): Plan {
     if (c.size === 1 && !inPlace && layout.outputCount > 0) {
       const src = alias?.kind === "output-in-input" ? region("input", alias.offset, layout.outputCount) : input;
       const dst = alias?.kind === "input-in-output" ? region("output", alias.offset, layout.inputCount) : output;
-      if (src.count > 0) pushShared(step("copy input", [], [copy(dst, src)]));
+      if (src.count > 0) yield sharedStep(step("copy input", [], [copy(dst, src)]));
     }
     const scale = opScaling(call);
     const s = scale.pre ?? scale.post;
     // premulsum scales the single contribution; avg at n = 1 divides by 1 (nothing to do).
     if (c.size === 1 && layout.outputCount > 0 && s && (s.mul !== 1 || s.div !== 1)) {
-      pushShared(scaleStep(output, output, s.mul, s.div));
+      yield sharedStep(scaleStep(output, output, s.mul, s.div));
     }
-    return finish(alg, call, call, layout, steps, shared, 0);
+    return;
   }
 
   const outside = outsideDomain(alg, c);
@@ -188,7 +214,7 @@ export function compile(alg: Algorithm, given: RankCall): Plan {
     // Scale a copy: the caller's input stays untouched and the schedule reads the copy, out of
     // place. (In place, or for an in-place-form schedule, it is scaled where the schedule reads it.)
     const scaled = region("scratch", 0, layout.inputCount);
-    pushShared(scaleStep(scaled, input, scale.pre.mul, scale.pre.div));
+    yield sharedStep(scaleStep(scaled, input, scale.pre.mul, scale.pre.div));
     scratchBase = layout.inputCount;
     input = scaled;
     scheduled = { ...call, inPlace: false };
@@ -199,22 +225,24 @@ export function compile(alg: Algorithm, given: RankCall): Plan {
     else {
       const at = region("output", alias.kind === "same" ? 0 : alias.offset, layout.inputCount);
       // An in-place schedule of a scaled op gets its input scaled into place (in place: scaled where it is).
-      if (scale.pre && at.count > 0) pushShared(scaleStep(at, inPlace ? at : input, scale.pre.mul, scale.pre.div));
-      else if (!inPlace && at.count > 0) pushShared(step("copy input", [], [copy(at, input)]));
+      if (scale.pre && at.count > 0) yield sharedStep(scaleStep(at, inPlace ? at : input, scale.pre.mul, scale.pre.div));
+      else if (!inPlace && at.count > 0) yield sharedStep(step("copy input", [], [copy(at, input)]));
       input = at;
       scheduled = { ...call, inPlace: true };
     }
   }
+  frame.scheduled = scheduled;
 
   const alloc = allocator(scratchBase);
   const where = `${alg.collective}/${alg.name}, rank ${c.rank}`;
   let n = 0;
   for (const s of alg.schedule(scheduled, { input, output, scratch: alloc })) {
-    steps.push(s);
+    index++;
+    yield s;
     if (++n > LIMIT_STEPS) throw new ScheduleError(`${where}: more than a million steps; endless schedule?`);
   }
-  if (scale.post && layout.outputCount > 0) pushShared(scaleStep(output, output, scale.post.mul, scale.post.div));
-  return finish(alg, call, scheduled, layout, steps, shared, alloc.used());
+  frame.scratch = alloc.used();
+  if (scale.post && layout.outputCount > 0) yield sharedStep(scaleStep(output, output, scale.post.mul, scale.post.div));
 }
 
 function scaleStep(dst: Region, src: Region, mul: number, div: number): Step {
