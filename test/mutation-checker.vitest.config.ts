@@ -12,6 +12,7 @@ export default defineConfig({
       "test/checker.test.ts",
       "test/verify-runs.test.ts",
       "test/verify-walk.test.ts",
+      "test/verify-rotation.test.ts",
       "test/verify-cases.test.ts",
       "test/msccl.broken.test.ts",
       "test/algorithms.check.test.ts",

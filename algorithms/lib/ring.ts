@@ -76,6 +76,12 @@ export interface RingReduceScatter {
  * out, segment i in), one step each. The two chunks may differ by one element, so by a segment.
  */
 function* segmentPairs(s: Chunk, r: Chunk, segment: number): Iterable<[number, Chunk | undefined, Chunk | undefined]> {
+  // Both chunks one segment (always, unsegmented): the one pair, without the lists (the proof at
+  // 16,384 ranks generates every rank's 2(n-1) steps).
+  if (s.count <= segment && r.count <= segment) {
+    yield [0, { offset: 0, count: s.count }, { offset: 0, count: r.count }];
+    return;
+  }
   const out = segments(s.count, segment);
   const inn = segments(r.count, segment);
   for (let i = 0; i < Math.max(out.length, inn.length); i++) yield [i, out[i], inn[i]];

@@ -42,16 +42,19 @@ function verifyShape(f: VerifyFlags, ranks: readonly number[] | undefined): Shap
   return shapeOfFlags(f.topology, ranks?.[0] ?? topologyHosts(f.topology, "verify"), f.placement, "verify");
 }
 
+/** The most ranks -n takes: past TOOL_MAX_RANKS the proof is by rotation (src/schedule/rotation.ts). */
+export const VERIFY_MAX_RANKS = 16_384;
+
 export function registerVerify(program: Command): void {
   const p = parsers("verify");
-  const parsed = p.list("-n", 1, TOOL_MAX_RANKS);
-  // Past TOOL_MAX_RANKS the refusal says why, not only the bound.
+  const parsed = p.list("-n", 1, VERIFY_MAX_RANKS);
+  // Past VERIFY_MAX_RANKS the refusal says why, not only the bound.
   const list = (v: string): number[] => {
-    const over = (v.match(/\d+/g) ?? []).map(Number).find((n) => n > TOOL_MAX_RANKS);
+    const over = (v.match(/\d+/g) ?? []).map(Number).find((n) => n > VERIFY_MAX_RANKS);
     if (over !== undefined) {
       throw new InvalidArgumentError(
         { op: "verify", arg: "-n" },
-        `takes at most ${TOOL_MAX_RANKS} ranks, got ${over}: the static proof holds every rank's plan at once, which at ${TOOL_MAX_RANKS} ranks is already millions of operations (docs/verify-scale.md gives its time and memory); prove at most ${TOOL_MAX_RANKS}`,
+        `takes at most ${VERIFY_MAX_RANKS} ranks, got ${over}: past ${TOOL_MAX_RANKS} the proof turns rank 0's plan onto every rank, generating every rank's steps to check the turn (minutes at ${VERIFY_MAX_RANKS}: docs/verify-scale.md)`,
       );
     }
     return parsed(v);

@@ -24,6 +24,7 @@ import { interpret, type Order } from "./interpret.js";
 import { labelOf, lint } from "./lint.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
 import { checkRuns } from "./results.js";
+import { checkRotation, ROTATION_FROM } from "./rotation.js";
 import { RunMemory } from "./runs.js";
 import { SymbolicMemory } from "./symbolic.js";
 
@@ -59,6 +60,8 @@ export const strideOf = (plans: readonly { readonly layout: Layout }[]): number 
 
 export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: CheckOptions = {}): CheckReport {
   const n = call.size;
+  // Past 1,024 ranks every rank's plan does not fit: rank 0's, turned onto every rank (rotation.ts).
+  if (n >= ROTATION_FROM) return checkRotation(alg, call, options);
   const name = `${alg.collective}/${alg.name}`;
   const where = `${name} (n=${n}, count=${call.count}${call.root ? `, root=${call.root}` : ""}${call.inPlace ? ", in place" : ""})`;
   const errors: string[] = [];

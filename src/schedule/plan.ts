@@ -225,7 +225,8 @@ export function* planSteps(alg: Algorithm, given: RankCall, frame: PlanFrame): G
     else {
       const at = region("output", alias.kind === "same" ? 0 : alias.offset, layout.inputCount);
       // An in-place schedule of a scaled op gets its input scaled into place (in place: scaled where it is).
-      if (scale.pre && at.count > 0) yield sharedStep(scaleStep(at, inPlace ? at : input, scale.pre.mul, scale.pre.div));
+      if (scale.pre && at.count > 0)
+        yield sharedStep(scaleStep(at, inPlace ? at : input, scale.pre.mul, scale.pre.div));
       else if (!inPlace && at.count > 0) yield sharedStep(step("copy input", [], [copy(at, input)]));
       input = at;
       scheduled = { ...call, inPlace: true };

@@ -17,4 +17,6 @@ export const allreduce = defineSpec({
   busFactor: (n) => (2 * (n - 1)) / n,
   builtin: { mpi: "MPI_Allreduce", nccl: "ncclAllReduce", run: (b, x) => b.allreduce(x) },
   explainCall: (n) => ({ count: n }),
+  // Rank r's chunk j is rank 0's chunk j - r: both buffers turn by a chunk a rank.
+  rotation: (n, count) => (count % n === 0 ? { input: count / n, output: count / n } : undefined),
 });

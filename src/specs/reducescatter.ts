@@ -23,4 +23,6 @@ export const reducescatter = defineSpec({
   busFactor: (n) => (n - 1) / n,
   builtin: { mpi: "MPI_Reduce_scatter_block", nccl: "ncclReduceScatter", run: (b, x) => b.reducescatter(x) },
   explainCall: () => ({ count: 1 }),
+  // Rank r's input block j is rank 0's block j - r; its output, one block, does not move.
+  rotation: (_n, count) => ({ input: count, output: 0 }),
 });

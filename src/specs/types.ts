@@ -188,4 +188,12 @@ export interface CollectiveSpec {
   readonly builtin: BuiltinRef;
   /** The call `cclab explain` shows by default: one element per chunk, so each cell is one rank's share. */
   explainCall(size: number): Partial<CollectiveCall>;
+  /**
+   * The call's rotation, where it has one (the proof past 1,024 ranks turns rank 0's plan onto
+   * every rank by it, src/schedule/rotation.ts): rank r's input turns by r · input elements and
+   * its output by r · output, and rank q's contribution to input element e becomes rank q+r's to
+   * element e + r · input. Undefined where the call has none (a count that does not split into n
+   * equal chunks).
+   */
+  rotation?(n: number, count: number): { readonly input: number; readonly output: number } | undefined;
 }

@@ -5,6 +5,7 @@
  * matrices with zeros in them.
  */
 import type { Algorithm } from "../schedule/dsl.js";
+import { ROTATION_FROM } from "../schedule/rotation.js";
 import { makeCall, specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
 
@@ -53,6 +54,12 @@ export function casesAt(alg: Algorithm, n: number, alone = false): CollectiveCal
   const cases: CollectiveCall[] = [];
   const segment = 1 + (n % 3);
   const base = { collective: spec.name, size: n, segment };
+  if (n >= ROTATION_FROM && spec.counted && !spec.rooted) {
+    // Past 1,024 ranks the proof is by rotation (src/schedule/rotation.ts): the count that gives
+    // every rank one chunk of every other's, n, in and out of place.
+    const modes = spec.inPlace && alg.inPlace !== false ? [false, true] : [false];
+    return modes.map((inPlace) => makeCall({ ...base, count: n, root: 0, inPlace }));
+  }
   if (!spec.counted) {
     const splits = spec.splits ? [splitMatrix(n), ...(n <= 16 ? [splitMatrix(n, 1)] : [])] : [undefined];
     for (const s of splits) cases.push(makeCall({ ...base, splits: s }));

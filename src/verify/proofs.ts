@@ -19,6 +19,7 @@ import { Worker } from "node:worker_threads";
 import { InvalidArgumentError } from "../core/errors.js";
 import { checkAlgorithm } from "../schedule/check.js";
 import type { Algorithm } from "../schedule/dsl.js";
+import { checkRotation, ROTATION_FROM, turnsIn } from "../schedule/rotation.js";
 import { withShape } from "../schedule/shape.js";
 import type { CollectiveCall, Shape } from "../specs/types.js";
 import { selectAlgorithms } from "./load.js";
@@ -54,7 +55,7 @@ export interface ProofFailure {
 export async function proofWorker(
   src: ProofSource,
   post: (m: WorkerMessage) => void,
-  on: (f: (i: number) => void) => void,
+  on: (f: (t: ProofTask) => void) => void,
 ): Promise<void> {
   const found = (await selectAlgorithms(src).catch(() => [])).find(
     (a) => a.collective === src.collective && a.name === src.algorithm,
@@ -65,15 +66,50 @@ export async function proofWorker(
   }
   const alg = src.shape ? withShape(found, src.shape, { op: "verify", arg: "--topology" }) : found;
   const cases = checkCases(alg, src.maxN, src.sizes);
-  on((i) => post({ index: i, errors: checkAlgorithm(alg, cases[i] as CollectiveCall).errors }));
+  on((t) => post({ ...t, errors: proveTask(alg, cases[t.index] as CollectiveCall, t) }));
   post({ ready: cases.length });
+}
+
+/**
+ * A part of the proofs: a whole call (no part), or of a call proved by rotation (n >= 1,025)
+ * part 0, rank 0's walk, and parts 1..of, each a share of the other ranks' turns.
+ */
+export interface ProofTask {
+  readonly index: number;
+  readonly part?: number;
+  readonly of?: number;
+}
+
+function proveTask(alg: Algorithm, call: CollectiveCall, t: ProofTask): readonly string[] {
+  if (t.part === undefined || t.of === undefined) return checkAlgorithm(alg, call).errors;
+  if (t.part === 0) return checkRotation(alg, call, { turns: false }).errors;
+  const share = Math.ceil((call.size - 1) / t.of);
+  return turnsIn(alg, call, 1 + (t.part - 1) * share, 1 + t.part * share);
+}
+
+/** The tasks of `indices`: a call proved by rotation in 1 + `parts` parts, any other whole. */
+export function tasksOf(cases: readonly CollectiveCall[], indices: readonly number[], parts: number): ProofTask[] {
+  return indices.flatMap((index) =>
+    (cases[index] as CollectiveCall).size >= ROTATION_FROM
+      ? Array.from({ length: parts + 1 }, (_, part) => ({ index, part, of: parts }))
+      : [{ index }],
+  );
+}
+
+/**
+ * A call's errors from its tasks' (undefined until all are in): the first share of the turns
+ * that failed, in rank order, else the walk's; what checkAlgorithm gives for the whole call.
+ */
+export function joinParts(parts: readonly (readonly string[] | undefined)[]): readonly string[] | undefined {
+  if (parts.some((p) => p === undefined)) return undefined;
+  return parts.slice(1).find((p) => (p as readonly string[]).length > 0) ?? (parts[0] as readonly string[]);
 }
 
 /** What a worker says: the algorithm is not there; ready, with its count of calls; a call proved; it could not start. */
 type WorkerMessage =
   | { readonly missing: true }
   | { readonly ready: number }
-  | { readonly index: number; readonly errors: readonly string[] }
+  | (ProofTask & { readonly errors: readonly string[] })
   | { readonly why: string };
 
 const BOOT = `
@@ -83,7 +119,7 @@ const { workerData, parentPort } = require("node:worker_threads");
     if (workerData.tsx) (await import(workerData.tsx)).register();
     const mod = await import(workerData.url);
     let take;
-    parentPort.on("message", (i) => take(i));
+    parentPort.on("message", (t) => take(t));
     await mod.proofWorker(workerData.src, (m) => parentPort.postMessage(m), (f) => { take = f; });
   } catch (e) {
     parentPort.postMessage({ why: String((e && e.message) || e) });
@@ -129,6 +165,8 @@ async function inWorkers(
   const url = import.meta.url;
   const tsx = /\.(c|m)?ts$/.test(new URL(url).pathname) ? import.meta.resolve("tsx/esm/api") : undefined;
   const results = new Map<number, readonly string[]>();
+  const tasks = tasksOf(cases, indices, threads);
+  const parts = new Map<number, (readonly string[] | undefined)[]>();
   let next = 0;
   const workers: Worker[] = [];
   const name = `${src.collective}/${src.algorithm}`;
@@ -156,14 +194,22 @@ async function inWorkers(
         // The index this worker is proving, for the message if it dies.
         let proving = -1;
         const give = () => {
-          proving = next < indices.length ? (indices[next++] as number) : -1;
-          if (proving >= 0) w.postMessage(proving);
+          const t = tasks[next++];
+          proving = t ? t.index : -1;
+          if (t) w.postMessage(t);
         };
         w.on("message", (m: WorkerMessage) => {
           if ("missing" in m) return finish({ missing: true });
           if ("why" in m) return finish(new Error(`verify: a proof worker for ${name} could not start: ${m.why}`));
           if ("ready" in m) return m.ready === cases.length ? give() : finish({ missing: true });
-          results.set(m.index, m.errors);
+          if (m.part === undefined) results.set(m.index, m.errors);
+          else {
+            const got = parts.get(m.index) ?? new Array<readonly string[] | undefined>((m.of ?? 0) + 1).fill(undefined);
+            got[m.part] = m.errors;
+            parts.set(m.index, got);
+            const joined = joinParts(got);
+            if (joined) results.set(m.index, joined);
+          }
           const s = settled(indices, results);
           if (s === "done") return finish({ missing: false });
           if (s !== undefined)
@@ -225,7 +271,7 @@ export async function proveCases(
   }
   // Calls are in order of n, so every big one comes after every small one.
   if (failure || big.length === 0) return { cases: cases.length, ...(failure ? { failure } : {}), workers: 0 };
-  const workers = Math.min(threads, big.length, workersThatFit(src.heapMiB));
+  const workers = Math.min(threads, tasksOf(cases, big, threads).length, workersThatFit(src.heapMiB));
   const out = await inWorkers(src, cases, big, workers);
   if (!out.missing) return { cases: cases.length, ...(out.failure ? { failure: out.failure } : {}), workers };
   // The workers could not find it (a program registered it itself): proved here.

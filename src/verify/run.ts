@@ -9,6 +9,7 @@ import Table from "cli-table3";
 import fc from "fast-check";
 import type { Algorithm } from "../schedule/dsl.js";
 import { allAlgorithms } from "../schedule/registry.js";
+import { ROTATION_FROM } from "../schedule/rotation.js";
 import { boundFrom, withShape } from "../schedule/shape.js";
 import { makeCall } from "../specs/index.js";
 import { selectAlgorithms } from "./load.js";
@@ -59,15 +60,25 @@ export async function verifyOne(
     const args = failed.call;
     // The static proof is deterministic: explain shows the failing call's steps and the checker's verdict.
     const call = `-n ${args.size} --count ${args.count} --segment ${args.segment ?? 1}${args.root ? ` --root ${args.root}` : ""}${args.inPlace ? " --in-place" : ""}`;
+    // Past 1,024 ranks explain would show every rank: the proof at that n is the replay.
+    const replay =
+      args.size >= ROTATION_FROM
+        ? `cclab verify --collective ${alg.collective} --algorithm ${alg.name}${file} -n ${args.size} --max-n 1 --runs 0`
+        : args.splits
+          ? undefined
+          : `cclab explain ${alg.collective} --algorithm ${alg.name}${file} ${call}`;
     return {
       algorithm: alg,
       staticCases: cases,
       propertyCases: 0,
       failure: failed.errors.join("\n"),
-      replay: args.splits ? undefined : `cclab explain ${alg.collective} --algorithm ${alg.name}${file} ${call}`,
+      ...(replay ? { replay } : {}),
     };
   }
-  const p = await propertyCheck(alg, o, seed);
+  // The property tests run the sim, which holds every rank's plan: up to 1,024 ranks.
+  const sizes = o.sizes?.filter((n) => n < ROTATION_FROM);
+  if (o.sizes?.length && !sizes?.length) return { algorithm: alg, staticCases: cases, propertyCases: 0 };
+  const p = await propertyCheck(alg, { ...o, ...(sizes ? { sizes } : {}) }, seed);
   if (p.failure) {
     return {
       algorithm: alg,
@@ -78,6 +89,17 @@ export async function verifyOne(
     };
   }
   return { algorithm: alg, staticCases: cases, propertyCases: p.cases };
+}
+
+/** The header's words on the property tests: how many cases, at which n (none past 1,024 ranks). */
+function propertyLine(o: VerifyOptions): string {
+  if (!o.sizes?.length) return `${o.runs} property cases each`;
+  const small = o.sizes.filter((n) => n < ROTATION_FROM);
+  const big = o.sizes.filter((n) => n >= ROTATION_FROM);
+  const skipped = big.length ? `; none at n = ${big.join(", ")}, past the ${ROTATION_FROM - 1} ranks the sim runs` : "";
+  return small.length
+    ? `${o.runs} property cases each at n = ${small.join(", ")}${skipped}`
+    : `no property cases${skipped}`;
 }
 
 /** How long shrinking a counterexample may take by default: past it, the smallest case found so far is reported. */
@@ -157,7 +179,7 @@ export async function verify(o: VerifyOptions): Promise<number> {
   const t0 = performance.now();
   const log = o.json ? () => {} : (line: string) => console.log(line);
   log(
-    `cclab verify: ${algs.length} ${algs.length === 1 ? "algorithm" : "algorithms"} on sim; static proof for n = 1..${o.size}${o.sizes?.some((n) => n > o.size) ? ` and ${o.sizes.filter((n) => n > o.size).join(", ")}` : ""}, ${o.runs} property cases each${o.sizes?.length ? ` at n = ${o.sizes.join(", ")}` : ""} (seed ${seed})`,
+    `cclab verify: ${algs.length} ${algs.length === 1 ? "algorithm" : "algorithms"} on sim; static proof for n = 1..${o.size}${o.sizes?.some((n) => n > o.size) ? ` and ${o.sizes.filter((n) => n > o.size).join(", ")}` : ""}${o.sizes?.some((n) => n >= ROTATION_FROM) ? ` (past ${ROTATION_FROM - 1} ranks by rotation, counts that split into n equal chunks: docs/verify-scale.md)` : ""}, ${propertyLine(o)} (seed ${seed})`,
   );
   const bar = process.stderr.isTTY ? new SingleBar({ format: " {bar} {value}/{total} {name}" }) : undefined;
   bar?.start(algs.length, 0, { name: "" });

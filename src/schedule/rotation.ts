@@ -1,0 +1,521 @@
+/**
+ * The static proof past 1,024 ranks, by a rotation symmetry the proof checks, never assumes.
+ *
+ * check.ts walks every rank's plan: about n² operations for a ring, 1.3 billion at 16,384 ranks.
+ * Many calls are the same on every rank up to a turn: rank r's steps are rank 0's with every peer
+ * p made p + r and every region of the input and output moved on by r chunks (mod n). Then the
+ * whole machine is rank 0's alone, turned, and the proof needs rank 0's plan plus one pass over
+ * every rank's steps to check the turn:
+ *
+ *   1. The turn. The collective's spec gives it (`rotation`: how far rank r's input and output
+ *      turn, and rank q's contribution to input element e becomes rank q+r's to element e + the
+ *      input's turn); the call must have one (all-reduce: count a multiple of n). Every rank's
+ *      steps, the prologue's included (plan.ts's planSteps), are generated and compared with rank
+ *      0's turned: the same transfers and local operations in the same order, peers plus r,
+ *      regions moved on and not wrapping round their buffer (scratch does not turn), the same
+ *      channels, layout, scratch and prologue; and every step has a label (one of spaces alone
+ *      is rank 0's lint's to find: looking inside every rank's labels cost a tenth of the time).
+ *      A rank that differs is named, with its step.
+ *   2. Then by induction over the steps, every rank's memory before step s is rank 0's turned,
+ *      contributions relabelled. Rank 0 alone is walked: its k-th receive from p on a channel
+ *      pairs with rank p's k-th send to 0 there, which is rank 0's k-th send to n - p, turned
+ *      by p; what it carries is rank 0's data in that send's region, relabelled by p.
+ *   3. Deadlock. All ranks take step s together in the steps order when every message pairs
+ *      with one of the same step; the first step where one does not leaves every rank waiting
+ *      in it (each rank's step holds that message, turned, waiting on a later step). So the
+ *      walk completes iff every pairing is within its step, and the one-walk argument
+ *      (flat.ts) carries completion over to the dataflow order.
+ *   4. Races, copies onto themselves, writes to the caller's input and labels are rank 0's lint:
+ *      a turn moves every region of a memory alike, so overlaps are the same on every rank (the
+ *      caller's protected input is all of it or none, which turns onto itself). The result is
+ *      rank 0's output against the spec, and the spec's result for rank r is checked to be rank
+ *      0's turned, block for block. Cost: every rank sends and steps as rank 0.
+ *
+ * Limit: a value holding a contribution twice may not be sent (it is rejected where it is;
+ * the full proof up to 1,024 ranks allows one that never reaches the output).
+ */
+import { rankCall, specOf } from "../specs/index.js";
+import type { Block, CollectiveCall, Layout } from "../specs/types.js";
+import type { CheckOptions, CheckReport } from "./check.js";
+import { type Algorithm, type BufferName, type LocalOp, type Region, regionText, type Step } from "./dsl.js";
+import { flatPlan } from "./flat.js";
+import { labelOf, lint } from "./lint.js";
+import { compile, type Plan, type PlanFrame, type PlanOp, planSteps, ScheduleError } from "./plan.js";
+import { cellText, checkRuns } from "./results.js";
+import { flattenAt, Pieces, type RunMem, RunMemory, type RunVal } from "./runs.js";
+
+/**
+ * How far each buffer of rank r turns: r times `by`, modulo the buffer's size. Scratch below
+ * `scaled` (the prologue's scaled copy of the input) turns as the input; the algorithm's own
+ * scratch above it does not turn.
+ */
+interface Turn {
+  readonly n: number;
+  readonly by: Readonly<Record<BufferName, number>>;
+  readonly size: Readonly<Record<BufferName, number>>;
+  readonly scaled: number;
+}
+
+/** The ring of elements region x turns in: its size and rank 1's turn (0: it does not turn). */
+function span(x: Region, t: Turn): { readonly size: number; readonly by: number } {
+  if (x.buf !== "scratch") return { size: t.size[x.buf], by: t.by[x.buf] };
+  if (x.offset + x.count <= t.scaled) return { size: t.scaled, by: t.by.input };
+  // Straddling the scaled copy's end: no turn keeps it whole unless the input turns by nothing.
+  return { size: t.size.scratch, by: x.offset >= t.scaled || t.by.input === 0 ? 0 : Number.NaN };
+}
+
+const MAX_ERRORS = 8;
+
+export interface RotationOptions extends CheckOptions {
+  /** False: leave the turns (step 1) to the caller, who checks them in parts (turnsIn). */
+  readonly turns?: boolean;
+}
+
+const whereOf = (alg: Algorithm, call: CollectiveCall): string =>
+  `${alg.collective}/${alg.name} (n=${call.size}, count=${call.count}${call.inPlace ? ", in place" : ""})`;
+
+/** Rank 0's plan and the call's turn, or why the call cannot be proved by rotation. */
+function prepare(alg: Algorithm, call: CollectiveCall): { plan: Plan; turn: Turn } | string {
+  const n = call.size;
+  const spec = specOf(call.collective);
+  const rot = spec.data ? spec.rotation?.(n, call.count) : undefined;
+  if (!rot) {
+    return `past ${ROTATION_FROM - 1} ranks the proof turns rank 0's plan onto every rank, and ${call.collective} at count ${call.count} has no such turn${spec.rotation ? " (count must be a multiple of n)" : ""}`;
+  }
+  let plan: Plan;
+  try {
+    plan = compile(alg, rankCall(call, 0));
+  } catch (e) {
+    if (e instanceof ScheduleError) return e.message;
+    throw e;
+  }
+  const L = plan.layout;
+  if (n > 1 && L.alias && plan.call.inPlace && rot.input !== rot.output)
+    return `in place the input and output are one memory, but they turn by ${rot.input} and ${rot.output}`;
+  const p = plan.protectedInput.filter(([lo, hi]) => hi > lo);
+  if (!(p.length === 0 || (p.length === 1 && p[0]?.[0] === 0 && p[0]?.[1] === L.inputCount)))
+    return "the caller's protected input is part of the input, which does not turn onto itself";
+  const turn: Turn = {
+    n,
+    by: { input: rot.input, output: rot.output, scratch: 0 },
+    size: { input: L.inputCount, output: L.outputCount, scratch: plan.scratch },
+    scaled: scaledCopy(plan),
+  };
+  return { plan, turn };
+}
+
+/**
+ * Step 1 for ranks [from, to) alone (1 <= from): the errors, as checkRotation words them. The
+ * proof's workers split a call's ranks this way (src/verify/proofs.ts).
+ */
+export function turnsIn(alg: Algorithm, call: CollectiveCall, from: number, to: number): string[] {
+  const ready = prepare(alg, call);
+  if (typeof ready === "string") return [`${whereOf(alg, call)}: ${ready}`];
+  const why = checkTurns(alg, call, ready.plan, ready.turn, Math.max(1, from), Math.min(to, call.size));
+  return why ? [`${whereOf(alg, call)}: not proved by rotation: ${why}`] : [];
+}
+
+/**
+ * Proves `call` by rotation, or says why it cannot (`undefined` report, with `why`): the call has
+ * no turn, or a rank's steps are not rank 0's turned (both reasons name what differs).
+ */
+export function checkRotation(alg: Algorithm, call: CollectiveCall, options: RotationOptions = {}): CheckReport {
+  const n = call.size;
+  const name = `${alg.collective}/${alg.name}`;
+  const errors: string[] = [];
+  const fail = (m: string) => {
+    if (errors.length < MAX_ERRORS) errors.push(`${whereOf(alg, call)}: ${m}`);
+  };
+  const report = (rest: Partial<CheckReport> = {}): CheckReport => ({
+    algorithm: name,
+    call,
+    errors,
+    steps: 0,
+    sent: 0,
+    perRank: [],
+    ...rest,
+  });
+  const spec = specOf(call.collective);
+  const ready = prepare(alg, call);
+  if (typeof ready === "string") {
+    fail(ready);
+    return report();
+  }
+  const { plan, turn } = ready;
+  const L = plan.layout;
+
+  // 1. Every rank's steps are rank 0's turned (here, or by the caller in parts: turnsIn).
+  if (options.turns !== false) {
+    const why = checkTurns(alg, call, plan, turn, 1, n);
+    if (why) {
+      fail(`not proved by rotation: ${why}`);
+      return report();
+    }
+  }
+  // The spec's result for rank r is rank 0's turned.
+  const want0 = turnBlocks(spec.result(rankCall(call, 0), call), 0, turn);
+  for (let r = 1; r < n; r++) {
+    const got = normal(spec.result(rankCall(call, r), call));
+    const want = normal(turnBlocks(want0, r, turn));
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      fail(`the spec's result for rank ${r} is not rank 0's turned, so rotation cannot prove it`);
+      return report();
+    }
+  }
+
+  // 4. Rank 0's lint stands for every rank's.
+  lint(plan, (op, m) => fail(`rank 0, step ${op.step} ('${labelOf(plan.steps[op.step])}'): ${m}`));
+  const step = (i: number) => (plan.ops[i] as PlanOp).step;
+  const stepName = (i: number) => `rank 0, step ${step(i)} ('${labelOf(plan.steps[step(i)])}')`;
+
+  // 2, 3. Pairing: rank 0's k-th receive from p on channel c meets its k-th send to n - p there.
+  const sends = new Map<string, number[]>();
+  const recvs = new Map<string, number[]>();
+  const order = new Map<string, number[]>();
+  const push = (m: Map<string, number[]>, key: string, v: number) => {
+    const l = m.get(key);
+    if (l) l.push(v);
+    else m.set(key, [v]);
+  };
+  plan.ops.forEach((op, i) => {
+    if (op.kind === "send") {
+      push(sends, `${op.peer}/${op.channel}`, i);
+      push(order, `s${op.peer}`, op.channel);
+    } else if (op.kind === "recv") {
+      push(recvs, `${op.peer}/${op.channel}`, i);
+      push(order, `r${op.peer}`, op.channel);
+    }
+  });
+  for (const [key, list] of sends) {
+    const [q, c] = key.split("/").map(Number) as [number, number];
+    const back = recvs.get(`${(n - q) % n}/${c}`) ?? [];
+    if (back.length < list.length) {
+      const i = list[back.length] as number;
+      fail(
+        `deadlock under rendezvous semantics: ${stepName(i)} sends to rank ${q} on channel ${c}, but rank ${q} receives only ${back.length} message(s) from rank 0 there (rank 0's from rank ${(n - q) % n}, turned)`,
+      );
+      return report();
+    }
+    const a = order.get(`s${q}`) ?? [];
+    const b = order.get(`r${(n - q) % n}`) ?? [];
+    const k = a.findIndex((ch, j) => b[j] !== ch);
+    if (k >= 0) {
+      fail(
+        `rank 0's message ${k} to rank ${q} is on channel ${a[k]}, but rank ${q}'s receive ${k} from rank 0 is on channel ${b[k] ?? "(none)"}: an engine that keeps one order per pair would pair them wrongly`,
+      );
+      return report();
+    }
+  }
+  const partner = new Int32Array(plan.ops.length).fill(-1);
+  for (const [key, list] of recvs) {
+    const [p, c] = key.split("/").map(Number) as [number, number];
+    const there = sends.get(`${(n - p) % n}/${c}`) ?? [];
+    for (let k = 0; k < list.length; k++) {
+      const i = list[k] as number;
+      const j = there[k];
+      if (j === undefined || step(j) !== step(i)) {
+        fail(
+          `deadlock under rendezvous semantics: ${stepName(i)} waits to receive from rank ${p}, whose matching send ${j === undefined ? "never comes" : `is in its step ${step(j)}`}; every rank takes the same steps turned, so every rank waits in step ${j === undefined ? step(i) : Math.min(step(i), step(j))}`,
+        );
+        return report();
+      }
+      partner[i] = j;
+    }
+  }
+
+  // The walk: rank 0's memory, each message relabelled from the sender's turn.
+  const flat = flatPlan(plan);
+  const stride = Math.max(L.inputCount, 1);
+  const opOf = (_r: number, i: number) => plan.ops[i] as PlanOp;
+  const sym = new RunMemory([flat], stride, (_r, i, m) => fail(`${stepName(i)}: ${m}`), opOf);
+  const mem = sym.mem[0] as RunMem[];
+  const local = sym.effects().local;
+  const src = new Pieces();
+  const out = new Pieces();
+  const place = (i: number) => [flat.places[6 * i] as number, flat.places[6 * i + 1] as number] as const;
+  for (let i = 0; i < plan.ops.length && errors.length === 0; i++) {
+    const op = plan.ops[i] as PlanOp;
+    if (op.kind === "send") continue;
+    if (op.kind !== "recv") {
+      local?.(0, i);
+      continue;
+    }
+    const j = partner[i] as number;
+    const sent = plan.ops[j] as PlanOp;
+    if (sent.region.count !== op.region.count) {
+      fail(
+        `${stepName(j)}: sends ${regionText(sent.region)} (${sent.region.count} elements) to rank ${sent.peer}, which receives ${regionText(op.region)} (${op.region.count} elements) in step ${op.step} (rank 0's receive from rank ${op.peer}, turned)`,
+      );
+      break;
+    }
+    const [sm, sf] = place(j);
+    src.clear();
+    (mem[sm] as RunMem).read(sf, op.region.count, src);
+    const bad = relabel(src, op.peer, turn, stride, out);
+    if (bad !== undefined) {
+      fail(
+        `${stepName(i)}: receives from rank ${op.peer} an element that holds ${cellText(bad, stride)}, a contribution twice or elements of different indices`,
+      );
+      break;
+    }
+    const [rm, rf] = place(i);
+    (mem[rm] as RunMem).write(rf, op.region.count, out);
+  }
+  if (errors.length === 0) checkRuns(call, [flat], sym, stride, fail);
+  if (errors.length > 0) return report();
+
+  let sent = 0;
+  for (const op of plan.ops) if (op.kind === "send") sent += op.region.count;
+  const steps = plan.steps.filter((s) => s.transfers.length > 0).length;
+  const perRank = Array.from({ length: n }, () => ({ steps, sent }));
+  if (options.skipCost || call.count === 0) return report({ steps, sent, perRank });
+  const exact = alg.cost.exact?.(n, call.count, call.segment) ?? true;
+  const compare = (what: string, text: string, want: number, got: number) => {
+    if (Number.isNaN(want)) fail(`cost: header's ${text} gives no number (NaN) for n=${n}, count=${call.count}`);
+    else if (exact ? want !== got : got > want)
+      fail(
+        `cost: header says ${text} = ${want} ${what}${exact ? "" : " at most"}, the schedule ${what === "steps" ? "has" : "sends"} ${got}`,
+      );
+  };
+  compare("steps", alg.cost.steps.text, alg.cost.steps.value(n, call.count, call.segment), steps);
+  compare("elements sent per rank (max)", alg.cost.sent.text, alg.cost.sent.value(n, call.count, call.segment), sent);
+  return report({ steps, sent, perRank });
+}
+
+/** The first n the proof takes by rotation (below it check.ts walks every rank). */
+export const ROTATION_FROM = 1025;
+
+/** Why some rank of [from, to) has steps that are not rank 0's turned, or undefined where all are. */
+function checkTurns(
+  alg: Algorithm,
+  call: CollectiveCall,
+  plan: Plan,
+  t: Turn,
+  from: number,
+  to: number,
+): string | undefined {
+  const steps0 = plan.steps;
+  const shared0 = [...plan.shared].join(",");
+  for (let r = from; r < to; r++) {
+    const frame = {} as PlanFrame;
+    let s = 0;
+    for (const st of planSteps(alg, rankCall(call, r), frame)) {
+      const a = steps0[s];
+      if (a === undefined) return `rank ${r} has more steps than rank 0's ${steps0.length}`;
+      const d = differs(a, st, r, t);
+      if (d) return `rank ${r}, step ${s} ('${labelOf(st)}') is not rank 0's step ${s} turned by ${r}: ${d}`;
+      const label = labelOf(st);
+      if (label.length === 0) return `rank ${r}, step ${s} has no label`;
+      s++;
+    }
+    if (s !== steps0.length) return `rank ${r} has ${s} steps, rank 0 ${steps0.length}`;
+    if (!sameLayout(frame.layout, plan.layout, plan.call.inPlace) || frame.scratch !== plan.scratch)
+      return `rank ${r}'s buffers differ from rank 0's`;
+    if (frame.call.inPlace !== plan.call.inPlace || frame.scheduled.inPlace !== plan.scheduled.inPlace)
+      return `rank ${r} runs ${frame.call.inPlace ? "in" : "out of"} place, rank 0 not`;
+    if ([...frame.shared].join(",") !== shared0) return `rank ${r}'s prologue differs from rank 0's`;
+  }
+  return undefined;
+}
+
+/** The same buffers (and, in place, the same aliasing: out of place it is not used). */
+const sameLayout = (a: Layout, b: Layout, inPlace: boolean): boolean =>
+  a.inputCount === b.inputCount &&
+  a.outputCount === b.outputCount &&
+  (!inPlace || (a.alias?.kind === b.alias?.kind && a.alias?.offset === b.alias?.offset));
+
+/** Rank 0's region x turned by r: where it must be on rank r (undefined where it wraps round its buffer). */
+function turned(x: Region, r: number, t: Turn): number | undefined {
+  // span(), unrolled: this runs for every region of every rank's steps.
+  let size: number;
+  let by: number;
+  if (x.buf === "input") {
+    size = t.size.input;
+    by = t.by.input;
+  } else if (x.buf === "output") {
+    size = t.size.output;
+    by = t.by.output;
+  } else if (x.offset + x.count <= t.scaled) {
+    size = t.scaled;
+    by = t.by.input;
+  } else return x.offset >= t.scaled || t.by.input === 0 ? x.offset : undefined;
+  if (size === 0 || by === 0) return x.offset;
+  const at = (x.offset + ((by * r) % size)) % size;
+  return at + x.count <= size ? at : undefined;
+}
+
+/** Where the prologue put a scaled copy of the input in scratch, its size (else 0). */
+function scaledCopy(plan: Plan): number {
+  const first = plan.shared.has(0) ? plan.steps[0]?.local[0] : undefined;
+  return first?.kind === "scale" && first.dst.buf === "scratch" ? first.dst.count : 0;
+}
+
+/** y is x turned by r (an empty region anywhere in its buffer is any other). */
+function sameTurned(x: Region, y: Region, r: number, t: Turn): boolean {
+  if (x.buf !== y.buf || x.count !== y.count) return false;
+  if (x.count === 0) return Number.isInteger(y.offset) && y.offset >= 0 && y.offset <= t.size[y.buf];
+  if (x.buf === "scratch" && x.offset + x.count > t.size.scratch) return false;
+  return turned(x, r, t) === y.offset;
+}
+
+/** What differs between rank 0's step a turned by r and rank r's step b. */
+function differs(a: Step, b: Step, r: number, t: Turn): string | undefined {
+  if (a.transfers.length !== b.transfers.length || a.local.length !== b.local.length)
+    return `${b.transfers.length} transfers and ${b.local.length} local operations, rank 0 ${a.transfers.length} and ${a.local.length}`;
+  for (let i = 0; i < a.transfers.length; i++) {
+    const x = a.transfers[i] as (typeof a.transfers)[number];
+    const y = b.transfers[i] as (typeof b.transfers)[number];
+    if (
+      x.kind !== y.kind ||
+      (x.channel ?? 0) !== (y.channel ?? 0) ||
+      y.peer !== (x.peer + r) % t.n ||
+      !sameTurned(x.region, y.region, r, t)
+    )
+      return `${y.kind}(${y.peer}, ${regionText(y.region)}) where rank 0's ${x.kind}(${x.peer}, ${regionText(x.region)}) turned is ${x.kind}(${(x.peer + r) % t.n}, ${turnText(x.region, r, t)})`;
+  }
+  for (let i = 0; i < a.local.length; i++) {
+    const x = a.local[i] as LocalOp;
+    const y = b.local[i] as LocalOp;
+    const same =
+      x.kind === y.kind &&
+      ((sameTurned(x.dst, y.dst, r, t) && sameTurned(x.src, y.src, r, t)) || wholeTurn(x, y, r, t)) &&
+      (x.kind !== "reduce" ||
+        y.kind !== "reduce" ||
+        (x.with === undefined ? y.with === undefined : y.with !== undefined && sameTurned(x.with, y.with, r, t))) &&
+      (x.kind !== "scale" || y.kind !== "scale" || (x.mul === y.mul && x.div === y.div));
+    if (!same)
+      return `${y.kind} into ${regionText(y.dst)} from ${regionText(y.src)} where rank 0's turned is ${x.kind} into ${turnText(x.dst, r, t)} from ${turnText(x.src, r, t)}`;
+  }
+  return undefined;
+}
+
+/**
+ * A local operation on whole buffers that all turn alike (the prologue's copy of the input into
+ * the output, an epilogue's scaling) turns onto itself element for element, though each region
+ * wraps round its buffer: element e of every operand moves to e + the turn, in each.
+ */
+function wholeTurn(x: LocalOp, y: LocalOp, r: number, t: Turn): boolean {
+  const regions = (o: LocalOp) => [o.dst, o.src, ...(o.kind === "reduce" && o.with ? [o.with] : [])];
+  const a = regions(x);
+  const b = regions(y);
+  const whole = span(x.dst, t);
+  const by = (whole.by * r) % Math.max(whole.size, 1);
+  return (
+    a.length === b.length &&
+    a.every((g, k) => {
+      const h = b[k] as Region;
+      const sp = span(g, t);
+      return (
+        g.buf === h.buf &&
+        g.offset === 0 &&
+        h.offset === 0 &&
+        g.count === whole.size &&
+        h.count === whole.size &&
+        sp.size === whole.size &&
+        (sp.by * r) % Math.max(whole.size, 1) === by
+      );
+    })
+  );
+}
+
+const turnText = (x: Region, r: number, t: Turn): string => {
+  const at = turned(x, r, t);
+  return at === undefined ? `${regionText(x)} moved past the end of its buffer` : regionText({ ...x, offset: at });
+};
+
+/** A block list, turned by r: positions by the output's turn, indices by the input's, ranks by r (split where either wraps). */
+function turnBlocks(blocks: readonly Block[], r: number, t: Turn): Block[] {
+  const out: Block[] = [];
+  const O = t.size.output;
+  const I = Math.max(t.size.input, 1);
+  const dOut = O === 0 ? 0 : (t.by.output * r) % O;
+  const dIn = (t.by.input * r) % I;
+  for (const b of blocks) {
+    let done = 0;
+    while (done < b.count) {
+      const at = (b.at + done + dOut) % Math.max(O, 1);
+      const idx = (("reduce" in b ? b.reduce : b.index) + done + dIn) % I;
+      const len = Math.min(b.count - done, Math.max(O, 1) - at, I - idx);
+      out.push(
+        "reduce" in b ? { at, count: len, reduce: idx } : { at, count: len, rank: (b.rank + r) % t.n, index: idx },
+      );
+      done += len;
+    }
+  }
+  return out;
+}
+
+/** Blocks sorted by position, each merged with the next where it continues it. */
+function normal(blocks: readonly Block[]): Block[] {
+  const sorted = [...blocks].filter((b) => b.count > 0).sort((a, b) => a.at - b.at);
+  const out: Block[] = [];
+  for (const b of sorted) {
+    const last = out[out.length - 1];
+    if (last && last.at + last.count === b.at) {
+      if ("reduce" in last && "reduce" in b && last.reduce + last.count === b.reduce) {
+        out[out.length - 1] = { at: last.at, count: last.count + b.count, reduce: last.reduce };
+        continue;
+      }
+      if ("rank" in last && "rank" in b && last.rank === b.rank && last.index + last.count === b.index) {
+        out[out.length - 1] = { at: last.at, count: last.count + b.count, rank: last.rank, index: last.index };
+        continue;
+      }
+    }
+    out.push(b);
+  }
+  return out;
+}
+
+/**
+ * Pieces read on rank 0, relabelled as rank p holds them (rank q's contribution to element e is
+ * rank q+p's to element e + p·turn), into `out`; a piece that would wrap round the input is split.
+ * A value that holds a contribution twice or mixes indices is not relabelled: its cell (rank 0's,
+ * at the first such element) is returned instead.
+ */
+function relabel(src: Pieces, p: number, t: Turn, stride: number, out: Pieces): number[] | undefined {
+  out.clear();
+  const I = Math.max(t.size.input, 1);
+  const dIn = (t.by.input * p) % I;
+  for (let k = 0; k < src.size; k++) {
+    const v = src.val[k] as RunVal | null;
+    let len = src.len[k] as number;
+    let off = src.off[k] as number;
+    if (v === null) {
+      out.push(len, null, 0);
+      continue;
+    }
+    if (v.idx < 0) return [...(flattenAt(v, off, stride) ?? [])];
+    const ranks = turnRanks(v.ranks, p, t.n);
+    while (len > 0) {
+      const idx = (v.idx + off + dIn) % I;
+      const part = Math.min(len, I - idx);
+      const leafRank = v.id >= 0 ? (ranks[0] as number) : -1;
+      out.push(
+        part,
+        { id: leafRank >= 0 ? leafRank * stride + idx : -1, a: null, ao: 0, b: null, bo: 0, idx, ranks },
+        0,
+      );
+      len -= part;
+      off += part;
+    }
+  }
+  return undefined;
+}
+
+/** Sorted disjoint rank intervals [lo, hi), turned by p mod n, merged where they meet. */
+function turnRanks(ranks: readonly number[], p: number, n: number): number[] {
+  const parts: [number, number][] = [];
+  for (let i = 0; i < ranks.length; i += 2) {
+    const lo = ((ranks[i] as number) + p) % n;
+    const len = (ranks[i + 1] as number) - (ranks[i] as number);
+    if (lo + len <= n) parts.push([lo, lo + len]);
+    else parts.push([lo, n], [0, lo + len - n]);
+  }
+  parts.sort((a, b) => a[0] - b[0]);
+  const out: number[] = [];
+  for (const [lo, hi] of parts) {
+    if (out.length > 0 && out[out.length - 1] === lo) out[out.length - 1] = hi;
+    else out.push(lo, hi);
+  }
+  return out;
+}
