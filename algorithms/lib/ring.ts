@@ -36,7 +36,10 @@ export interface RingNeighbors {
 }
 
 /** Non-negative remainder, for chunk and rank arithmetic that steps backwards round the ring. */
-export const mod = (a: number, n: number): number => ((a % n) + n) % n;
+export const mod = (a: number, n: number): number => {
+  const m = a % n;
+  return m < 0 ? m + n : m;
+};
 
 export const ringNext = (rank: number, size: number): number => (rank + 1) % size;
 export const ringPrev = (rank: number, size: number): number => (rank - 1 + size) % size;

@@ -35,34 +35,15 @@
  * the full proof up to 1,024 ranks allows one that never reaches the output).
  */
 import { rankCall, specOf } from "../specs/index.js";
-import type { Block, CollectiveCall, Layout } from "../specs/types.js";
+import type { Block, CollectiveCall } from "../specs/types.js";
 import type { CheckOptions, CheckReport } from "./check.js";
-import { type Algorithm, type BufferName, type LocalOp, type Region, regionText, type Step } from "./dsl.js";
+import { type Algorithm, regionText } from "./dsl.js";
 import { flatPlan } from "./flat.js";
 import { labelOf, lint } from "./lint.js";
-import { compile, type Plan, type PlanFrame, type PlanOp, planSteps, ScheduleError } from "./plan.js";
+import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
 import { cellText, checkRuns } from "./results.js";
 import { flattenAt, Pieces, type RunMem, RunMemory, type RunVal } from "./runs.js";
-
-/**
- * How far each buffer of rank r turns: r times `by`, modulo the buffer's size. Scratch below
- * `scaled` (the prologue's scaled copy of the input) turns as the input; the algorithm's own
- * scratch above it does not turn.
- */
-interface Turn {
-  readonly n: number;
-  readonly by: Readonly<Record<BufferName, number>>;
-  readonly size: Readonly<Record<BufferName, number>>;
-  readonly scaled: number;
-}
-
-/** The ring of elements region x turns in: its size and rank 1's turn (0: it does not turn). */
-function span(x: Region, t: Turn): { readonly size: number; readonly by: number } {
-  if (x.buf !== "scratch") return { size: t.size[x.buf], by: t.by[x.buf] };
-  if (x.offset + x.count <= t.scaled) return { size: t.scaled, by: t.by.input };
-  // Straddling the scaled copy's end: no turn keeps it whole unless the input turns by nothing.
-  return { size: t.size.scratch, by: x.offset >= t.scaled || t.by.input === 0 ? 0 : Number.NaN };
-}
+import { checkTurns, scaledCopy, type Turn } from "./turns.js";
 
 const MAX_ERRORS = 8;
 
@@ -284,144 +265,6 @@ export function checkRotation(alg: Algorithm, call: CollectiveCall, options: Rot
 
 /** The first n the proof takes by rotation (below it check.ts walks every rank). */
 export const ROTATION_FROM = 1025;
-
-/** Why some rank of [from, to) has steps that are not rank 0's turned, or undefined where all are. */
-function checkTurns(
-  alg: Algorithm,
-  call: CollectiveCall,
-  plan: Plan,
-  t: Turn,
-  from: number,
-  to: number,
-): string | undefined {
-  const steps0 = plan.steps;
-  const shared0 = [...plan.shared].join(",");
-  for (let r = from; r < to; r++) {
-    const frame = {} as PlanFrame;
-    let s = 0;
-    for (const st of planSteps(alg, rankCall(call, r), frame)) {
-      const a = steps0[s];
-      if (a === undefined) return `rank ${r} has more steps than rank 0's ${steps0.length}`;
-      const d = differs(a, st, r, t);
-      if (d) return `rank ${r}, step ${s} ('${labelOf(st)}') is not rank 0's step ${s} turned by ${r}: ${d}`;
-      const label = labelOf(st);
-      if (label.length === 0) return `rank ${r}, step ${s} has no label`;
-      s++;
-    }
-    if (s !== steps0.length) return `rank ${r} has ${s} steps, rank 0 ${steps0.length}`;
-    if (!sameLayout(frame.layout, plan.layout, plan.call.inPlace) || frame.scratch !== plan.scratch)
-      return `rank ${r}'s buffers differ from rank 0's`;
-    if (frame.call.inPlace !== plan.call.inPlace || frame.scheduled.inPlace !== plan.scheduled.inPlace)
-      return `rank ${r} runs ${frame.call.inPlace ? "in" : "out of"} place, rank 0 not`;
-    if ([...frame.shared].join(",") !== shared0) return `rank ${r}'s prologue differs from rank 0's`;
-  }
-  return undefined;
-}
-
-/** The same buffers (and, in place, the same aliasing: out of place it is not used). */
-const sameLayout = (a: Layout, b: Layout, inPlace: boolean): boolean =>
-  a.inputCount === b.inputCount &&
-  a.outputCount === b.outputCount &&
-  (!inPlace || (a.alias?.kind === b.alias?.kind && a.alias?.offset === b.alias?.offset));
-
-/** Rank 0's region x turned by r: where it must be on rank r (undefined where it wraps round its buffer). */
-function turned(x: Region, r: number, t: Turn): number | undefined {
-  // span(), unrolled: this runs for every region of every rank's steps.
-  let size: number;
-  let by: number;
-  if (x.buf === "input") {
-    size = t.size.input;
-    by = t.by.input;
-  } else if (x.buf === "output") {
-    size = t.size.output;
-    by = t.by.output;
-  } else if (x.offset + x.count <= t.scaled) {
-    size = t.scaled;
-    by = t.by.input;
-  } else return x.offset >= t.scaled || t.by.input === 0 ? x.offset : undefined;
-  if (size === 0 || by === 0) return x.offset;
-  const at = (x.offset + ((by * r) % size)) % size;
-  return at + x.count <= size ? at : undefined;
-}
-
-/** Where the prologue put a scaled copy of the input in scratch, its size (else 0). */
-function scaledCopy(plan: Plan): number {
-  const first = plan.shared.has(0) ? plan.steps[0]?.local[0] : undefined;
-  return first?.kind === "scale" && first.dst.buf === "scratch" ? first.dst.count : 0;
-}
-
-/** y is x turned by r (an empty region anywhere in its buffer is any other). */
-function sameTurned(x: Region, y: Region, r: number, t: Turn): boolean {
-  if (x.buf !== y.buf || x.count !== y.count) return false;
-  if (x.count === 0) return Number.isInteger(y.offset) && y.offset >= 0 && y.offset <= t.size[y.buf];
-  if (x.buf === "scratch" && x.offset + x.count > t.size.scratch) return false;
-  return turned(x, r, t) === y.offset;
-}
-
-/** What differs between rank 0's step a turned by r and rank r's step b. */
-function differs(a: Step, b: Step, r: number, t: Turn): string | undefined {
-  if (a.transfers.length !== b.transfers.length || a.local.length !== b.local.length)
-    return `${b.transfers.length} transfers and ${b.local.length} local operations, rank 0 ${a.transfers.length} and ${a.local.length}`;
-  for (let i = 0; i < a.transfers.length; i++) {
-    const x = a.transfers[i] as (typeof a.transfers)[number];
-    const y = b.transfers[i] as (typeof b.transfers)[number];
-    if (
-      x.kind !== y.kind ||
-      (x.channel ?? 0) !== (y.channel ?? 0) ||
-      y.peer !== (x.peer + r) % t.n ||
-      !sameTurned(x.region, y.region, r, t)
-    )
-      return `${y.kind}(${y.peer}, ${regionText(y.region)}) where rank 0's ${x.kind}(${x.peer}, ${regionText(x.region)}) turned is ${x.kind}(${(x.peer + r) % t.n}, ${turnText(x.region, r, t)})`;
-  }
-  for (let i = 0; i < a.local.length; i++) {
-    const x = a.local[i] as LocalOp;
-    const y = b.local[i] as LocalOp;
-    const same =
-      x.kind === y.kind &&
-      ((sameTurned(x.dst, y.dst, r, t) && sameTurned(x.src, y.src, r, t)) || wholeTurn(x, y, r, t)) &&
-      (x.kind !== "reduce" ||
-        y.kind !== "reduce" ||
-        (x.with === undefined ? y.with === undefined : y.with !== undefined && sameTurned(x.with, y.with, r, t))) &&
-      (x.kind !== "scale" || y.kind !== "scale" || (x.mul === y.mul && x.div === y.div));
-    if (!same)
-      return `${y.kind} into ${regionText(y.dst)} from ${regionText(y.src)} where rank 0's turned is ${x.kind} into ${turnText(x.dst, r, t)} from ${turnText(x.src, r, t)}`;
-  }
-  return undefined;
-}
-
-/**
- * A local operation on whole buffers that all turn alike (the prologue's copy of the input into
- * the output, an epilogue's scaling) turns onto itself element for element, though each region
- * wraps round its buffer: element e of every operand moves to e + the turn, in each.
- */
-function wholeTurn(x: LocalOp, y: LocalOp, r: number, t: Turn): boolean {
-  const regions = (o: LocalOp) => [o.dst, o.src, ...(o.kind === "reduce" && o.with ? [o.with] : [])];
-  const a = regions(x);
-  const b = regions(y);
-  const whole = span(x.dst, t);
-  const by = (whole.by * r) % Math.max(whole.size, 1);
-  return (
-    a.length === b.length &&
-    a.every((g, k) => {
-      const h = b[k] as Region;
-      const sp = span(g, t);
-      return (
-        g.buf === h.buf &&
-        g.offset === 0 &&
-        h.offset === 0 &&
-        g.count === whole.size &&
-        h.count === whole.size &&
-        sp.size === whole.size &&
-        (sp.by * r) % Math.max(whole.size, 1) === by
-      );
-    })
-  );
-}
-
-const turnText = (x: Region, r: number, t: Turn): string => {
-  const at = turned(x, r, t);
-  return at === undefined ? `${regionText(x)} moved past the end of its buffer` : regionText({ ...x, offset: at });
-};
 
 /** A block list, turned by r: positions by the output's turn, indices by the input's, ranks by r (split where either wraps). */
 function turnBlocks(blocks: readonly Block[], r: number, t: Turn): Block[] {

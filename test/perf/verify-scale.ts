@@ -7,7 +7,8 @@
  * For each algorithm (allreduce/ring by default; --all: every registered one) at each n: the
  * proof of `cclab verify -n N` at that n (src/verify/matrix.ts casesAt: counts 0, n - 1, n + 3,
  * each root kind, in and out of place; --cases one: count n + 3 out of place only, alltoallv its
- * first split matrix), in a child process of its own with the heap verify's proof workers have (4 GiB, a 192 MiB young
+ * first split matrix; past 1,024 ranks, the proof by rotation's count n out of place, in this
+ * one thread where `cclab verify` shares its ranks among workers), in a child process of its own with the heap verify's proof workers have (4 GiB, a 192 MiB young
  * generation; src/verify/proofs.ts), one call after another, timed wall-clock and in CPU seconds (the machine is
  * shared: CPU time is what the proof costs, wall time what it took under the load), with the
  * child's peak resident memory (getrusage maxRSS). Prints a markdown table and the load before
@@ -17,6 +18,7 @@ import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { checkAlgorithm } from "../../src/schedule/check.js";
 import { allAlgorithms, findAlgorithm } from "../../src/schedule/registry.js";
+import { ROTATION_FROM } from "../../src/schedule/rotation.js";
 import { makeCall, specOf } from "../../src/specs/index.js";
 import { casesAt } from "../../src/verify/matrix.js";
 
@@ -36,10 +38,11 @@ function one(name: string, n: number, which: string): void {
   const alg = findAlgorithm(collective, algorithm, { op: "verify-scale" });
   // One call: count n + 3 out of place; an uncounted collective (alltoallv), the matrix's first
   // split matrix (lopsided, zeros in it).
+  // Past 1,024 ranks (the proof by rotation), the matrix's first call: count n, out of place.
   const cases =
     which !== "one"
       ? casesAt(alg, n)
-      : specOf(collective).counted
+      : specOf(collective).counted && n < ROTATION_FROM
         ? [makeCall({ collective, size: n, count: n + 3, segment: 1 + (n % 3) }, alg)]
         : casesAt(alg, n).slice(0, 1);
   const t0 = performance.now();
