@@ -114,10 +114,43 @@ describe("verify -n N proves at N", () => {
 
 describe("verify -n past what the proof is held to", () => {
   it("is refused with the reason, before any work", () => {
-    const r = cclab(["verify", "-n", "4,2048", "--runs", "0"]);
+    const r = cclab(["verify", "-n", "4,20000", "--runs", "0"]);
     expect(r.code).not.toBe(0);
     expect(r.out).toContain(
-      "verify: argument '-n': takes at most 1024 ranks, got 2048: the static proof holds every rank's plan at once",
+      "verify: argument '-n': takes at most 16384 ranks, got 20000: past 1024 the proof turns rank 0's plan onto every rank",
+    );
+  });
+});
+
+describe("verify -n past 1,024 ranks: the proof by rotation, in workers", () => {
+  it("proves the ring at n = 1,100 (count n, in and out of place) and says the property tests stop at 1,024", () => {
+    const r = cclab([
+      "verify",
+      "--collective",
+      "allreduce",
+      "--algorithm",
+      "ring",
+      "-n",
+      "1100",
+      "--max-n",
+      "1",
+      "--runs",
+      "0",
+    ]);
+    expect(r.out).toContain("static proof for n = 1..1 and 1100 (past 1024 ranks by rotation");
+    expect(r.out).toContain("no property cases; none at n = 1100, past the 1024 ranks the sim runs");
+    expect(r.out).toMatch(/│ allreduce\s+│ ring\s+│ 10\s+│ 0\s+│ ok/);
+    expect(r.code).toBe(0);
+  });
+
+  it("rejects the early-stopping ring there, naming the rank, with verify's own replay", () => {
+    const r = cclab(["verify", "--algorithm-file", EARLY, "-n", "1100", "--max-n", "1", "--runs", "0"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(
+      /allreduce\/ring_early_stop \(n=1100, count=1100\): not proved by rotation: rank 1099 has \d+ steps, rank 0 2198/,
+    );
+    expect(r.out).toContain(
+      `replay: cclab verify --collective allreduce --algorithm ring_early_stop --algorithm-file ${EARLY} -n 1100 --max-n 1 --runs 0`,
     );
   });
 });

@@ -114,6 +114,11 @@ type WorkerMessage =
 
 const BOOT = `
 const { workerData, parentPort } = require("node:worker_threads");
+// A worker proves one call after another: allocation sites that compiling rank 0's plan (whose
+// steps all live on) taught to allocate in the old generation kept doing so for the steps of
+// every other rank, which die at once (one share of a call at 16,384 ranks went from 0.43 to
+// 1.5 us a step, a third of it in the kernel). Measured no slower at 1,024 ranks without it.
+require("node:v8").setFlagsFromString("--no-allocation-site-pretenuring");
 (async () => {
   try {
     if (workerData.tsx) (await import(workerData.tsx)).register();
@@ -245,6 +250,20 @@ async function inWorkers(
 }
 
 /**
+ * Proves cases[i] of checkCases(src) for each of `indices` in worker threads, a call past 1,024
+ * ranks in shares (the perf script times one call so: test/perf/verify-scale.ts --split).
+ */
+export async function proveInWorkers(
+  src: ProofSource,
+  cases: readonly CollectiveCall[],
+  indices: readonly number[],
+  threads: number = availableParallelism(),
+): Promise<{ missing: boolean; failure?: ProofFailure }> {
+  const workers = Math.min(threads, tasksOf(cases, indices, threads).length, workersThatFit(src.heapMiB));
+  return inWorkers(src, cases, indices, workers);
+}
+
+/**
  * Proves the calls checkCases gives for `src` (n = 1..maxN and each of sizes), in that order: the
  * small ones here, then those of WORKER_MIN_RANKS ranks or more in workers, which work the same
  * list out for themselves. `alg` must be the algorithm the workers find from `src` (verify's own:
@@ -272,7 +291,7 @@ export async function proveCases(
   // Calls are in order of n, so every big one comes after every small one.
   if (failure || big.length === 0) return { cases: cases.length, ...(failure ? { failure } : {}), workers: 0 };
   const workers = Math.min(threads, tasksOf(cases, big, threads).length, workersThatFit(src.heapMiB));
-  const out = await inWorkers(src, cases, big, workers);
+  const out = await proveInWorkers(src, cases, big, threads);
   if (!out.missing) return { cases: cases.length, ...(out.failure ? { failure: out.failure } : {}), workers };
   // The workers could not find it (a program registered it itself): proved here.
   for (const i of big) {

@@ -2,7 +2,7 @@
  * The static proof's own speed at large n, run by hand, never in npm test:
  *
  *   npx tsx test/perf/verify-scale.ts [--n 256,512,1024] [--only allreduce/ring,...] [--all]
- *                                     [--cases all|one] [--timeout 600]
+ *                                     [--cases all|one] [--split] [--timeout 600]
  *
  * For each algorithm (allreduce/ring by default; --all: every registered one) at each n: the
  * proof of `cclab verify -n N` at that n (src/verify/matrix.ts casesAt: counts 0, n - 1, n + 3,
@@ -11,8 +11,10 @@
  * one thread where `cclab verify` shares its ranks among workers), in a child process of its own with the heap verify's proof workers have (4 GiB, a 192 MiB young
  * generation; src/verify/proofs.ts), one call after another, timed wall-clock and in CPU seconds (the machine is
  * shared: CPU time is what the proof costs, wall time what it took under the load), with the
- * child's peak resident memory (getrusage maxRSS). Prints a markdown table and the load before
- * and after.
+ * child's peak resident memory (getrusage maxRSS). With --split the child proves them as
+ * `cclab verify` does, in worker threads (a call past 1,024 ranks shared out among them), and
+ * the CPU time and peak memory are the whole process's. Prints a markdown table and the load
+ * before and after.
  */
 import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
@@ -20,7 +22,8 @@ import { checkAlgorithm } from "../../src/schedule/check.js";
 import { allAlgorithms, findAlgorithm } from "../../src/schedule/registry.js";
 import { ROTATION_FROM } from "../../src/schedule/rotation.js";
 import { makeCall, specOf } from "../../src/specs/index.js";
-import { casesAt } from "../../src/verify/matrix.js";
+import { casesAt, checkCases } from "../../src/verify/matrix.js";
+import { PROOF_HEAP_MIB, proveInWorkers } from "../../src/verify/proofs.js";
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(name);
@@ -33,7 +36,7 @@ const load = () =>
     .join(" ");
 
 /** One algorithm at one n, in this (child) process: prints one JSON line. */
-function one(name: string, n: number, which: string): void {
+async function one(name: string, n: number, which: string, split: boolean): Promise<void> {
   const [collective, algorithm] = name.split("/") as [string, string];
   const alg = findAlgorithm(collective, algorithm, { op: "verify-scale" });
   // One call: count n + 3 out of place; an uncounted collective (alltoallv), the matrix's first
@@ -48,9 +51,19 @@ function one(name: string, n: number, which: string): void {
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   const errors: string[] = [];
-  for (const c of cases) {
-    errors.push(...checkAlgorithm(alg, c).errors);
-    if (errors.length > 0) break;
+  if (split) {
+    // As `cclab verify` proves them: in worker threads, a call past 1,024 ranks in shares.
+    const src = { collective, algorithm, maxN: 1, sizes: [n], heapMiB: PROOF_HEAP_MIB };
+    const all = checkCases(alg, 1, [n]);
+    const indices = cases.map((c) => all.findIndex((x) => JSON.stringify(x) === JSON.stringify(c)));
+    const out = await proveInWorkers(src, all, indices);
+    if (out.missing) errors.push("the workers could not find the algorithm");
+    errors.push(...(out.failure?.errors ?? []));
+  } else {
+    for (const c of cases) {
+      errors.push(...checkAlgorithm(alg, c).errors);
+      if (errors.length > 0) break;
+    }
   }
   const cpu = process.cpuUsage(c0);
   console.log(
@@ -64,12 +77,13 @@ function one(name: string, n: number, which: string): void {
   );
 }
 
-function main(): void {
+async function main(): Promise<void> {
   if (process.argv[2] === "--one") {
-    const [, , , name, n, which] = process.argv;
-    one(name as string, Number(n), which as string);
+    const [, , , name, n, which, split] = process.argv;
+    await one(name as string, Number(n), which as string, split === "split");
     return;
   }
+  const split = process.argv.includes("--split");
   const sizes = arg("--n", "256,512,1024").split(",").map(Number);
   const which = arg("--cases", "all");
   const timeout = Number(arg("--timeout", "600")) * 1000;
@@ -77,7 +91,7 @@ function main(): void {
   const names = process.argv.includes("--all")
     ? allAlgorithms().map((a) => `${a.collective}/${a.name}`)
     : only.split(",");
-  console.log(`# static proof speed (cases: ${which}), load before ${load()}`);
+  console.log(`# static proof speed (cases: ${which}${split ? ", in verify's workers" : ""}), load before ${load()}`);
   console.log("| algorithm | n | cases | result | wall s | CPU s | peak MiB |");
   console.log("| --- | --- | --- | --- | --- | --- | --- |");
   for (const name of names) {
@@ -95,6 +109,7 @@ function main(): void {
           name,
           String(n),
           which,
+          split ? "split" : "",
         ],
         { encoding: "utf8", maxBuffer: 1 << 24, timeout },
       );
@@ -121,4 +136,4 @@ function main(): void {
   console.log(`load after: ${load()}`);
 }
 
-main();
+await main();
