@@ -16,7 +16,7 @@ import { checkRotation, ROTATION_FROM, turnsIn } from "../src/schedule/rotation.
 import { makeCall } from "../src/specs/index.js";
 import type { CollectiveCall, RankCall } from "../src/specs/types.js";
 import { joinParts, tasksOf } from "../src/verify/proofs.js";
-import { broken } from "./support/mutants.js";
+import { broken, shortReceive } from "./support/mutants.js";
 
 const find = (collective: string, name: string): Algorithm => {
   const a = allAlgorithms().find((x) => x.collective === collective && x.name === name);
@@ -136,23 +136,7 @@ const SYMMETRIC: [string, Algorithm, string][] = [
     }),
     "wrong value",
   ],
-  [
-    "a receive one element short",
-    everyRank((_c, steps) =>
-      steps.map((s, i) =>
-        i === 1
-          ? {
-              ...s,
-              transfers: s.transfers.map((t) =>
-                t.kind === "recv" ? { ...t, region: { ...t.region, count: t.region.count - 1 } } : t,
-              ),
-              local: [],
-            }
-          : s,
-      ),
-    ),
-    "sizes differ",
-  ],
+  ["a receive one element short", shortReceive(allreduceRing, "ring-broken", () => true), "sizes differ"],
   [
     "each step's receive before its send, in a step of its own",
     everyRank((_c, steps) =>

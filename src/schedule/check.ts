@@ -23,7 +23,7 @@ import { type FlatPlan, flatPlan, isTransferKind, SEND, walk } from "./flat.js";
 import { interpret, type Order } from "./interpret.js";
 import { labelOf, lint } from "./lint.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
-import { checkRuns } from "./results.js";
+import { checkCost, checkRuns, reportOf } from "./results.js";
 import { checkRotation, ROTATION_FROM } from "./rotation.js";
 import { RunMemory } from "./runs.js";
 import { SymbolicMemory } from "./symbolic.js";
@@ -76,15 +76,7 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
   const fail = failIn();
   const failLint = failIn();
   const failPairing = failIn();
-  const report = (rest: Partial<CheckReport> = {}): CheckReport => ({
-    algorithm: name,
-    call,
-    errors,
-    steps: 0,
-    sent: 0,
-    perRank: [],
-    ...rest,
-  });
+  const report = reportOf(name, call, errors);
 
   const spec = specOf(call.collective);
   // No data to check (the barrier): what matters is who has heard from whom, along what each
@@ -196,23 +188,7 @@ export function checkAlgorithm(alg: Algorithm, call: CollectiveCall, options: Ch
     0,
   );
   const trivial = (spec.counted && call.count === 0) || n === 1;
-  if (!options.skipCost && !trivial && errors.length === 0) {
-    const exact = alg.cost.exact?.(n, call.count, call.segment) ?? true;
-    const compare = (what: string, text: string, want: number, got: number) => {
-      if (Number.isNaN(want)) fail(`cost: header's ${text} gives no number (NaN) for n=${n}, count=${call.count}`);
-      else if (exact ? want !== got : got > want) {
-        fail(
-          `cost: header says ${text} = ${want} ${what}${exact ? "" : " at most"}, the schedule ${what === "steps" ? "has" : "sends"} ${got}`,
-        );
-      }
-    };
-    compare("steps", alg.cost.steps.text, alg.cost.steps.value(n, call.count, call.segment), steps);
-    // alltoallv's bytes depend on the split matrix: its formula may say NaN ("varies").
-    const want = alg.cost.sent.value(n, call.count, call.segment);
-    if (!(Number.isNaN(want) && !spec.counted)) {
-      compare("elements sent per rank (max)", alg.cost.sent.text, want, sent);
-    }
-  }
+  if (!options.skipCost && !trivial && errors.length === 0) checkCost(alg, call, steps, sent, fail);
   return report({ steps, sent, perRank });
 }
 

@@ -4,9 +4,54 @@
  */
 import { specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
+import type { CheckReport } from "./check.js";
+import type { Algorithm } from "./dsl.js";
 import type { FlatPlan } from "./flat.js";
 import { flattenAt, type RunMem, type RunMemory, type RunVal } from "./runs.js";
 import type { Cell } from "./symbolic.js";
+
+/** The report of a proof of `call`, with `errors` as they stand; `rest` gives what was counted. */
+export const reportOf =
+  (algorithm: string, call: CollectiveCall, errors: string[]) =>
+  (rest: Partial<CheckReport> = {}): CheckReport => ({
+    algorithm,
+    call,
+    errors,
+    steps: 0,
+    sent: 0,
+    perRank: [],
+    ...rest,
+  });
+
+/**
+ * The header's cost against what the schedule does: the steps and the elements sent, the most
+ * any rank takes and sends, equal to the formulas where the algorithm says they are exact, and
+ * within them elsewhere.
+ */
+export function checkCost(
+  alg: Algorithm,
+  call: CollectiveCall,
+  steps: number,
+  sent: number,
+  fail: (m: string) => void,
+): void {
+  const n = call.size;
+  const exact = alg.cost.exact?.(n, call.count, call.segment) ?? true;
+  const compare = (what: string, text: string, want: number, got: number) => {
+    if (Number.isNaN(want)) fail(`cost: header's ${text} gives no number (NaN) for n=${n}, count=${call.count}`);
+    else if (exact ? want !== got : got > want) {
+      fail(
+        `cost: header says ${text} = ${want} ${what}${exact ? "" : " at most"}, the schedule ${what === "steps" ? "has" : "sends"} ${got}`,
+      );
+    }
+  };
+  compare("steps", alg.cost.steps.text, alg.cost.steps.value(n, call.count, call.segment), steps);
+  // alltoallv's bytes depend on the split matrix: its formula may say NaN ("varies").
+  const want = alg.cost.sent.value(n, call.count, call.segment);
+  if (!(Number.isNaN(want) && !specOf(call.collective).counted)) {
+    compare("elements sent per rank (max)", alg.cost.sent.text, want, sent);
+  }
+}
 
 /**
  * The data's result: each output element holds exactly the contributions the spec requires, each

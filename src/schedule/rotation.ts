@@ -41,7 +41,7 @@ import { type Algorithm, regionText } from "./dsl.js";
 import { flatPlan } from "./flat.js";
 import { labelOf, lint } from "./lint.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
-import { cellText, checkRuns } from "./results.js";
+import { cellText, checkCost, checkRuns, reportOf } from "./results.js";
 import { flattenAt, Pieces, type RunMem, RunMemory, type RunVal } from "./runs.js";
 import { checkTurns, scaledCopy, type Turn } from "./turns.js";
 
@@ -107,15 +107,7 @@ export function checkRotation(alg: Algorithm, call: CollectiveCall, options: Rot
   const fail = (m: string) => {
     if (errors.length < MAX_ERRORS) errors.push(`${whereOf(alg, call)}: ${m}`);
   };
-  const report = (rest: Partial<CheckReport> = {}): CheckReport => ({
-    algorithm: name,
-    call,
-    errors,
-    steps: 0,
-    sent: 0,
-    perRank: [],
-    ...rest,
-  });
+  const report = reportOf(name, call, errors);
   const spec = specOf(call.collective);
   const ready = prepare(alg, call);
   if (typeof ready === "string") {
@@ -249,17 +241,7 @@ export function checkRotation(alg: Algorithm, call: CollectiveCall, options: Rot
   for (const op of plan.ops) if (op.kind === "send") sent += op.region.count;
   const steps = plan.steps.filter((s) => s.transfers.length > 0).length;
   const perRank = Array.from({ length: n }, () => ({ steps, sent }));
-  if (options.skipCost || call.count === 0) return report({ steps, sent, perRank });
-  const exact = alg.cost.exact?.(n, call.count, call.segment) ?? true;
-  const compare = (what: string, text: string, want: number, got: number) => {
-    if (Number.isNaN(want)) fail(`cost: header's ${text} gives no number (NaN) for n=${n}, count=${call.count}`);
-    else if (exact ? want !== got : got > want)
-      fail(
-        `cost: header says ${text} = ${want} ${what}${exact ? "" : " at most"}, the schedule ${what === "steps" ? "has" : "sends"} ${got}`,
-      );
-  };
-  compare("steps", alg.cost.steps.text, alg.cost.steps.value(n, call.count, call.segment), steps);
-  compare("elements sent per rank (max)", alg.cost.sent.text, alg.cost.sent.value(n, call.count, call.segment), sent);
+  if (!options.skipCost && call.count > 0 && n > 1) checkCost(alg, call, steps, sent, fail);
   return report({ steps, sent, perRank });
 }
 

@@ -21,13 +21,17 @@ export function broken(
   };
 }
 
-/** Rank 1's second step receives one element less than its peer sends, and does no local work. */
-export const shortReceive = (alg: Algorithm, name?: string): Algorithm =>
+/** Rank 1's (or each rank `which` picks) second step receives one element less than its peer sends, and does no local work. */
+export const shortReceive = (
+  alg: Algorithm,
+  name?: string,
+  which: (rank: number) => boolean = (rank) => rank === 1,
+): Algorithm =>
   broken(
     alg,
     (c, steps) =>
       steps.map((s, i) =>
-        c.rank === 1 && i === 1
+        which(c.rank) && i === 1
           ? {
               ...s,
               transfers: s.transfers.map((t) =>
