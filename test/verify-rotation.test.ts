@@ -10,10 +10,12 @@
 import { describe, expect, it } from "vitest";
 import { ring as allreduceRing } from "../algorithms/allreduce/ring.js";
 import { checkAlgorithm } from "../src/schedule/check.js";
-import type { Algorithm, Step } from "../src/schedule/dsl.js";
+import type { Algorithm, Step, Transfer } from "../src/schedule/dsl.js";
 import { allAlgorithms } from "../src/schedule/registry.js";
-import { checkRotation, ROTATION_FROM, turnsIn } from "../src/schedule/rotation.js";
-import { makeCall } from "../src/specs/index.js";
+import { checkRotation, ROTATION_FROM, relabel, turnRanks, turnsIn, unturnedResult } from "../src/schedule/rotation.js";
+import { Pieces } from "../src/schedule/runs.js";
+import type { Turn } from "../src/schedule/turns.js";
+import { makeCall, specOf } from "../src/specs/index.js";
 import type { CollectiveCall, RankCall } from "../src/specs/types.js";
 import { joinParts, tasksOf } from "../src/verify/proofs.js";
 import { broken, shortReceive } from "./support/mutants.js";
@@ -238,6 +240,157 @@ describe("broken schedules: rejected by rotation where the full proof rejects th
       "ring-broken",
     );
     expect(checkRotation(unlabelled, call).errors.join("")).toContain("rank 6, step 0 has no label");
+  });
+});
+
+describe("the rotation's parts, each held to what it must find", () => {
+  const call = makeCall({ collective: "allreduce", size: 8, count: 16, segment: 1 });
+  const turn = (n: number, a: number, b: number, size: number): Turn => ({
+    n,
+    by: { input: a, output: b, scratch: 0 },
+    size: { input: size, output: size, scratch: 0 },
+    scaled: 0,
+  });
+
+  it("messages nobody receives, receives nobody sends, channels out of order: what the full proof finds, in the same words", () => {
+    // Every rank sends one more message to next in its last step, which no rank receives.
+    const extraSend = everyRank((c, steps) =>
+      steps.map((s, i) =>
+        i === steps.length - 1
+          ? {
+              ...s,
+              transfers: [
+                ...s.transfers,
+                { ...(s.transfers[0] as Transfer), kind: "send" as const, peer: (c.rank + 1) % c.size },
+              ],
+            }
+          : s,
+      ),
+    );
+    expect(checkRotation(extraSend, call).errors[0]).toMatch(
+      /: deadlock under rendezvous semantics: rank 0, step 13 \('.*'\) sends to rank 1 on channel 0, but rank 1 receives only 14 message\(s\) from rank 0 there \(rank 0's from rank 7, turned\)$/,
+    );
+    expect(kindOf(checkAlgorithm(extraSend, call).errors[0] ?? "")).toBe("deadlock");
+    // Every rank receives once more from prev in its last step.
+    const extraRecv = everyRank((c, steps) =>
+      steps.map((s, i) =>
+        i === steps.length - 1
+          ? {
+              ...s,
+              transfers: [
+                ...s.transfers,
+                {
+                  kind: "recv" as const,
+                  peer: (c.rank + c.size - 1) % c.size,
+                  region: { buf: "output" as const, offset: (2 * c.rank) % c.count, count: 1 },
+                },
+              ],
+            }
+          : s,
+      ),
+    );
+    expect(checkRotation(extraRecv, call).errors[0]).toMatch(
+      /deadlock under rendezvous semantics: rank 0, step \d+ \('.*'\) waits to receive from rank 7, whose matching send never comes; every rank takes the same steps turned, so every rank waits in step \d+/,
+    );
+    expect(kindOf(checkAlgorithm(extraRecv, call).errors[0] ?? "")).toMatch(/deadlock|race/);
+    // Steps 0 and 1 send on channels 1 and 2 and receive on 2 and 1.
+    const chan = (s: Step, send: number, recv: number): Step => ({
+      ...s,
+      transfers: s.transfers.map((t) => ({ ...t, channel: t.kind === "send" ? send : recv })),
+    });
+    const crossed = everyRank((_c, steps) =>
+      steps.map((s, i) => (i === 0 ? chan(s, 1, 2) : i === 1 ? chan(s, 2, 1) : s)),
+    );
+    expect(checkRotation(crossed, call).errors).toEqual([
+      "allreduce/ring-broken (n=8, count=16): rank 0's message 0 to rank 1 is on channel 1, but rank 1's receive 0 from rank 0 is on channel 2: an engine that keeps one order per pair would pair them wrongly",
+    ]);
+    expect(checkAlgorithm(crossed, call).errors[0]).toContain(
+      "an engine that keeps one order per pair would pair them wrongly",
+    );
+  });
+
+  it("a schedule every rank gets wrong alike at compile time, and a header whose cost is wrong: reported as the full proof does", () => {
+    const noPeer = everyRank((c, steps) =>
+      steps.map((s) => ({ ...s, transfers: s.transfers.map((t) => ({ ...t, peer: c.size })) })),
+    );
+    expect(checkRotation(noPeer, call).errors).toEqual(checkAlgorithm(noPeer, call).errors);
+    const cost = {
+      ...allreduceRing,
+      name: "ring-broken",
+      cost: { ...allreduceRing.cost, steps: { text: "2n", value: (n: number) => 2 * n } },
+    };
+    expect(checkRotation(cost, call).errors).toEqual([
+      "allreduce/ring-broken (n=8, count=16): cost: header says 2n = 16 steps, the schedule has 14",
+    ]);
+    expect(checkRotation(cost, call, { skipCost: true }).errors).toEqual([]);
+    const ok = checkRotation(allreduceRing, call);
+    expect(ok.perRank).toEqual(checkAlgorithm(allreduceRing, call).perRank);
+    expect(ok.sent).toBe(14 * 2);
+  });
+
+  it("the spec's result must turn as the buffers do: a result that does not is refused, naming the rank", () => {
+    const spec = specOf("allreduce");
+    const c = makeCall({ collective: "allreduce", size: 4, count: 8, segment: 1 });
+    expect(unturnedResult(spec, c, turn(4, 2, 2, 8))).toBe(-1);
+    // Reduce-scatter's blocks move with the input alone.
+    const rs = makeCall({ collective: "reducescatter", size: 4, count: 3, segment: 1 });
+    expect(
+      unturnedResult(specOf("reducescatter"), rs, { ...turn(4, 3, 0, 12), size: { input: 12, output: 3, scratch: 0 } }),
+    ).toBe(-1);
+    expect(
+      unturnedResult(specOf("reducescatter"), rs, { ...turn(4, 3, 1, 12), size: { input: 12, output: 3, scratch: 0 } }),
+    ).toBe(1);
+    // Turned by other amounts than its own, all-reduce's one block does not come back onto itself.
+    expect(unturnedResult(spec, c, turn(4, 2, 1, 8))).toBe(1);
+    // An all-gather's blocks (rank q's at q · count) turn with the output: rank r's block q is rank 0's q - r.
+    const ag = makeCall({ collective: "allgather", size: 4, count: 2, segment: 1 });
+    const agTurn = { ...turn(4, 0, 2, 8), size: { input: 2, output: 8, scratch: 0 } };
+    expect(unturnedResult(specOf("allgather"), ag, agTurn)).toBe(-1);
+    expect(unturnedResult(specOf("allgather"), ag, { ...agTurn, by: { input: 0, output: 4, scratch: 0 } })).toBe(1);
+  });
+
+  it("relabelling: a run that crosses the input's end is split there, leaves stay leaves, rank intervals wrap", () => {
+    const stride = 8;
+    const t = turn(4, 2, 2, 8);
+    const src = new Pieces();
+    // Rank 0's own input, elements 4..7 (a leaf), then ranks 2 and 3's partial sum at index 5.
+    src.push(4, { id: 0, a: null, ao: 0, b: null, bo: 0, idx: 0, ranks: [0, 1] }, 4);
+    src.push(1, { id: -1, a: null, ao: 0, b: null, bo: 0, idx: 5, ranks: [2, 4] }, 0);
+    const out = new Pieces();
+    expect(relabel(src, 1, t, stride, out)).toBeUndefined();
+    // Rank 1 holds its own input 6..9, which wraps to 6, 7, then 0, 1.
+    expect(
+      Array.from({ length: out.size }, (_, k) => [
+        out.len[k],
+        out.val[k]?.id,
+        out.val[k]?.idx,
+        out.val[k]?.ranks,
+        out.off[k],
+      ]),
+    ).toEqual([
+      [2, 1 * stride + 6, 6, [1, 2], 0],
+      [2, 1 * stride + 0, 0, [1, 2], 0],
+      [1, -1, 7, [0, 1, 3, 4], 0],
+    ]);
+    expect(turnRanks([0, 2, 3, 4], 1, 4)).toEqual([0, 3]);
+    expect(turnRanks([0, 4], 3, 4)).toEqual([0, 4]);
+    expect(turnRanks([1, 2], 3, 4)).toEqual([0, 1]);
+    // A value holding a contribution twice is not relabelled: its cell comes back.
+    const bad = new Pieces();
+    bad.push(
+      1,
+      {
+        id: -1,
+        a: { id: 0, a: null, ao: 0, b: null, bo: 0, idx: 0, ranks: [0, 1] },
+        ao: 3,
+        b: { id: 0, a: null, ao: 0, b: null, bo: 0, idx: 0, ranks: [0, 1] },
+        bo: 3,
+        idx: -1,
+        ranks: [],
+      },
+      0,
+    );
+    expect(relabel(bad, 1, t, stride, out)).toEqual([3, 3]);
   });
 });
 
