@@ -176,7 +176,7 @@ describe("ncclAvailable and verify without a GPU", () => {
       encoding: "utf8",
       timeout: 60_000,
     });
-    expect(r.stderr).toMatch(/InvalidArgumentError: verify: argument '-n': must be an integer in \[1, 1024\], got 0/);
+    expect(r.stderr).toMatch(/InvalidArgumentError: verify: argument '-n': must be an integer in \[1, 16384\], got 0/);
     expect(r.status).not.toBe(0);
   });
 

@@ -23,26 +23,14 @@ import { type FlatPlan, flatPlan, isTransferKind, SEND, walk } from "./flat.js";
 import { interpret, type Order } from "./interpret.js";
 import { labelOf, lint } from "./lint.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
-import { checkCost, checkRuns, reportOf } from "./results.js";
+import { type CheckOptions, type CheckReport, checkCost, checkRuns, reportOf } from "./results.js";
 import { checkRotation, ROTATION_FROM } from "./rotation.js";
 import { RunMemory } from "./runs.js";
 import { SymbolicMemory } from "./symbolic.js";
 
-export interface CheckReport {
-  readonly algorithm: string;
-  readonly call: CollectiveCall;
-  readonly errors: string[];
-  /** Communication steps (steps with a transfer), the most any rank takes. */
-  readonly steps: number;
-  /** Elements sent, the most any rank sends. */
-  readonly sent: number;
-  readonly perRank: readonly { readonly steps: number; readonly sent: number }[];
-}
-
-export interface CheckOptions {
-  /** Skip the cost-formula comparison (e.g. while drafting an algorithm). */
-  readonly skipCost?: boolean;
-}
+// What a proof reports, and its options: in results.ts, which both proofs (this one and
+// rotation.ts) build their reports with.
+export type { CheckOptions, CheckReport } from "./results.js";
 
 const MAX_ERRORS = 8;
 

@@ -1,14 +1,31 @@
 /**
- * The data's result, checked against the collective's spec over the symbolic runs (runs.ts), and
- * the text of a cell in the checker's messages.
+ * What a proof of one call reports, and the parts both proofs (check.ts, rotation.ts) share: the
+ * data's result checked against the collective's spec over the symbolic runs (runs.ts), the
+ * header's cost, and the text of a cell in the checker's messages.
  */
 import { specOf } from "../specs/index.js";
 import type { CollectiveCall } from "../specs/types.js";
-import type { CheckReport } from "./check.js";
 import type { Algorithm } from "./dsl.js";
 import type { FlatPlan } from "./flat.js";
 import { flattenAt, type RunMem, type RunMemory, type RunVal } from "./runs.js";
 import type { Cell } from "./symbolic.js";
+
+/** What a proof of one call reports (check.ts, rotation.ts). */
+export interface CheckReport {
+  readonly algorithm: string;
+  readonly call: CollectiveCall;
+  readonly errors: string[];
+  /** Communication steps (steps with a transfer), the most any rank takes. */
+  readonly steps: number;
+  /** Elements sent, the most any rank sends. */
+  readonly sent: number;
+  readonly perRank: readonly { readonly steps: number; readonly sent: number }[];
+}
+
+export interface CheckOptions {
+  /** Skip the cost-formula comparison (e.g. while drafting an algorithm). */
+  readonly skipCost?: boolean;
+}
 
 /** The report of a proof of `call`, with `errors` as they stand; `rest` gives what was counted. */
 export const reportOf =

@@ -36,12 +36,11 @@
  */
 import { rankCall, specOf } from "../specs/index.js";
 import type { Block, CollectiveCall, CollectiveSpec } from "../specs/types.js";
-import type { CheckOptions, CheckReport } from "./check.js";
 import { type Algorithm, regionText } from "./dsl.js";
 import { flatPlan } from "./flat.js";
 import { labelOf, lint } from "./lint.js";
 import { compile, type Plan, type PlanOp, ScheduleError } from "./plan.js";
-import { cellText, checkCost, checkRuns, reportOf } from "./results.js";
+import { type CheckOptions, type CheckReport, cellText, checkCost, checkRuns, reportOf } from "./results.js";
 import { flattenAt, Pieces, type RunMem, RunMemory, type RunVal } from "./runs.js";
 import { checkTurns, scaledCopy, type Turn } from "./turns.js";
 
