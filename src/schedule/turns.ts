@@ -172,19 +172,9 @@ const sameLayout = (a: Layout, b: Layout, inPlace: boolean): boolean =>
 
 /** Rank 0's region x turned by r: where it must be on rank r (undefined where it wraps round its buffer). */
 function turned(x: Region, r: number, t: Turn): number | undefined {
-  // span(), unrolled: this runs for every region of every rank's steps.
-  let size: number;
-  let by: number;
-  if (x.buf === "input") {
-    size = t.size.input;
-    by = t.by.input;
-  } else if (x.buf === "output") {
-    size = t.size.output;
-    by = t.by.output;
-  } else if (x.offset + x.count <= t.scaled) {
-    size = t.scaled;
-    by = t.by.input;
-  } else return x.offset >= t.scaled || t.by.input === 0 ? x.offset : undefined;
+  // Only where sameAt (the numbers, every step of every rank) found a difference: span() once.
+  const { size, by } = span(x, t);
+  if (Number.isNaN(by)) return undefined;
   if (size === 0 || by === 0) return x.offset;
   const at = (x.offset + ((by * r) % size)) % size;
   return at + x.count <= size ? at : undefined;
